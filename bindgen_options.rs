@@ -1,0 +1,150 @@
+//! The bindgen configuration of `perf_event_core::sys`, shared by
+//! `cargo xtask bindgen` (the vendored `src/sys/<arch>.rs`) and `build.rs`
+//! with feature `bindgen` (bindings from the target's installed headers).
+//!
+//! Both include this file with `#[path]`, so there is exactly one list of
+//! options: what the vendored files contain is what a build-time run produces
+//! from the same headers. It depends only on `bindgen` and `std`.
+
+use std::path::{Path, PathBuf};
+
+/// One architecture the crate ships vendored bindings for.
+#[derive(Debug)]
+pub struct Arch {
+    /// Stem of the vendored file, `src/sys/<file>.rs`.
+    pub file: &'static str,
+    /// `cfg(target_arch)` value.
+    pub target_arch: &'static str,
+    /// `cfg(target_endian)` value; bitfield order follows it.
+    pub target_endian: &'static str,
+    /// `cfg(target_pointer_width)` value (x86_64 vs x32).
+    pub target_pointer_width: &'static str,
+    /// The `--target` clang uses for this architecture's C ABI.
+    pub clang_target: &'static str,
+    /// Debian multiarch directory holding the architecture's `asm/` headers.
+    pub multiarch: &'static str,
+    /// A rustc target of this architecture, for cross-checking the crate.
+    pub rust_target: &'static str,
+    /// Whether rustup ships `rust-std` for `rust_target`; when it does not,
+    /// the cross-check uses `cargo +nightly check -Zbuild-std=core`.
+    pub rustup_std: bool,
+}
+
+macro_rules! arch {
+    ($file:literal, $arch:literal, $endian:literal, $width:literal, $clang:literal,
+     $multiarch:literal, $rust:literal, $rustup:literal) => {
+        Arch {
+            file: $file,
+            target_arch: $arch,
+            target_endian: $endian,
+            target_pointer_width: $width,
+            clang_target: $clang,
+            multiarch: $multiarch,
+            rust_target: $rust,
+            rustup_std: $rustup,
+        }
+    };
+}
+
+/// Every architecture with vendored bindings. `src/sys/mod.rs` selects among
+/// exactly these by `target_arch`, `target_endian` and `target_pointer_width`.
+#[rustfmt::skip]
+pub const ARCHES: &[Arch] = &[
+    //    file           arch          endian    width  clang target                 Debian multiarch            rustc target                        rustup std
+    arch!("x86_64",      "x86_64",     "little", "64", "x86_64-linux-gnu",           "x86_64-linux-gnu",         "x86_64-unknown-linux-gnu",         true),
+    arch!("x32",         "x86_64",     "little", "32", "x86_64-linux-gnux32",        "x86_64-linux-gnux32",      "x86_64-unknown-linux-gnux32",      true),
+    arch!("x86",         "x86",        "little", "32", "i686-linux-gnu",             "i386-linux-gnu",           "i686-unknown-linux-gnu",           true),
+    arch!("aarch64",     "aarch64",    "little", "64", "aarch64-linux-gnu",          "aarch64-linux-gnu",        "aarch64-unknown-linux-gnu",        true),
+    arch!("arm",         "arm",        "little", "32", "armv7-linux-gnueabihf",      "arm-linux-gnueabihf",      "armv7-unknown-linux-gnueabihf",    true),
+    arch!("riscv64",     "riscv64",    "little", "64", "riscv64-linux-gnu",          "riscv64-linux-gnu",        "riscv64gc-unknown-linux-gnu",      true),
+    arch!("powerpc64",   "powerpc64",  "big",    "64", "powerpc64-linux-gnu",        "powerpc64-linux-gnu",      "powerpc64-unknown-linux-gnu",      true),
+    arch!("powerpc64le", "powerpc64",  "little", "64", "powerpc64le-linux-gnu",      "powerpc64le-linux-gnu",    "powerpc64le-unknown-linux-gnu",    true),
+    arch!("powerpc",     "powerpc",    "big",    "32", "powerpc-linux-gnu",          "powerpc-linux-gnu",        "powerpc-unknown-linux-gnu",        true),
+    arch!("mips64",      "mips64",     "big",    "64", "mips64-linux-gnuabi64",      "mips64el-linux-gnuabi64",  "mips64-unknown-linux-gnuabi64",    false),
+    arch!("mips64el",    "mips64",     "little", "64", "mips64el-linux-gnuabi64",    "mips64el-linux-gnuabi64",  "mips64el-unknown-linux-gnuabi64",  false),
+    arch!("mips",        "mips",       "big",    "32", "mips-linux-gnu",             "mips-linux-gnu",           "mips-unknown-linux-gnu",           false),
+    arch!("mipsel",      "mips",       "little", "32", "mipsel-linux-gnu",           "mipsel-linux-gnu",         "mipsel-unknown-linux-gnu",         false),
+    arch!("s390x",       "s390x",      "big",    "64", "s390x-linux-gnu",            "s390x-linux-gnu",          "s390x-unknown-linux-gnu",          true),
+    arch!("loongarch64", "loongarch64","little", "64", "loongarch64-linux-gnu",      "loongarch64-linux-gnu",    "loongarch64-unknown-linux-gnu",    false),
+    arch!("sparc64",     "sparc64",    "big",    "64", "sparc64-linux-gnu",          "sparc64-linux-gnu",        "sparc64-unknown-linux-gnu",        false),
+];
+
+/// The vendored architecture matching a target's `cfg` values, if any.
+pub fn find_arch(target_arch: &str, endian: &str, pointer_width: &str) -> Option<&'static Arch> {
+    ARCHES.iter().find(|a| {
+        a.target_arch == target_arch
+            && a.target_endian == endian
+            && a.target_pointer_width == pointer_width
+    })
+}
+
+/// The include directories for one architecture in a header tree `include`
+/// (the directory holding `linux/`): Debian's `include/<multiarch>` first when
+/// it exists (it holds that architecture's `asm/`), then `include` itself
+/// (a `make headers_install` tree has `asm/` there).
+pub fn include_dirs(include: &Path, multiarch: &str) -> Vec<PathBuf> {
+    let arch_dir = include.join(multiarch);
+    let mut dirs = Vec::new();
+    if arch_dir.join("asm").is_dir() {
+        dirs.push(arch_dir);
+    }
+    dirs.push(include.to_path_buf());
+    dirs
+}
+
+/// Regex of every item bindgen emits (types, constants, enumerators,
+/// and the `perf_event_core_*` declarations of `wrapper.h`).
+pub const ALLOWLIST: &str =
+    "perf_.*|PERF_.*|HW_BREAKPOINT_.*|PR_TASK_PERF_EVENTS_.*|perf_event_core_.*";
+
+/// Renames the helper declarations of `wrapper.h` to the kernel's names.
+#[derive(Debug)]
+struct KernelNames;
+
+impl bindgen::callbacks::ParseCallbacks for KernelNames {
+    fn item_name(&self, item: bindgen::callbacks::ItemInfo) -> Option<String> {
+        if let Some(ioc) = item.name.strip_prefix("perf_event_core_ioc_") {
+            return Some(format!("PERF_EVENT_IOC_{ioc}"));
+        }
+        if item.name == "perf_event_core_nr_perf_event_open" {
+            return Some("__NR_perf_event_open".to_owned());
+        }
+        None
+    }
+}
+
+/// The clang arguments for one architecture: its target, no host headers
+/// (`-nostdinc`), then `include_dirs` in order.
+pub fn clang_args(clang_target: &str, include_dirs: &[PathBuf]) -> Vec<String> {
+    let mut args = vec![format!("--target={clang_target}"), "-nostdinc".to_owned()];
+    for dir in include_dirs {
+        args.push("-isystem".to_owned());
+        args.push(dir.display().to_string());
+    }
+    args
+}
+
+/// The bindgen builder for `wrapper.h` on one architecture.
+///
+/// Output is core-only (`core::ffi` types), rustfmt-formatted, and depends
+/// only on the headers, the bindgen version and the libclang version.
+pub fn builder(wrapper: &Path, clang_target: &str, include_dirs: &[PathBuf]) -> bindgen::Builder {
+    bindgen::Builder::default()
+        .header(wrapper.display().to_string())
+        .clang_args(clang_args(clang_target, include_dirs))
+        .rust_target(bindgen::RustTarget::stable(77, 0).expect("1.77 is a valid Rust target"))
+        .rust_edition(bindgen::RustEdition::Edition2021)
+        .use_core()
+        .ctypes_prefix("core::ffi")
+        .allowlist_item(ALLOWLIST)
+        .prepend_enum_name(false)
+        .default_enum_style(bindgen::EnumVariation::Consts)
+        .derive_default(true)
+        .derive_debug(true)
+        .impl_debug(false)
+        .layout_tests(true)
+        .wrap_unsafe_ops(true)
+        .generate_comments(true)
+        .formatter(bindgen::Formatter::Rustfmt)
+        .parse_callbacks(Box::new(KernelNames))
+}
