@@ -52,7 +52,7 @@ macro_rules! arch {
 pub const ARCHES: &[Arch] = &[
     //    file           arch          endian    width  clang target                 Debian multiarch            rustc target                        rustup std
     arch!("x86_64",      "x86_64",     "little", "64", "x86_64-linux-gnu",           "x86_64-linux-gnu",         "x86_64-unknown-linux-gnu",         true),
-    arch!("x32",         "x86_64",     "little", "32", "x86_64-linux-gnux32",        "x86_64-linux-gnux32",      "x86_64-unknown-linux-gnux32",      true),
+    arch!("x32",         "x86_64",     "little", "32", "x86_64-linux-gnux32",        "x86_64-linux-gnux32",      "x86_64-unknown-linux-gnux32",      false),
     arch!("x86",         "x86",        "little", "32", "i686-linux-gnu",             "i386-linux-gnu",           "i686-unknown-linux-gnu",           true),
     arch!("aarch64",     "aarch64",    "little", "64", "aarch64-linux-gnu",          "aarch64-linux-gnu",        "aarch64-unknown-linux-gnu",        true),
     arch!("arm",         "arm",        "little", "32", "armv7-linux-gnueabihf",      "arm-linux-gnueabihf",      "armv7-unknown-linux-gnueabihf",    true),

@@ -89,12 +89,29 @@ mod generate {
                     "bindgen failed on wrapper.h for {clang_target} with {include_dirs:?}: {e}"
                 ))
             });
+        let text = bindings.to_string();
+        // The crate is written against the ABI of its vendored bindings; older
+        // headers lack fields it uses. Say so instead of failing in rustc.
+        if !text.contains("pub const PERF_ATTR_SIZE_VER9:") {
+            fail(&format!(
+                "the headers in {include_dirs:?} are older than the ABI perf-event-core is \
+                 written against (Linux 7.2 UAPI: PERF_ATTR_SIZE_VER9, config4). Feature \
+                 `bindgen` is for newer or patched headers; the vendored bindings (build \
+                 without the feature) run on older kernels too. Or point \
+                 PERF_EVENT_INCLUDE_DIR at newer headers."
+            ));
+        }
+        // Tells the crate's tests which vendored file the host bindings match.
+        println!(
+            "cargo:rustc-env=PERF_EVENT_CORE_VENDORED={}",
+            known.map_or("", |a| a.file)
+        );
         let out = PathBuf::from(var("OUT_DIR")).join("sys.rs");
         let header = format!(
             "// Generated at build time by perf-event-core's build.rs (feature `bindgen`)\n\
              // for {clang_target} from {include_dirs:?}.\n\n"
         );
-        std::fs::write(&out, header + &bindings.to_string())
+        std::fs::write(&out, header + &text)
             .unwrap_or_else(|e| fail(&format!("cannot write {}: {e}", out.display())));
     }
 

@@ -11,7 +11,7 @@ use core::mem::{align_of, offset_of, size_of};
 use static_assertions::const_assert_eq;
 
 /// `sizeof(struct perf_event_attr)` of the newest ABI this crate is generated
-/// from: `PERF_ATTR_SIZE_VER9` (144 bytes, `config4`, Linux 7.1).
+/// from: `PERF_ATTR_SIZE_VER9` (144 bytes; the version that adds `config4`).
 pub const ATTR_SIZE_LATEST: usize = sys::PERF_ATTR_SIZE_VER9 as usize;
 
 /// Size of `struct perf_event_mmap_page`: the metadata page fields the
@@ -22,9 +22,14 @@ pub const MMAP_PAGE_SIZE: usize = 1088;
 pub const HEADER_SIZE: usize = 8;
 
 // struct perf_event_attr: every field up to config4 (VER9).
+#[cfg(not(feature = "bindgen"))]
 const_assert_eq!(size_of::<sys::perf_event_attr>(), ATTR_SIZE_LATEST);
+// Newer installed headers (feature `bindgen`) may extend the attr further.
+#[cfg(feature = "bindgen")]
+static_assertions::const_assert!(size_of::<sys::perf_event_attr>() >= ATTR_SIZE_LATEST);
 const_assert_eq!(sys::PERF_ATTR_SIZE_VER9, 144);
-const_assert_eq!(align_of::<sys::perf_event_attr>(), 8);
+// __u64 is 4-aligned on i386, 8-aligned elsewhere: the attr follows it.
+const_assert_eq!(align_of::<sys::perf_event_attr>(), align_of::<u64>());
 const_assert_eq!(offset_of!(sys::perf_event_attr, type_), 0);
 const_assert_eq!(offset_of!(sys::perf_event_attr, size), 4);
 const_assert_eq!(offset_of!(sys::perf_event_attr, config), 8);
