@@ -46,7 +46,8 @@ mod generate {
             || var("TARGET").replacen("riscv64gc", "riscv64", 1),
             |a| a.clang_target.to_owned(),
         );
-        let multiarch = known.map_or_else(|| format!("{arch}-linux-gnu"), |a| a.multiarch.to_owned());
+        let multiarch =
+            known.map_or_else(|| format!("{arch}-linux-gnu"), |a| a.multiarch.to_owned());
 
         let roots: Vec<PathBuf> = match env::var_os("PERF_EVENT_INCLUDE_DIR") {
             Some(dirs) => env::split_paths(&dirs).collect(),
@@ -56,7 +57,10 @@ mod generate {
         for root in &roots {
             include_dirs.extend(options::include_dirs(root, &multiarch));
         }
-        if !include_dirs.iter().any(|d| d.join("linux/perf_event.h").is_file()) {
+        if !include_dirs
+            .iter()
+            .any(|d| d.join("linux/perf_event.h").is_file())
+        {
             fail(&format!(
                 "no linux/perf_event.h under {roots:?}. Install the kernel UAPI headers \
                  (Debian/Ubuntu: linux-libc-dev; Fedora: kernel-headers; Alpine: linux-headers) \
@@ -64,7 +68,10 @@ mod generate {
                  (several directories: separated by ':')."
             ));
         }
-        if !include_dirs.iter().any(|d| d.join("asm/unistd.h").is_file()) {
+        if !include_dirs
+            .iter()
+            .any(|d| d.join("asm/unistd.h").is_file())
+        {
             fail(&format!(
                 "no asm/unistd.h for {arch} under {include_dirs:?}. Install the headers of the \
                  target architecture (Debian: linux-libc-dev:<arch>) or set PERF_EVENT_INCLUDE_DIR."

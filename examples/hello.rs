@@ -39,7 +39,9 @@ fn main() {
     if fd < 0 {
         let err = Error::last_os_error();
         eprintln!("perf_event_open(task-clock) failed: {err}");
-        eprintln!("(EACCES/EPERM: see /proc/sys/kernel/perf_event_paranoid; ENOSYS: no perf support)");
+        eprintln!(
+            "(EACCES/EPERM: see /proc/sys/kernel/perf_event_paranoid; ENOSYS: no perf support)"
+        );
         std::process::exit(1);
     }
     let fd = fd as libc::c_int;

@@ -26,13 +26,20 @@ fn layout_facts(text: &str) -> BTreeMap<String, u64> {
         let is_fact = ["Size of ", "Alignment of ", "Offset of field: "]
             .iter()
             .any(|p| label.starts_with(p));
-        let Some(close) = rest.find("usize]") else { break };
+        let Some(close) = rest.find("usize]") else {
+            break;
+        };
         if !is_fact {
             continue;
         }
         let expr = &rest[..close];
-        let number = expr.rsplit(|c: char| !c.is_ascii_digit()).next().unwrap_or("");
-        let value = number.parse().unwrap_or_else(|_| panic!("layout fact {label}: {expr}"));
+        let number = expr
+            .rsplit(|c: char| !c.is_ascii_digit())
+            .next()
+            .unwrap_or("");
+        let value = number
+            .parse()
+            .unwrap_or_else(|_| panic!("layout fact {label}: {expr}"));
         facts.insert(label.to_owned(), value);
     }
     facts
@@ -64,8 +71,15 @@ fn vendored() -> String {
 fn parser_sees_the_facts_it_compares() {
     let facts = layout_facts(GENERATED);
     assert_eq!(facts.get("Size of perf_event_header"), Some(&8));
-    assert_eq!(facts.get("Offset of field: perf_event_mmap_page::data_head"), Some(&1024));
-    assert!(facts.len() >= 100, "only {} layout facts parsed", facts.len());
+    assert_eq!(
+        facts.get("Offset of field: perf_event_mmap_page::data_head"),
+        Some(&1024)
+    );
+    assert!(
+        facts.len() >= 100,
+        "only {} layout facts parsed",
+        facts.len()
+    );
     assert!(constants(GENERATED).contains_key("PERF_EVENT_IOC_ENABLE"));
 }
 
@@ -90,7 +104,12 @@ fn host_layouts_equal_the_vendored_ones() {
             problems.push(format!("{label}: only in the build-time bindings"));
         }
     }
-    assert!(problems.is_empty(), "{} layout differences:\n{}", problems.len(), problems.join("\n"));
+    assert!(
+        problems.is_empty(),
+        "{} layout differences:\n{}",
+        problems.len(),
+        problems.join("\n")
+    );
     assert!(theirs.len() >= 100);
 }
 
@@ -103,9 +122,18 @@ fn host_constants_equal_the_vendored_ones() {
         .filter(|(name, value)| ours.get(*name) != Some(*value))
         .map(|(name, value)| format!("{name}: build-time {:?}, vendored {value}", ours.get(name)))
         .collect();
-    assert!(problems.is_empty(), "{} constant differences:\n{}", problems.len(), problems.join("\n"));
+    assert!(
+        problems.is_empty(),
+        "{} constant differences:\n{}",
+        problems.len(),
+        problems.join("\n")
+    );
     // The ioctl numbers and the syscall number are among them.
-    for name in ["PERF_EVENT_IOC_MODIFY_ATTRIBUTES", "__NR_perf_event_open", "PERF_ATTR_SIZE_VER9"] {
+    for name in [
+        "PERF_EVENT_IOC_MODIFY_ATTRIBUTES",
+        "__NR_perf_event_open",
+        "PERF_ATTR_SIZE_VER9",
+    ] {
         assert!(theirs.contains_key(name), "{name}");
     }
 }
@@ -121,7 +149,10 @@ fn same_headers_give_byte_identical_bindings() {
     // One options module drives both generators: below the preambles
     // (the `//` lines) the files are identical.
     let strip = |t: &str| -> String {
-        t.lines().skip_while(|l| l.starts_with("//") || l.is_empty()).collect::<Vec<_>>().join("\n")
+        t.lines()
+            .skip_while(|l| l.starts_with("//") || l.is_empty())
+            .collect::<Vec<_>>()
+            .join("\n")
     };
     assert!(
         strip(GENERATED) == strip(&vendored_text),

@@ -94,22 +94,43 @@ fn syscall_number_opens_a_software_event_and_it_counts() {
 fn id_ioctl_writes_the_event_id_through_its_pointer() {
     let fd = software(sys::PERF_COUNT_SW_CPU_CLOCK);
     let mut id = 0u64;
-    assert_eq!(ioctl(fd, sys::PERF_EVENT_IOC_ID, &mut id as *mut u64 as libc::c_ulong), 0);
+    assert_eq!(
+        ioctl(
+            fd,
+            sys::PERF_EVENT_IOC_ID,
+            &mut id as *mut u64 as libc::c_ulong
+        ),
+        0
+    );
     assert_ne!(id, 0, "PERF_EVENT_IOC_ID left the id at 0");
     close(fd);
 }
 
 #[test]
 fn period_ioctl_takes_a_pointer_to_u64() {
-    let mut a = attr(sys::PERF_TYPE_SOFTWARE, u64::from(sys::PERF_COUNT_SW_CPU_CLOCK));
+    let mut a = attr(
+        sys::PERF_TYPE_SOFTWARE,
+        u64::from(sys::PERF_COUNT_SW_CPU_CLOCK),
+    );
     a.__bindgen_anon_1.sample_period = 1_000_000;
     let fd = open(&a).expect("sampling cpu-clock");
     let period = 2_000_000u64;
-    assert_eq!(ioctl(fd, sys::PERF_EVENT_IOC_PERIOD, &period as *const u64 as libc::c_ulong), 0);
+    assert_eq!(
+        ioctl(
+            fd,
+            sys::PERF_EVENT_IOC_PERIOD,
+            &period as *const u64 as libc::c_ulong
+        ),
+        0
+    );
     // A zero period is refused with EINVAL: the kernel did read our u64.
     let zero = 0u64;
     assert_eq!(
-        ioctl(fd, sys::PERF_EVENT_IOC_PERIOD, &zero as *const u64 as libc::c_ulong),
+        ioctl(
+            fd,
+            sys::PERF_EVENT_IOC_PERIOD,
+            &zero as *const u64 as libc::c_ulong
+        ),
         libc::EINVAL
     );
     close(fd);
@@ -128,14 +149,30 @@ fn the_kernel_knows_every_ioctl_number() {
         ("DISABLE", sys::PERF_EVENT_IOC_DISABLE, 0),
         ("REFRESH", sys::PERF_EVENT_IOC_REFRESH, 1),
         ("RESET", sys::PERF_EVENT_IOC_RESET, 0),
-        ("PERIOD", sys::PERF_EVENT_IOC_PERIOD, &period as *const u64 as _),
+        (
+            "PERIOD",
+            sys::PERF_EVENT_IOC_PERIOD,
+            &period as *const u64 as _,
+        ),
         ("SET_OUTPUT", sys::PERF_EVENT_IOC_SET_OUTPUT, -1i64 as _),
-        ("SET_FILTER", sys::PERF_EVENT_IOC_SET_FILTER, filter.as_ptr() as _),
+        (
+            "SET_FILTER",
+            sys::PERF_EVENT_IOC_SET_FILTER,
+            filter.as_ptr() as _,
+        ),
         ("ID", sys::PERF_EVENT_IOC_ID, &mut id as *mut u64 as _),
         ("SET_BPF", sys::PERF_EVENT_IOC_SET_BPF, -1i64 as _),
         ("PAUSE_OUTPUT", sys::PERF_EVENT_IOC_PAUSE_OUTPUT, 1),
-        ("QUERY_BPF", sys::PERF_EVENT_IOC_QUERY_BPF, query.as_mut_ptr() as _),
-        ("MODIFY_ATTRIBUTES", sys::PERF_EVENT_IOC_MODIFY_ATTRIBUTES, 0),
+        (
+            "QUERY_BPF",
+            sys::PERF_EVENT_IOC_QUERY_BPF,
+            query.as_mut_ptr() as _,
+        ),
+        (
+            "MODIFY_ATTRIBUTES",
+            sys::PERF_EVENT_IOC_MODIFY_ATTRIBUTES,
+            0,
+        ),
     ];
     for (name, request, arg) in requests {
         let errno = ioctl(fd, request, arg);
@@ -173,14 +210,31 @@ fn prctl_disables_and_enables_the_threads_counters() {
     assert_eq!(ioctl(fd, sys::PERF_EVENT_IOC_ENABLE, 0), 0);
     // SAFETY: plain prctl calls without pointer arguments.
     let r = unsafe { libc::prctl(sys::PR_TASK_PERF_EVENTS_DISABLE as libc::c_int, 0, 0, 0, 0) };
-    assert_eq!(r, 0, "prctl(PR_TASK_PERF_EVENTS_DISABLE): {}", Error::last_os_error());
+    assert_eq!(
+        r,
+        0,
+        "prctl(PR_TASK_PERF_EVENTS_DISABLE): {}",
+        Error::last_os_error()
+    );
     let stopped = read_count(fd);
     burn();
-    assert_eq!(read_count(fd), stopped, "counter ran while disabled by prctl");
+    assert_eq!(
+        read_count(fd),
+        stopped,
+        "counter ran while disabled by prctl"
+    );
     // SAFETY: as above.
     let r = unsafe { libc::prctl(sys::PR_TASK_PERF_EVENTS_ENABLE as libc::c_int, 0, 0, 0, 0) };
-    assert_eq!(r, 0, "prctl(PR_TASK_PERF_EVENTS_ENABLE): {}", Error::last_os_error());
+    assert_eq!(
+        r,
+        0,
+        "prctl(PR_TASK_PERF_EVENTS_ENABLE): {}",
+        Error::last_os_error()
+    );
     burn();
-    assert!(read_count(fd) > stopped, "counter did not resume after prctl enable");
+    assert!(
+        read_count(fd) > stopped,
+        "counter did not resume after prctl enable"
+    );
     close(fd);
 }

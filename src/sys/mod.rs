@@ -157,7 +157,89 @@ mod generated {
     include!("sparc64.rs");
 }
 
-#[cfg(not(any(feature = "bindgen", all(target_arch = "x86_64", target_endian = "little", target_pointer_width = "64"), all(target_arch = "x86_64", target_endian = "little", target_pointer_width = "32"), all(target_arch = "x86", target_endian = "little", target_pointer_width = "32"), all(target_arch = "aarch64", target_endian = "little", target_pointer_width = "64"), all(target_arch = "arm", target_endian = "little", target_pointer_width = "32"), all(target_arch = "riscv64", target_endian = "little", target_pointer_width = "64"), all(target_arch = "powerpc64", target_endian = "big", target_pointer_width = "64"), all(target_arch = "powerpc64", target_endian = "little", target_pointer_width = "64"), all(target_arch = "powerpc", target_endian = "big", target_pointer_width = "32"), all(target_arch = "mips64", target_endian = "big", target_pointer_width = "64"), all(target_arch = "mips64", target_endian = "little", target_pointer_width = "64"), all(target_arch = "mips", target_endian = "big", target_pointer_width = "32"), all(target_arch = "mips", target_endian = "little", target_pointer_width = "32"), all(target_arch = "s390x", target_endian = "big", target_pointer_width = "64"), all(target_arch = "loongarch64", target_endian = "little", target_pointer_width = "64"), all(target_arch = "sparc64", target_endian = "big", target_pointer_width = "64"))))]
+#[cfg(not(any(
+    feature = "bindgen",
+    all(
+        target_arch = "x86_64",
+        target_endian = "little",
+        target_pointer_width = "64"
+    ),
+    all(
+        target_arch = "x86_64",
+        target_endian = "little",
+        target_pointer_width = "32"
+    ),
+    all(
+        target_arch = "x86",
+        target_endian = "little",
+        target_pointer_width = "32"
+    ),
+    all(
+        target_arch = "aarch64",
+        target_endian = "little",
+        target_pointer_width = "64"
+    ),
+    all(
+        target_arch = "arm",
+        target_endian = "little",
+        target_pointer_width = "32"
+    ),
+    all(
+        target_arch = "riscv64",
+        target_endian = "little",
+        target_pointer_width = "64"
+    ),
+    all(
+        target_arch = "powerpc64",
+        target_endian = "big",
+        target_pointer_width = "64"
+    ),
+    all(
+        target_arch = "powerpc64",
+        target_endian = "little",
+        target_pointer_width = "64"
+    ),
+    all(
+        target_arch = "powerpc",
+        target_endian = "big",
+        target_pointer_width = "32"
+    ),
+    all(
+        target_arch = "mips64",
+        target_endian = "big",
+        target_pointer_width = "64"
+    ),
+    all(
+        target_arch = "mips64",
+        target_endian = "little",
+        target_pointer_width = "64"
+    ),
+    all(
+        target_arch = "mips",
+        target_endian = "big",
+        target_pointer_width = "32"
+    ),
+    all(
+        target_arch = "mips",
+        target_endian = "little",
+        target_pointer_width = "32"
+    ),
+    all(
+        target_arch = "s390x",
+        target_endian = "big",
+        target_pointer_width = "64"
+    ),
+    all(
+        target_arch = "loongarch64",
+        target_endian = "little",
+        target_pointer_width = "64"
+    ),
+    all(
+        target_arch = "sparc64",
+        target_endian = "big",
+        target_pointer_width = "64"
+    )
+)))]
 compile_error!(
     "perf-event-core has no vendored perf bindings for this target (architecture, endianness or pointer width). Enable feature `bindgen` to generate them at build time from the installed kernel headers (needs libclang; PERF_EVENT_INCLUDE_DIR selects the headers), or add the architecture to bindgen_options.rs and run `cargo xtask bindgen`."
 );

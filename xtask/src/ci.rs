@@ -1,2 +1,172 @@
-//! placeholder
-pub fn main() -> crate::shell::Result { Ok(()) }
+//! `cargo xtask ci`: everything CI runs, in one command that also installs
+//! what it needs. Every step runs; a summary with timings ends the output and
+//! any failed step fails the task.
+
+use crate::generate;
+use crate::headers;
+use crate::shell::{self, Result};
+use std::path::Path;
+use std::time::Instant;
+
+/// Debian packages the steps need: libclang >= 16 for bindgen (clang 14
+/// does not know loongarch64) and diff for `bindgen --check`.
+const PACKAGES: &[&str] = &["clang-16", "libclang-16-dev", "diffutils"];
+const LIBCLANG: &str = "/usr/lib/llvm-16/lib";
+
+type Step = (&'static str, fn() -> Result);
+
+const STEPS: &[Step] = &[
+    ("fmt", fmt),
+    ("clippy", clippy),
+    ("test", test),
+    ("example hello", example),
+    ("doc", doc),
+    ("bindgen --check", bindgen_check),
+    (
+        "bindgen --check fails on a changed byte",
+        bindgen_check_can_fail,
+    ),
+    ("cross-architecture check", crate::cross::main),
+    ("feature bindgen", feature_bindgen),
+];
+
+/// Runs every step and reports.
+pub fn main() -> Result {
+    shell::step("installing what CI needs");
+    shell::apt_install(PACKAGES)?;
+    shell::rustup_components("stable", &["rustfmt", "clippy"])?;
+    let mut summary = Vec::new();
+    let started = Instant::now();
+    for (name, run) in STEPS {
+        shell::step(name);
+        let t = Instant::now();
+        let result = run();
+        if let Err(e) = &result {
+            eprintln!("step `{name}` failed: {e}");
+        }
+        summary.push((name, result.is_ok(), t.elapsed().as_secs_f64()));
+    }
+    eprintln!("\n==> summary ({:.0} s)", started.elapsed().as_secs_f64());
+    for (name, ok, secs) in &summary {
+        eprintln!(
+            "  {:<4} {secs:>6.1} s  {name}",
+            if *ok { "ok" } else { "FAIL" }
+        );
+    }
+    let failed: Vec<&str> = summary.iter().filter(|s| !s.1).map(|s| *s.0).collect();
+    if failed.is_empty() {
+        Ok(())
+    } else {
+        Err(format!("CI steps failed: {}", failed.join(", ")))
+    }
+}
+
+fn fmt() -> Result {
+    shell::run(shell::cargo(None).args(["fmt", "--all", "--", "--check"]))
+}
+
+fn clippy() -> Result {
+    shell::run(shell::cargo(None).args([
+        "clippy",
+        "--workspace",
+        "--all-targets",
+        "--",
+        "-D",
+        "warnings",
+    ]))?;
+    // The core without std is what embedded and no_std users build.
+    shell::run(shell::cargo(None).args([
+        "clippy",
+        "--lib",
+        "--no-default-features",
+        "--",
+        "-D",
+        "warnings",
+    ]))
+}
+
+fn test() -> Result {
+    shell::run(shell::cargo(None).args(["test", "--workspace"]))
+}
+
+fn example() -> Result {
+    shell::run(shell::cargo(None).args(["run", "--example", "hello"]))
+}
+
+fn doc() -> Result {
+    shell::run(
+        shell::cargo(None)
+            .args(["doc", "--workspace", "--no-deps"])
+            .env("RUSTDOCFLAGS", "-D warnings"),
+    )
+}
+
+fn bindgen_check() -> Result {
+    generate::main(&generate::Args {
+        check: true,
+        ..Default::default()
+    })
+}
+
+/// Proves the check can fail: a copy of the vendored x86_64 file with one
+/// byte changed must be reported, with the file named.
+fn bindgen_check_can_fail() -> Result {
+    let root = shell::root();
+    let copy = root.join("target/xtask/mutated-sys");
+    let _ = std::fs::remove_dir_all(&copy);
+    std::fs::create_dir_all(&copy).map_err(|e| e.to_string())?;
+    let file = copy.join("x86_64.rs");
+    let mut bytes = std::fs::read(root.join("src/sys/x86_64.rs")).map_err(|e| e.to_string())?;
+    let at = find(&bytes, b"PERF_ATTR_SIZE_VER9: u32 = 144").ok_or("no VER9 line to mutate")?;
+    bytes[at + b"PERF_ATTR_SIZE_VER9: u32 = 14".len()] = b'5';
+    std::fs::write(&file, &bytes).map_err(|e| e.to_string())?;
+    let args = generate::Args {
+        check: true,
+        arches: vec!["x86_64".to_owned()],
+        against: Some(copy.clone()),
+        ..Default::default()
+    };
+    match generate::main(&args) {
+        Err(e) if e.contains("x86_64.rs") => {
+            eprintln!("as it must, the check failed: {e}");
+            Ok(())
+        }
+        Err(e) => Err(format!("the check failed without naming x86_64.rs: {e}")),
+        Ok(()) => Err("bindgen --check accepted a changed vendored file".to_owned()),
+    }
+}
+
+fn find(haystack: &[u8], needle: &[u8]) -> Option<usize> {
+    haystack.windows(needle.len()).position(|w| w == needle)
+}
+
+/// Feature `bindgen`: build, lint and test the build-time bindings against
+/// the pinned header set; the test asserts they equal the vendored ones.
+fn feature_bindgen() -> Result {
+    let set = headers::pinned()?;
+    let libclang = std::env::var("LIBCLANG_PATH").unwrap_or_else(|_| LIBCLANG.to_owned());
+    let with_env = |cmd: &mut std::process::Command| {
+        cmd.env("LIBCLANG_PATH", &libclang)
+            .env("PERF_EVENT_INCLUDE_DIR", Path::new(&set.include));
+    };
+    let mut build = shell::cargo(None);
+    build.args(["build", "--features", "bindgen"]);
+    with_env(&mut build);
+    shell::run(&mut build)?;
+    let mut lint = shell::cargo(None);
+    lint.args([
+        "clippy",
+        "--features",
+        "bindgen",
+        "--all-targets",
+        "--",
+        "-D",
+        "warnings",
+    ]);
+    with_env(&mut lint);
+    shell::run(&mut lint)?;
+    let mut test = shell::cargo(None);
+    test.args(["test", "--features", "bindgen"]);
+    with_env(&mut test);
+    shell::run(&mut test)
+}

@@ -12,10 +12,15 @@ use crate::shell::{self, Result};
 
 /// Runs the cross-architecture checks; every failing target is reported.
 pub fn main() -> Result {
-    let stable: Vec<&str> = ARCHES.iter().filter(|a| a.rustup_std).map(|a| a.rust_target).collect();
+    let stable: Vec<&str> = ARCHES
+        .iter()
+        .filter(|a| a.rustup_std)
+        .map(|a| a.rust_target)
+        .collect();
     shell::rustup_targets("stable", &stable)?;
     if ARCHES.iter().any(|a| !a.rustup_std) {
-        shell::nightly_rust_src()?;
+        // -Zbuild-std=core compiles core from source.
+        shell::rustup_components("nightly", &["rust-src"])?;
     }
     let mut failed = Vec::new();
     for arch in ARCHES {
@@ -30,7 +35,13 @@ pub fn main() -> Result {
             }
         } else {
             let mut cmd = shell::cargo(Some("nightly"));
-            cmd.args(["check", "--quiet", "--lib", "-Zbuild-std=core", "--no-default-features"]);
+            cmd.args([
+                "check",
+                "--quiet",
+                "--lib",
+                "-Zbuild-std=core",
+                "--no-default-features",
+            ]);
             cmd.args(["--target", arch.rust_target]);
             cmds.push(cmd);
         }

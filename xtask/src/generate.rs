@@ -16,6 +16,9 @@ pub struct Args {
     pub headers: Option<PathBuf>,
     /// Limit to these architectures (file stems).
     pub arches: Vec<String>,
+    /// With `--check`: compare with this directory instead of `src/sys`
+    /// (CI proves on a mutated copy that the check fails).
+    pub against: Option<PathBuf>,
 }
 
 impl Args {
@@ -29,6 +32,9 @@ impl Args {
                     out.headers = Some(args.next().ok_or("--headers needs a directory")?.into())
                 }
                 "--arch" => out.arches.push(args.next().ok_or("--arch needs a name")?),
+                "--against" => {
+                    out.against = Some(args.next().ok_or("--against needs a directory")?.into())
+                }
                 other => return Err(format!("bindgen: unknown argument `{other}`\n{USAGE}")),
             }
         }
@@ -42,18 +48,19 @@ pub const USAGE: &str = "usage: cargo xtask bindgen [--check] [--headers DIR] [-
   --headers DIR  use a kernel's `make headers_install` tree (or an unpacked linux-libc-dev)
                  instead of the pinned Debian package; a headers_install tree holds one
                  architecture, so name it with --arch
-  --arch NAME    only this architecture (repeatable); one of the src/sys/<NAME>.rs stems";
+  --arch NAME    only this architecture (repeatable); one of the src/sys/<NAME>.rs stems
+  --against DIR  with --check: compare with DIR instead of src/sys";
 
 /// Runs the task.
-pub fn main(args: Args) -> Result {
+pub fn main(args: &Args) -> Result {
     use_libclang_16()?;
     let set = match &args.headers {
         Some(dir) => headers::local(dir)?,
         None => headers::pinned()?,
     };
-    let arches = select(&args, &set)?;
+    let arches = select(args, &set)?;
     let root = shell::root();
-    let sys = root.join("src/sys");
+    let sys = args.against.clone().unwrap_or_else(|| root.join("src/sys"));
     let out_dir = if args.check {
         let tmp = root.join("target/xtask/bindgen-check");
         let _ = std::fs::remove_dir_all(&tmp);
@@ -78,7 +85,7 @@ pub fn main(args: Args) -> Result {
         files.push(name);
     }
     if arches.len() == ARCHES.len() {
-        write(&out_dir.join("mod.rs"), &selector())?;
+        write(&out_dir.join("mod.rs"), &rustfmt(&selector())?)?;
         files.push("mod.rs".to_owned());
     }
     if args.check {
@@ -132,7 +139,12 @@ pub fn generate(wrapper: &Path, set: &HeaderSet, arch: &Arch) -> Result<String> 
     let include_dirs = options::include_dirs(&set.include, arch.multiarch);
     let bindings = options::builder(wrapper, arch.clang_target, &include_dirs)
         .generate()
-        .map_err(|e| format!("bindgen failed for {} ({}): {e}", arch.file, arch.clang_target))?;
+        .map_err(|e| {
+            format!(
+                "bindgen failed for {} ({}): {e}",
+                arch.file, arch.clang_target
+            )
+        })?;
     let asm_dir = if set.multiarch {
         format!("usr/include/{}", arch.multiarch)
     } else {
@@ -217,6 +229,31 @@ pub fn selector() -> String {
     s
 }
 
+/// Formats Rust source with the toolchain's rustfmt, as bindgen does.
+fn rustfmt(source: &str) -> Result<String> {
+    use std::io::Write;
+    let mut child = Command::new("rustfmt")
+        .args(["--edition", "2021", "--emit", "stdout"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .map_err(|e| format!("cannot run rustfmt (rustup component add rustfmt): {e}"))?;
+    child
+        .stdin
+        .take()
+        .expect("piped stdin")
+        .write_all(source.as_bytes())
+        .map_err(|e| e.to_string())?;
+    let out = child.wait_with_output().map_err(|e| e.to_string())?;
+    if !out.status.success() {
+        return Err(format!(
+            "rustfmt failed on the generated mod.rs ({})",
+            out.status
+        ));
+    }
+    String::from_utf8(out.stdout).map_err(|e| e.to_string())
+}
+
 fn write(path: &Path, text: &str) -> Result {
     std::fs::write(path, text).map_err(|e| format!("cannot write {}: {e}", path.display()))
 }
@@ -229,31 +266,33 @@ fn compare(sys: &Path, fresh: &Path, files: &[String]) -> Result {
         let old = std::fs::read(sys.join(name)).unwrap_or_default();
         let new = std::fs::read(fresh.join(name)).map_err(|e| e.to_string())?;
         if old != new {
-            let _ = shell::run(
-                Command::new("diff")
-                    .args(["-u", "--label", &format!("src/sys/{name} (vendored)")])
-                    .args(["--label", &format!("src/sys/{name} (regenerated)")])
-                    .arg(sys.join(name))
-                    .arg(fresh.join(name)),
-            );
+            // diff exits 1 when the files differ; its output is what matters.
+            let diff = Command::new("diff")
+                .args(["-u", "--label", &format!("src/sys/{name} (vendored)")])
+                .args(["--label", &format!("src/sys/{name} (regenerated)")])
+                .arg(sys.join(name))
+                .arg(fresh.join(name))
+                .output()
+                .map_err(|e| format!("cannot run diff: {e}"))?;
+            println!("{}", String::from_utf8_lossy(&diff.stdout));
             differ.push(name.clone());
         }
     }
-    let stale: Vec<String> = std::fs::read_dir(sys)
-        .map_err(|e| e.to_string())?
-        .filter_map(|e| e.ok()?.file_name().into_string().ok())
-        .filter(|n| n.ends_with(".rs") && !files.contains(n))
-        .collect();
-    if files.len() == ARCHES.len() + 1 && !stale.is_empty() {
-        differ.extend(stale.iter().map(|n| format!("{n} (not generated any more)")));
+    if files.len() == ARCHES.len() + 1 {
+        let stale = std::fs::read_dir(sys)
+            .map_err(|e| format!("{}: {e}", sys.display()))?
+            .filter_map(|e| e.ok()?.file_name().into_string().ok())
+            .filter(|n| n.ends_with(".rs") && !files.contains(n));
+        differ.extend(stale.map(|n| format!("{n} (not generated any more)")));
     }
     if differ.is_empty() {
-        eprintln!("src/sys is up to date ({} files)", files.len());
+        eprintln!("{} is up to date ({} files)", sys.display(), files.len());
         Ok(())
     } else {
         Err(format!(
-            "src/sys differs from what the generator produces: {}.\n\
+            "{} differs from what the generator produces: {}.\n\
              Run `cargo xtask bindgen` to regenerate, review `git diff src/sys`, and commit.",
+            sys.display(),
             differ.join(", ")
         ))
     }

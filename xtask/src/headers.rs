@@ -64,16 +64,20 @@ pub fn pinned() -> Result<HeaderSet> {
 /// A user-supplied tree: a `make headers_install` output (`DIR/include` or
 /// `DIR` holding `linux/`), or an unpacked linux-libc-dev (`DIR/usr/include`).
 pub fn local(dir: &Path) -> Result<HeaderSet> {
-    let include = [dir.join("usr/include"), dir.join("include"), dir.to_path_buf()]
-        .into_iter()
-        .find(|d| d.join("linux/perf_event.h").is_file())
-        .ok_or_else(|| {
-            format!(
-                "{} holds no linux/perf_event.h (looked in DIR/usr/include, DIR/include, DIR); \
+    let include = [
+        dir.join("usr/include"),
+        dir.join("include"),
+        dir.to_path_buf(),
+    ]
+    .into_iter()
+    .find(|d| d.join("linux/perf_event.h").is_file())
+    .ok_or_else(|| {
+        format!(
+            "{} holds no linux/perf_event.h (looked in DIR/usr/include, DIR/include, DIR); \
                  pass the output directory of `make headers_install INSTALL_HDR_PATH=DIR`",
-                dir.display()
-            )
-        })?;
+            dir.display()
+        )
+    })?;
     let kernel = kernel_version(&include)?;
     let multiarch = !include.join("asm").is_dir();
     Ok(HeaderSet {
@@ -94,12 +98,20 @@ fn kernel_version(include: &Path) -> Result<String> {
         .find_map(|l| l.strip_prefix("#define LINUX_VERSION_CODE "))
         .and_then(|v| v.trim().parse().ok())
         .ok_or_else(|| format!("{} has no LINUX_VERSION_CODE", path.display()))?;
-    Ok(format!("{}.{}.{}", code >> 16, (code >> 8) & 0xff, code & 0xff))
+    Ok(format!(
+        "{}.{}.{}",
+        code >> 16,
+        (code >> 8) & 0xff,
+        code & 0xff
+    ))
 }
 
 fn apt_options(apt: &Path) -> Vec<String> {
     vec![
-        format!("-oDir::Etc::SourceList={}", apt.join("sources.list").display()),
+        format!(
+            "-oDir::Etc::SourceList={}",
+            apt.join("sources.list").display()
+        ),
         "-oDir::Etc::SourceParts=/dev/null".to_owned(),
         format!("-oDir::State::Lists={}", apt.join("lists").display()),
         format!("-oDir::Cache={}", apt.join("cache").display()),
@@ -118,7 +130,9 @@ fn fetch(dest: &Path) -> Result {
             ));
         }
     }
-    shell::step(&format!("fetching {PACKAGE} {VERSION} from Debian sid (private apt state)"));
+    shell::step(&format!(
+        "fetching {PACKAGE} {VERSION} from Debian sid (private apt state)"
+    ));
     let apt = cache_dir().join("apt-sid");
     for sub in ["lists/partial", "cache/archives/partial", "download"] {
         std::fs::create_dir_all(apt.join(sub)).map_err(|e| format!("{}: {e}", apt.display()))?;
@@ -155,8 +169,8 @@ fn fetch(dest: &Path) -> Result {
 
 /// The error when sid no longer carries the pinned version.
 fn moved_on(opts: &[String]) -> String {
-    let show = output(Command::new("apt-cache").args(opts).args(["show", PACKAGE]))
-        .unwrap_or_default();
+    let show =
+        output(Command::new("apt-cache").args(opts).args(["show", PACKAGE])).unwrap_or_default();
     let field = |name: &str| {
         show.lines()
             .find_map(|l| l.strip_prefix(name))

@@ -27,7 +27,7 @@ fn main() {
                 println!("{}", generate::USAGE);
                 Ok(())
             } else {
-                generate::Args::parse(rest.into_iter()).and_then(generate::main)
+                generate::Args::parse(rest.into_iter()).and_then(|a| generate::main(&a))
             }
         }
         "cross" => cross::main(),

@@ -9,7 +9,10 @@ pub type Result<T = ()> = std::result::Result<T, String>;
 /// The workspace root (the directory holding the root Cargo.toml).
 pub fn root() -> PathBuf {
     let xtask = Path::new(env!("CARGO_MANIFEST_DIR"));
-    xtask.parent().expect("xtask lives inside the workspace").to_path_buf()
+    xtask
+        .parent()
+        .expect("xtask lives inside the workspace")
+        .to_path_buf()
 }
 
 /// Prints a step heading, the way every task reports progress.
@@ -61,9 +64,8 @@ pub fn output(cmd: &mut Command) -> Result<String> {
 
 /// Whether a program can be found on PATH.
 pub fn have(program: &str) -> bool {
-    std::env::var_os("PATH").is_some_and(|paths| {
-        std::env::split_paths(&paths).any(|dir| dir.join(program).is_file())
-    })
+    std::env::var_os("PATH")
+        .is_some_and(|paths| std::env::split_paths(&paths).any(|dir| dir.join(program).is_file()))
 }
 
 /// A `cargo` command for a toolchain (`None`: the one running xtask).
@@ -107,7 +109,10 @@ pub fn apt_install(packages: &[&str]) -> Result {
              distribution's package manager"
         ));
     }
-    step(&format!("installing Debian packages: {}", missing.join(" ")));
+    step(&format!(
+        "installing Debian packages: {}",
+        missing.join(" ")
+    ));
     let sudo = !is_root();
     let mut update = Command::new(if sudo { "sudo" } else { "apt-get" });
     if sudo {
@@ -153,19 +158,33 @@ pub fn rustup_targets(toolchain: &str, targets: &[&str]) -> Result {
         .args(&missing))
 }
 
-/// Makes sure the nightly toolchain has rust-src (for `-Zbuild-std=core`).
-pub fn nightly_rust_src() -> Result {
+/// Adds rustup components that are missing from a toolchain.
+pub fn rustup_components(toolchain: &str, components: &[&str]) -> Result {
     let installed = output(Command::new("rustup").args([
         "component",
         "list",
         "--installed",
         "--toolchain",
-        "nightly",
+        toolchain,
     ]))
-    .map_err(|e| format!("a nightly toolchain is needed for -Zbuild-std: {e}"))?;
-    if installed.lines().any(|l| l.starts_with("rust-src")) {
+    .map_err(|e| format!("the {toolchain} toolchain is needed: {e}"))?;
+    let missing: Vec<&str> = components
+        .iter()
+        .copied()
+        .filter(|c| {
+            !installed
+                .lines()
+                .any(|l| l == *c || l.starts_with(&format!("{c}-")))
+        })
+        .collect();
+    if missing.is_empty() {
         return Ok(());
     }
-    step("adding rust-src to the nightly toolchain");
-    run(Command::new("rustup").args(["component", "add", "rust-src", "--toolchain", "nightly"]))
+    step(&format!(
+        "adding rustup components to {toolchain}: {}",
+        missing.join(" ")
+    ));
+    run(Command::new("rustup")
+        .args(["component", "add", "--toolchain", toolchain])
+        .args(&missing))
 }
