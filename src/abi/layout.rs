@@ -105,3 +105,32 @@ const_assert_eq!(SYS_PERF_EVENT_OPEN, 5000 + 292); // n64
 const_assert_eq!(SYS_PERF_EVENT_OPEN, 4000 + 333); // o32
 #[cfg(target_arch = "sparc64")]
 const_assert_eq!(SYS_PERF_EVENT_OPEN, 327);
+
+// The ioctl numbers composed by const fn equal those clang computed.
+const_assert_eq!(super::ioctl::PERF_EVENT_IOC_ENABLE, sys::PERF_EVENT_IOC_ENABLE);
+const_assert_eq!(super::ioctl::PERF_EVENT_IOC_DISABLE, sys::PERF_EVENT_IOC_DISABLE);
+const_assert_eq!(super::ioctl::PERF_EVENT_IOC_REFRESH, sys::PERF_EVENT_IOC_REFRESH);
+const_assert_eq!(super::ioctl::PERF_EVENT_IOC_RESET, sys::PERF_EVENT_IOC_RESET);
+const_assert_eq!(super::ioctl::PERF_EVENT_IOC_PERIOD, sys::PERF_EVENT_IOC_PERIOD);
+const_assert_eq!(super::ioctl::PERF_EVENT_IOC_SET_OUTPUT, sys::PERF_EVENT_IOC_SET_OUTPUT);
+const_assert_eq!(super::ioctl::PERF_EVENT_IOC_SET_FILTER, sys::PERF_EVENT_IOC_SET_FILTER);
+const_assert_eq!(super::ioctl::PERF_EVENT_IOC_ID, sys::PERF_EVENT_IOC_ID);
+const_assert_eq!(super::ioctl::PERF_EVENT_IOC_SET_BPF, sys::PERF_EVENT_IOC_SET_BPF);
+const_assert_eq!(super::ioctl::PERF_EVENT_IOC_PAUSE_OUTPUT, sys::PERF_EVENT_IOC_PAUSE_OUTPUT);
+const_assert_eq!(super::ioctl::PERF_EVENT_IOC_QUERY_BPF, sys::PERF_EVENT_IOC_QUERY_BPF);
+const_assert_eq!(
+    super::ioctl::PERF_EVENT_IOC_MODIFY_ATTRIBUTES,
+    sys::PERF_EVENT_IOC_MODIFY_ATTRIBUTES
+);
+
+// The published attr sizes equal the header's PERF_ATTR_SIZE_VERn.
+const_assert_eq!(super::AttrSize::Ver0.bytes(), sys::PERF_ATTR_SIZE_VER0);
+const_assert_eq!(super::AttrSize::Ver1.bytes(), sys::PERF_ATTR_SIZE_VER1);
+const_assert_eq!(super::AttrSize::Ver2.bytes(), sys::PERF_ATTR_SIZE_VER2);
+const_assert_eq!(super::AttrSize::Ver3.bytes(), sys::PERF_ATTR_SIZE_VER3);
+const_assert_eq!(super::AttrSize::Ver4.bytes(), sys::PERF_ATTR_SIZE_VER4);
+const_assert_eq!(super::AttrSize::Ver5.bytes(), sys::PERF_ATTR_SIZE_VER5);
+const_assert_eq!(super::AttrSize::Ver6.bytes(), sys::PERF_ATTR_SIZE_VER6);
+const_assert_eq!(super::AttrSize::Ver7.bytes(), sys::PERF_ATTR_SIZE_VER7);
+const_assert_eq!(super::AttrSize::Ver8.bytes(), sys::PERF_ATTR_SIZE_VER8);
+const_assert_eq!(super::AttrSize::Ver9.bytes(), sys::PERF_ATTR_SIZE_VER9);

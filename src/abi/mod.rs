@@ -1,7 +1,21 @@
 //! Hand-written facts about the perf ABI that the rest of the crate relies on.
 //!
-//! [`layout`] pins the offsets and sizes that user-space readers of the mmap
-//! page and the ring buffer depend on, and the syscall number, as
-//! compile-time assertions evaluated for every target the crate is built for.
+//! - [`layout`]: offsets and sizes that user-space readers of the mmap page
+//!   and the ring buffer depend on, and the syscall number, as compile-time
+//!   assertions evaluated for every target the crate is built for.
+//! - [`attr_size`]: the published `perf_event_attr` sizes.
+//! - [`bitfield`]: the bit fields of the attr flags word, `aux_action` and
+//!   the mmap page capabilities as constants over the raw word.
+//! - [`ioctl`]: the `_IOC` encodings as `const fn`, and every perf ioctl
+//!   request composed for the target.
+//!
+//! Each fact is checked against the C compiler for every architecture by
+//! `cargo xtask abi` (the `abi-tests` crate).
 
+pub mod attr_size;
+pub mod bitfield;
+pub mod ioctl;
 pub mod layout;
+
+pub use attr_size::AttrSize;
+pub use bitfield::BitField;

@@ -4,15 +4,19 @@
 #[allow(dead_code)]
 mod options;
 
+mod abi;
 mod ci;
 mod cross;
 mod generate;
 mod headers;
+mod history;
 mod shell;
 
 const USAGE: &str = "usage: cargo xtask <task>
   bindgen [--check] [--headers DIR] [--arch NAME]...
                  regenerate src/sys from the pinned kernel headers (see `bindgen --help`)
+  abi [--check]  every ABI fact of every architecture vs the C compiler; the ABI history
+                 (--check: fail if abi-tests/ABI-HISTORY.md is out of date instead of writing it)
   cross          cargo check --no-default-features for every vendored architecture
   ci             everything CI runs (fmt, clippy, tests, docs, bindgen --check, cross, bindgen feature)
   help           this text";
@@ -30,6 +34,7 @@ fn main() {
                 generate::Args::parse(rest.into_iter()).and_then(|a| generate::main(&a))
             }
         }
+        "abi" => abi::main(&args.collect::<Vec<_>>()),
         "cross" => cross::main(),
         "ci" => ci::main(),
         "help" | "--help" | "-h" => {

@@ -1,0 +1,4 @@
+//! ABI history (placeholder until written below).
+pub fn main(_check: bool) -> crate::shell::Result {
+    Ok(())
+}
