@@ -76,8 +76,9 @@ pub struct Probe {
     pub value: u64,
     /// The object's bytes as the Rust side predicts them.
     pub expected: Vec<u8>,
-    /// For the host check: the Rust aggregate and setter that set the field.
-    pub rust: Option<(String, String)>,
+    /// For the host check: the Rust path from the root object to the
+    /// setter (`__bindgen_anon_1.__bindgen_anon_1.set_cap_user_rdpmc`).
+    pub rust: Option<String>,
 }
 
 /// Every fact about one architecture.
@@ -109,6 +110,8 @@ struct Place {
     base: u64,
     path: String,
     rust_base: String,
+    /// Rust field path from the root to this aggregate, ending in `.`.
+    rust_path: String,
 }
 
 /// Derives every fact for one architecture.
@@ -136,9 +139,11 @@ pub fn derive(model: &Model, target: &Target) -> Result<Facts, String> {
             base: 0,
             path: String::new(),
             rust_base: "0".to_owned(),
+            rust_path: String::new(),
         };
         fields(model, target, agg, &place, &mut facts)?;
     }
+    aliases(model, target, &mut facts)?;
     constants(model, &mut facts);
     hand_written(model, target, &mut facts)?;
     Ok(facts)
@@ -183,6 +188,7 @@ fn fields(
                 base: abs,
                 path: place.path.clone(),
                 rust_base: rust_off,
+                rust_path: format!("{}{name}.", place.rust_path),
             };
             fields(model, target, inner, &inner_place, facts)?;
             continue;
@@ -213,6 +219,14 @@ fn fields(
             rust_expr: Some(format!("core::mem::align_of::<{rust_ty}>()")),
             expected: i128::from(align),
         });
+        if let Some(c_ty) = c_declared_type(model, &field.ty) {
+            facts.asserts.push(Assert {
+                label: format!("field type {label} is {c_ty}"),
+                c_expr: format!("__builtin_types_compatible_p(__typeof__({c_null}), {c_ty})"),
+                rust_expr: None,
+                expected: 1,
+            });
+        }
         if let Some(signed) = integer_signedness(model, &field.ty) {
             facts.asserts.push(Assert {
                 label: format!("signedness {label}"),
@@ -231,18 +245,37 @@ fn fields(
             let bit = if target.big_endian { 7 - i % 8 } else { i % 8 };
             *expected.get_mut(byte).ok_or("bit field beyond its struct")? |= 1 << bit;
         }
+        let label = format!(
+            "{}::{}{}",
+            place.root.split(' ').nth(1).unwrap_or(""),
+            place.path,
+            c_name(&bf.name)
+        );
+        let field = format!(".{}{}", place.path, c_name(&bf.name));
+        let setter = format!("{}set_{}", place.rust_path, bf.name);
+        // The value 1: where the field's least significant bit is. bindgen's
+        // accessors store a value most significant bit first on big-endian
+        // targets (as C compilers do), so there it is the field's last bit.
+        let mut lowest = vec![0u8; root_size as usize];
+        let low_bit = if target.big_endian { bf.bit + bf.width - 1 } else { bf.bit };
+        let byte = (place.base + unit_offset) as usize + (low_bit / 8) as usize;
+        let bit = if target.big_endian { 7 - low_bit % 8 } else { low_bit % 8 };
+        *lowest.get_mut(byte).ok_or("bit field beyond its struct")? |= 1 << bit;
         facts.probes.push(Probe {
-            label: format!(
-                "bitfield {}::{}{}",
-                place.root.split(' ').nth(1).unwrap_or(""),
-                place.path,
-                c_name(&bf.name)
-            ),
+            label: format!("bitfield {label} = 1"),
             c_type: place.root.clone(),
-            field: format!(".{}{}", place.path, c_name(&bf.name)),
+            field: field.clone(),
+            value: 1,
+            expected: lowest,
+            rust: Some(setter.clone()),
+        });
+        facts.probes.push(Probe {
+            label: format!("bitfield {label} = all ones"),
+            c_type: place.root.clone(),
+            field,
             value: if bf.width >= 64 { u64::MAX } else { (1u64 << bf.width) - 1 },
             expected,
-            rust: Some((agg.name.clone(), format!("set_{}", bf.name))),
+            rust: Some(setter),
         });
     }
     Ok(())
@@ -356,6 +389,56 @@ fn rust_type(model: &Model, ty: &str) -> String {
     out.trim_end().replace(" :: ", "::")
 }
 
+/// The C spelling of a field's Rust type, when it is a typedef of the
+/// headers (`__u64`), an enumeration, an integer or an array of those.
+fn c_declared_type(model: &Model, ty: &str) -> Option<String> {
+    let ty = ty.trim();
+    if let Some(inner) = ty.strip_prefix('[').and_then(|t| t.strip_suffix(']')) {
+        let (elem, count) = inner.rsplit_once(';')?;
+        let count = count.trim().trim_end_matches("usize");
+        return c_declared_type(model, elem).map(|e| format!("{e}[{count}]"));
+    }
+    if ty.starts_with("__") && model.aliases.contains_key(ty) && !ty.starts_with("__Bindgen") {
+        return Some(ty.to_owned());
+    }
+    if model.aggregates.contains_key(ty) && !ty.contains("__bindgen_ty_") {
+        return Some(c_type(&model.aggregates[ty]));
+    }
+    None
+}
+
+/// Size, alignment and signedness of every typedef and enumeration type the
+/// bindings alias (`__u64`, `perf_type_id`, ...).
+fn aliases(model: &Model, target: &Target, facts: &mut Facts) -> Result<(), String> {
+    for (name, ty) in &model.aliases {
+        if name.starts_with("_bindgen_ty_") || name.starts_with("__Bindgen") {
+            continue; // anonymous enums have no C name
+        }
+        let c = if name.starts_with("perf_") { format!("enum {name}") } else { name.clone() };
+        let (size, align) = type_layout(model, target, ty)?;
+        let rust = format!("sys::{name}");
+        for (what, c_fn, rust_fn, n) in
+            [("size", "sizeof", "size_of", size), ("align", "_Alignof", "align_of", align)]
+        {
+            facts.asserts.push(Assert {
+                label: format!("{what} of type {c}"),
+                c_expr: format!("{c_fn}({c})"),
+                rust_expr: Some(format!("core::mem::{rust_fn}::<{rust}>()")),
+                expected: i128::from(n),
+            });
+        }
+        if let Some(signed) = integer_signedness(model, ty) {
+            facts.asserts.push(Assert {
+                label: format!("signedness of type {c}"),
+                c_expr: format!("({c})-1 < 0"),
+                rust_expr: Some(format!("(0 as {rust}).checked_sub(1).is_some()")),
+                expected: i128::from(signed),
+            });
+        }
+    }
+    Ok(())
+}
+
 fn constants(model: &Model, facts: &mut Facts) {
     for (name, (_, value)) in &model.constants {
         facts.asserts.push(Assert {
@@ -419,22 +502,32 @@ fn hand_written(model: &Model, target: &Target, facts: &mut Facts) -> Result<(),
         let size = root_size(model, c_type)?;
         for f in fields {
             let mask = f.mask_for(target.big_endian);
-            let bytes = if f.word_bits == 64 {
-                if target.big_endian { mask.to_be_bytes().to_vec() } else { mask.to_le_bytes().to_vec() }
-            } else {
-                let m = mask as u32;
-                if target.big_endian { m.to_be_bytes().to_vec() } else { m.to_le_bytes().to_vec() }
-            };
-            let mut expected = vec![0u8; size as usize];
-            expected[word_offset as usize..word_offset as usize + bytes.len()].copy_from_slice(&bytes);
-            facts.probes.push(Probe {
-                label: format!("hand-written mask {}::{} (abi::bitfield)", c_type.split(' ').nth(1).unwrap_or(""), f.name),
-                c_type: c_type.to_owned(),
-                field: format!(".{}", f.name),
-                value: if f.width >= 64 { u64::MAX } else { (1u64 << f.width) - 1 },
-                expected,
-                rust: None,
-            });
+            let ones = if f.width >= 64 { u64::MAX } else { (1u64 << f.width) - 1 };
+            // (value, raw word): all ones is the mask; 1 is the mask's lowest bit.
+            for (value, word) in [(1, mask & mask.wrapping_neg()), (ones, mask)] {
+                let bytes = match (f.word_bits, target.big_endian) {
+                    (64, true) => word.to_be_bytes().to_vec(),
+                    (64, false) => word.to_le_bytes().to_vec(),
+                    (_, true) => (word as u32).to_be_bytes().to_vec(),
+                    (_, false) => (word as u32).to_le_bytes().to_vec(),
+                };
+                let mut expected = vec![0u8; size as usize];
+                let at = word_offset as usize;
+                expected[at..at + bytes.len()].copy_from_slice(&bytes);
+                let which = if value == 1 { "1" } else { "all ones" };
+                facts.probes.push(Probe {
+                    label: format!(
+                        "abi::bitfield {}::{} = {which}",
+                        c_type.split(' ').nth(1).unwrap_or(""),
+                        f.name
+                    ),
+                    c_type: c_type.to_owned(),
+                    field: format!(".{}", f.name),
+                    value,
+                    expected,
+                    rust: None,
+                });
+            }
         }
     }
     Ok(())
