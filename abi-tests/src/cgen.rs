@@ -20,7 +20,11 @@ fn literal(value: i128) -> String {
 
 /// The C comparison of one assertion, typed so that no value is truncated.
 fn comparison(a: &Assert) -> String {
-    let cast = if a.expected < 0 { "long long" } else { "unsigned long long" };
+    let cast = if a.expected < 0 {
+        "long long"
+    } else {
+        "unsigned long long"
+    };
     format!("(({cast})({})) == {}", a.c_expr, literal(a.expected))
 }
 
@@ -79,7 +83,11 @@ pub fn host_program(facts: &Facts) -> String {
         );
     }
     for (i, p) in facts.probes.iter().enumerate() {
-        let _ = writeln!(out, "\tbytes(\"{}\", &probe_{i}, sizeof probe_{i});", p.label);
+        let _ = writeln!(
+            out,
+            "\tbytes(\"{}\", &probe_{i}, sizeof probe_{i});",
+            p.label
+        );
     }
     out.push_str("\treturn 0;\n}\n");
     out

@@ -35,7 +35,12 @@ impl Compiler {
     fn command(&self, source: &Path) -> Command {
         let mut cmd = Command::new(&self.clang);
         cmd.arg(format!("--target={}", self.clang_target))
-            .args(["-nostdinc", "-std=gnu11", "-ferror-limit=0", "-Wno-everything"])
+            .args([
+                "-nostdinc",
+                "-std=gnu11",
+                "-ferror-limit=0",
+                "-Wno-everything",
+            ])
             .arg("-iquote")
             .arg(&self.wrapper_dir);
         for dir in &self.include_dirs {
@@ -49,7 +54,11 @@ impl Compiler {
 /// Checks `facts` with clang for one target, writing sources into `work`.
 pub fn check(facts: &Facts, compiler: &Compiler, work: &Path) -> Result<Report, String> {
     std::fs::create_dir_all(work).map_err(|e| format!("{}: {e}", work.display()))?;
-    let mut report = Report { asserts: facts.asserts.len(), probes: facts.probes.len(), ..Default::default() };
+    let mut report = Report {
+        asserts: facts.asserts.len(),
+        probes: facts.probes.len(),
+        ..Default::default()
+    };
 
     let asserts = work.join("asserts.c");
     std::fs::write(&asserts, cgen::static_asserts(facts)).map_err(|e| e.to_string())?;
@@ -58,9 +67,16 @@ pub fn check(facts: &Facts, compiler: &Compiler, work: &Path) -> Result<Report, 
         .arg("-fsyntax-only")
         .output()
         .map_err(|e| format!("cannot run {}: {e}", compiler.clang.display()))?;
-    report.failures.extend(static_assert_failures(&String::from_utf8_lossy(&out.stderr)));
+    report
+        .failures
+        .extend(static_assert_failures(&String::from_utf8_lossy(
+            &out.stderr,
+        )));
     if !out.status.success() && report.failures.is_empty() {
-        return Err(format!("clang failed without a static assertion failure:\n{}", String::from_utf8_lossy(&out.stderr)));
+        return Err(format!(
+            "clang failed without a static assertion failure:\n{}",
+            String::from_utf8_lossy(&out.stderr)
+        ));
     }
 
     let probes = work.join("probes.c");
@@ -74,7 +90,10 @@ pub fn check(facts: &Facts, compiler: &Compiler, work: &Path) -> Result<Report, 
         .output()
         .map_err(|e| format!("cannot run {}: {e}", compiler.clang.display()))?;
     if !out.status.success() {
-        return Err(format!("clang could not compile the probes:\n{}", String::from_utf8_lossy(&out.stderr)));
+        return Err(format!(
+            "clang could not compile the probes:\n{}",
+            String::from_utf8_lossy(&out.stderr)
+        ));
     }
     let data = std::fs::read(&object).map_err(|e| e.to_string())?;
     let sections = elf::sections(&data, ".probe.")?;
@@ -87,7 +106,9 @@ pub fn check(facts: &Facts, compiler: &Compiler, work: &Path) -> Result<Report, 
                 hex(bytes),
                 hex(&probe.expected)
             )),
-            None => report.failures.push(format!("{}: clang emitted no probe object", probe.label)),
+            None => report
+                .failures
+                .push(format!("{}: clang emitted no probe object", probe.label)),
         }
     }
     Ok(report)
@@ -112,8 +133,12 @@ pub fn static_assert_failures(stderr: &str) -> Vec<String> {
 
 /// Bytes as hex, with the non-zero ones' positions easy to see.
 pub fn hex(bytes: &[u8]) -> String {
-    let nonzero: Vec<String> =
-        bytes.iter().enumerate().filter(|(_, b)| **b != 0).map(|(i, b)| format!("[{i}]={b:02x}")).collect();
+    let nonzero: Vec<String> = bytes
+        .iter()
+        .enumerate()
+        .filter(|(_, b)| **b != 0)
+        .map(|(i, b)| format!("[{i}]={b:02x}"))
+        .collect();
     if nonzero.is_empty() {
         "all zero".to_owned()
     } else {

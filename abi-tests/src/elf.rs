@@ -5,7 +5,12 @@ use std::collections::BTreeMap;
 
 fn slice(data: &[u8], at: usize, len: usize) -> Result<&[u8], String> {
     data.get(at..at.checked_add(len).ok_or("ELF offset overflow")?)
-        .ok_or_else(|| format!("ELF read of {len} bytes at {at} past the end ({})", data.len()))
+        .ok_or_else(|| {
+            format!(
+                "ELF read of {len} bytes at {at} past the end ({})",
+                data.len()
+            )
+        })
 }
 
 struct Reader<'a> {
@@ -17,18 +22,30 @@ struct Reader<'a> {
 impl Reader<'_> {
     fn u16(&self, at: usize) -> Result<u64, String> {
         let b: [u8; 2] = slice(self.data, at, 2)?.try_into().expect("2 bytes");
-        Ok(u64::from(if self.big { u16::from_be_bytes(b) } else { u16::from_le_bytes(b) }))
+        Ok(u64::from(if self.big {
+            u16::from_be_bytes(b)
+        } else {
+            u16::from_le_bytes(b)
+        }))
     }
     fn u32(&self, at: usize) -> Result<u64, String> {
         let b: [u8; 4] = slice(self.data, at, 4)?.try_into().expect("4 bytes");
-        Ok(u64::from(if self.big { u32::from_be_bytes(b) } else { u32::from_le_bytes(b) }))
+        Ok(u64::from(if self.big {
+            u32::from_be_bytes(b)
+        } else {
+            u32::from_le_bytes(b)
+        }))
     }
     fn word(&self, at: usize) -> Result<u64, String> {
         if !self.wide {
             return self.u32(at);
         }
         let b: [u8; 8] = slice(self.data, at, 8)?.try_into().expect("8 bytes");
-        Ok(if self.big { u64::from_be_bytes(b) } else { u64::from_le_bytes(b) })
+        Ok(if self.big {
+            u64::from_be_bytes(b)
+        } else {
+            u64::from_le_bytes(b)
+        })
     }
 }
 
@@ -37,7 +54,11 @@ pub fn sections(data: &[u8], prefix: &str) -> Result<BTreeMap<String, Vec<u8>>, 
     if slice(data, 0, 4)? != b"\x7fELF" {
         return Err("not an ELF object".to_owned());
     }
-    let r = Reader { data, wide: data[4] == 2, big: data[5] == 2 };
+    let r = Reader {
+        data,
+        wide: data[4] == 2,
+        big: data[5] == 2,
+    };
     let (shoff, shentsize, shnum, shstrndx) = if r.wide {
         (r.word(0x28)?, r.u16(0x3a)?, r.u16(0x3c)?, r.u16(0x3e)?)
     } else {
@@ -63,7 +84,10 @@ pub fn sections(data: &[u8], prefix: &str) -> Result<BTreeMap<String, Vec<u8>>, 
             .ok_or("bad section name")?;
         let name = String::from_utf8_lossy(name);
         if name.starts_with(prefix) {
-            out.insert(name.into_owned(), slice(data, off as usize, size as usize)?.to_vec());
+            out.insert(
+                name.into_owned(),
+                slice(data, off as usize, size as usize)?.to_vec(),
+            );
         }
     }
     Ok(out)

@@ -114,8 +114,16 @@ struct Place {
     rust_path: String,
 }
 
-/// Derives every fact for one architecture.
+/// Derives every fact for one architecture: the bindings' and the crate's
+/// hand-written ones.
 pub fn derive(model: &Model, target: &Target) -> Result<Facts, String> {
+    let mut facts = derive_bindings(model, target)?;
+    hand_written(model, target, &mut facts)?;
+    Ok(facts)
+}
+
+/// Derives the facts the bindings alone state (no hand-written ones).
+pub fn derive_bindings(model: &Model, target: &Target) -> Result<Facts, String> {
     let mut facts = Facts::default();
     for agg in model.aggregates.values() {
         if agg.name.contains("__bindgen_ty_") {
@@ -126,7 +134,9 @@ pub fn derive(model: &Model, target: &Target) -> Result<Facts, String> {
             ("size", &model.sizes, "sizeof", "size_of"),
             ("align", &model.aligns, "_Alignof", "align_of"),
         ] {
-            let n = map.get(&agg.name).ok_or_else(|| format!("no {what} of {}", agg.name))?;
+            let n = map
+                .get(&agg.name)
+                .ok_or_else(|| format!("no {what} of {}", agg.name))?;
             facts.asserts.push(Assert {
                 label: format!("{what} {}", agg.name),
                 c_expr: format!("{c_fn}({c_type})"),
@@ -145,7 +155,6 @@ pub fn derive(model: &Model, target: &Target) -> Result<Facts, String> {
     }
     aliases(model, target, &mut facts)?;
     constants(model, &mut facts);
-    hand_written(model, target, &mut facts)?;
     Ok(facts)
 }
 
@@ -243,7 +252,9 @@ fn fields(
         for i in bf.bit..bf.bit + bf.width {
             let byte = (place.base + unit_offset) as usize + (i / 8) as usize;
             let bit = if target.big_endian { 7 - i % 8 } else { i % 8 };
-            *expected.get_mut(byte).ok_or("bit field beyond its struct")? |= 1 << bit;
+            *expected
+                .get_mut(byte)
+                .ok_or("bit field beyond its struct")? |= 1 << bit;
         }
         let label = format!(
             "{}::{}{}",
@@ -252,14 +263,22 @@ fn fields(
             c_name(&bf.name)
         );
         let field = format!(".{}{}", place.path, c_name(&bf.name));
-        let setter = format!("{}set_{}", place.rust_path, bf.name);
+        let setter = format!("{}set_{}", place.rust_path, c_name(&bf.name));
         // The value 1: where the field's least significant bit is. bindgen's
         // accessors store a value most significant bit first on big-endian
         // targets (as C compilers do), so there it is the field's last bit.
         let mut lowest = vec![0u8; root_size as usize];
-        let low_bit = if target.big_endian { bf.bit + bf.width - 1 } else { bf.bit };
+        let low_bit = if target.big_endian {
+            bf.bit + bf.width - 1
+        } else {
+            bf.bit
+        };
         let byte = (place.base + unit_offset) as usize + (low_bit / 8) as usize;
-        let bit = if target.big_endian { 7 - low_bit % 8 } else { low_bit % 8 };
+        let bit = if target.big_endian {
+            7 - low_bit % 8
+        } else {
+            low_bit % 8
+        };
         *lowest.get_mut(byte).ok_or("bit field beyond its struct")? |= 1 << bit;
         facts.probes.push(Probe {
             label: format!("bitfield {label} = 1"),
@@ -273,7 +292,11 @@ fn fields(
             label: format!("bitfield {label} = all ones"),
             c_type: place.root.clone(),
             field,
-            value: if bf.width >= 64 { u64::MAX } else { (1u64 << bf.width) - 1 },
+            value: if bf.width >= 64 {
+                u64::MAX
+            } else {
+                (1u64 << bf.width) - 1
+            },
             expected,
             rust: Some(setter),
         });
@@ -286,9 +309,9 @@ fn fields(
 const RUST_KEYWORDS: &[&str] = &[
     "abstract", "as", "async", "await", "become", "box", "break", "const", "continue", "crate",
     "do", "dyn", "else", "enum", "extern", "false", "final", "fn", "for", "gen", "if", "impl",
-    "in", "let", "loop", "macro", "match", "mod", "move", "mut", "override", "priv", "pub",
-    "ref", "return", "self", "static", "struct", "super", "trait", "true", "try", "type",
-    "typeof", "unsafe", "unsized", "use", "virtual", "where", "while", "yield",
+    "in", "let", "loop", "macro", "match", "mod", "move", "mut", "override", "priv", "pub", "ref",
+    "return", "self", "static", "struct", "super", "trait", "true", "try", "type", "typeof",
+    "unsafe", "unsized", "use", "virtual", "where", "while", "yield",
 ];
 
 /// The C name of a field or bit field as bindgen named it in Rust.
@@ -301,13 +324,22 @@ pub fn c_name(rust: &str) -> &str {
 
 fn root_size(model: &Model, root: &str) -> Result<u64, String> {
     let name = root.split(' ').nth(1).unwrap_or(root);
-    model.sizes.get(name).copied().ok_or_else(|| format!("no size of {name}"))
+    model
+        .sizes
+        .get(name)
+        .copied()
+        .ok_or_else(|| format!("no size of {name}"))
 }
 
 /// The offset of a field: bindgen's number, or for the bit-field storage
 /// (which bindgen gives none) the end of the previous field aligned to the
 /// storage's alignment, as `repr(C)` places it.
-fn field_offset(model: &Model, target: &Target, agg: &Aggregate, name: &str) -> Result<u64, String> {
+fn field_offset(
+    model: &Model,
+    target: &Target,
+    agg: &Aggregate,
+    name: &str,
+) -> Result<u64, String> {
     if let Some(n) = model.offsets.get(&(agg.name.clone(), name.to_owned())) {
         return Ok(*n);
     }
@@ -334,8 +366,15 @@ fn field_offset(model: &Model, target: &Target, agg: &Aggregate, name: &str) -> 
 pub fn type_layout(model: &Model, target: &Target, ty: &str) -> Result<(u64, u64), String> {
     let ty = model.resolve(ty.trim());
     if let Some(inner) = ty.strip_prefix('[').and_then(|t| t.strip_suffix(']')) {
-        let (elem, count) = inner.rsplit_once(';').ok_or_else(|| format!("array {ty}"))?;
-        let count: u64 = count.trim().trim_end_matches("usize").trim().parse().map_err(|_| ty.to_owned())?;
+        let (elem, count) = inner
+            .rsplit_once(';')
+            .ok_or_else(|| format!("array {ty}"))?;
+        let count: u64 = count
+            .trim()
+            .trim_end_matches("usize")
+            .trim()
+            .parse()
+            .map_err(|_| ty.to_owned())?;
         let (size, align) = type_layout(model, target, elem)?;
         return Ok((size * count, align));
     }
@@ -414,12 +453,17 @@ fn aliases(model: &Model, target: &Target, facts: &mut Facts) -> Result<(), Stri
         if name.starts_with("_bindgen_ty_") || name.starts_with("__Bindgen") {
             continue; // anonymous enums have no C name
         }
-        let c = if name.starts_with("perf_") { format!("enum {name}") } else { name.clone() };
+        let c = if name.starts_with("perf_") {
+            format!("enum {name}")
+        } else {
+            name.clone()
+        };
         let (size, align) = type_layout(model, target, ty)?;
         let rust = format!("sys::{name}");
-        for (what, c_fn, rust_fn, n) in
-            [("size", "sizeof", "size_of", size), ("align", "_Alignof", "align_of", align)]
-        {
+        for (what, c_fn, rust_fn, n) in [
+            ("size", "sizeof", "size_of", size),
+            ("align", "_Alignof", "align_of", align),
+        ] {
             facts.asserts.push(Assert {
                 label: format!("{what} of type {c}"),
                 c_expr: format!("{c_fn}({c})"),
@@ -481,9 +525,15 @@ fn hand_written(model: &Model, target: &Target, facts: &mut Facts) -> Result<(),
             expected: i128::from(size.bytes()),
         });
         let (label, c_expr) = if next.is_empty() {
-            ("sizeof(struct perf_event_attr)".to_owned(), "sizeof(struct perf_event_attr)".to_owned())
+            (
+                "sizeof(struct perf_event_attr)".to_owned(),
+                "sizeof(struct perf_event_attr)".to_owned(),
+            )
         } else {
-            (format!("offsetof(perf_event_attr, {next})"), format!("__builtin_offsetof(struct perf_event_attr, {next})"))
+            (
+                format!("offsetof(perf_event_attr, {next})"),
+                format!("__builtin_offsetof(struct perf_event_attr, {next})"),
+            )
         };
         facts.asserts.push(Assert {
             label: format!("attr size AttrSize::Ver{n} ends at {label}"),
@@ -493,16 +543,32 @@ fn hand_written(model: &Model, target: &Target, facts: &mut Facts) -> Result<(),
         });
     }
     let words: [(&str, &str, &[HandBitField]); 3] = [
-        ("struct perf_event_attr", "perf_event_attr", bitfield::attr::ALL),
-        ("struct perf_event_attr", "perf_event_attr__bindgen_ty_5__bindgen_ty_1", bitfield::aux_action::ALL),
-        ("struct perf_event_mmap_page", "perf_event_mmap_page__bindgen_ty_1__bindgen_ty_1", bitfield::mmap_caps::ALL),
+        (
+            "struct perf_event_attr",
+            "perf_event_attr",
+            bitfield::attr::ALL,
+        ),
+        (
+            "struct perf_event_attr",
+            "perf_event_attr__bindgen_ty_5__bindgen_ty_1",
+            bitfield::aux_action::ALL,
+        ),
+        (
+            "struct perf_event_mmap_page",
+            "perf_event_mmap_page__bindgen_ty_1__bindgen_ty_1",
+            bitfield::mmap_caps::ALL,
+        ),
     ];
     for (c_type, agg_name, fields) in words {
         let word_offset = hand_word_offset(model, target, agg_name)?;
         let size = root_size(model, c_type)?;
         for f in fields {
             let mask = f.mask_for(target.big_endian);
-            let ones = if f.width >= 64 { u64::MAX } else { (1u64 << f.width) - 1 };
+            let ones = if f.width >= 64 {
+                u64::MAX
+            } else {
+                (1u64 << f.width) - 1
+            };
             // (value, raw word): all ones is the mask; 1 is the mask's lowest bit.
             for (value, word) in [(1, mask & mask.wrapping_neg()), (ones, mask)] {
                 let bytes = match (f.word_bits, target.big_endian) {
@@ -536,12 +602,18 @@ fn hand_written(model: &Model, target: &Target, facts: &mut Facts) -> Result<(),
 /// Offset of the bit-field word of an aggregate inside its named root.
 fn hand_word_offset(model: &Model, target: &Target, agg_name: &str) -> Result<u64, String> {
     // Walk up through the anonymous parents: X__bindgen_ty_N lives in X.
-    let agg = model.aggregates.get(agg_name).ok_or_else(|| format!("no {agg_name}"))?;
+    let agg = model
+        .aggregates
+        .get(agg_name)
+        .ok_or_else(|| format!("no {agg_name}"))?;
     let mut offset = field_offset(model, target, agg, "_bitfield_1")?;
     let mut child = agg_name.to_owned();
     while let Some(cut) = child.rfind("__bindgen_ty_") {
         let parent_name = child[..cut].to_owned();
-        let parent = model.aggregates.get(&parent_name).ok_or_else(|| format!("no {parent_name}"))?;
+        let parent = model
+            .aggregates
+            .get(&parent_name)
+            .ok_or_else(|| format!("no {parent_name}"))?;
         let via = parent
             .fields
             .iter()

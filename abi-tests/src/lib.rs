@@ -8,6 +8,7 @@
 //! - [`cgen`] renders them as C (static assertions, bit-field probes, a
 //!   host program);
 //! - [`check`] runs clang and reports every disagreement by name;
+//! - [`history`] compares the ABI of several kernels.
 //!
 //! `cargo xtask abi` drives all of it for every vendored architecture.
 
@@ -15,6 +16,7 @@ pub mod cgen;
 pub mod check;
 pub mod elf;
 pub mod facts;
+pub mod history;
 pub mod model;
 
 include!("../../arches.rs");

@@ -115,7 +115,9 @@ impl Model {
                 Item::Const(c) => {
                     let value = int_value(&c.expr)
                         .ok_or_else(|| format!("constant {} is not an integer", c.ident))?;
-                    model.constants.insert(c.ident.to_string(), (tokens(&c.ty), value));
+                    model
+                        .constants
+                        .insert(c.ident.to_string(), (tokens(&c.ty), value));
                 }
                 Item::Impl(imp) => {
                     if let Type::Path(p) = &*imp.self_ty {
@@ -136,19 +138,36 @@ impl Model {
         if is_bindgen_helper(&name) {
             return;
         }
-        self.aggregates
-            .insert(name.clone(), Aggregate { name, kind, fields, bitfields: Vec::new() });
+        self.aggregates.insert(
+            name.clone(),
+            Aggregate {
+                name,
+                kind,
+                fields,
+                bitfields: Vec::new(),
+            },
+        );
     }
 
     /// `const _: () = { ["Size of X"][size_of::<X>() - 8usize]; ... };`
     fn layout_block(&mut self, expr: &Expr) -> Result<(), String> {
-        let Expr::Block(block) = expr else { return Ok(()) };
+        let Expr::Block(block) = expr else {
+            return Ok(());
+        };
         for stmt in &block.block.stmts {
-            let syn::Stmt::Expr(Expr::Index(index), _) = stmt else { continue };
-            let Expr::Array(label) = &*index.expr else { continue };
-            let Some(Expr::Lit(lit)) = label.elems.first() else { continue };
+            let syn::Stmt::Expr(Expr::Index(index), _) = stmt else {
+                continue;
+            };
+            let Expr::Array(label) = &*index.expr else {
+                continue;
+            };
+            let Some(Expr::Lit(lit)) = label.elems.first() else {
+                continue;
+            };
             let Lit::Str(label) = &lit.lit else { continue };
-            let Expr::Binary(bin) = &*index.index else { continue };
+            let Expr::Binary(bin) = &*index.index else {
+                continue;
+            };
             let value = int_value(&bin.right)
                 .ok_or_else(|| format!("layout fact {:?} has no number", label.value()))?;
             let value = u64::try_from(value).map_err(|_| "negative layout number".to_owned())?;
@@ -159,7 +178,8 @@ impl Model {
                 self.aligns.insert(ty.to_owned(), value);
             } else if let Some(path) = label.strip_prefix("Offset of field: ") {
                 let (ty, field) = path.split_once("::").ok_or("offset label without ::")?;
-                self.offsets.insert((ty.to_owned(), field.to_owned()), value);
+                self.offsets
+                    .insert((ty.to_owned(), field.to_owned()), value);
             }
         }
         Ok(())
@@ -203,15 +223,30 @@ fn bitfield_accessors(imp: &syn::ItemImpl) -> Vec<BitField> {
             continue;
         }
         let body = tokens(&f.block);
-        let Some(at) = body.find(". get_const :: < ") else { continue };
+        let Some(at) = body.find(". get_const :: < ") else {
+            continue;
+        };
         let before = &body[..at];
-        let Some(unit_at) = before.rfind("_bitfield_") else { continue };
+        let Some(unit_at) = before.rfind("_bitfield_") else {
+            continue;
+        };
         let unit = before[unit_at..].trim().to_owned();
         let args = &body[at + ". get_const :: < ".len()..];
-        let mut nums = args.split(|c: char| !c.is_ascii_digit()).filter(|s| !s.is_empty());
-        let (Some(bit), Some(width)) = (nums.next(), nums.next()) else { continue };
-        let (Ok(bit), Ok(width)) = (bit.parse(), width.parse()) else { continue };
-        out.push(BitField { name, unit, bit, width });
+        let mut nums = args
+            .split(|c: char| !c.is_ascii_digit())
+            .filter(|s| !s.is_empty());
+        let (Some(bit), Some(width)) = (nums.next(), nums.next()) else {
+            continue;
+        };
+        let (Ok(bit), Ok(width)) = (bit.parse(), width.parse()) else {
+            continue;
+        };
+        out.push(BitField {
+            name,
+            unit,
+            bit,
+            width,
+        });
     }
     out
 }

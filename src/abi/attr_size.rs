@@ -71,9 +71,20 @@ impl AttrSize {
     pub const fn adds(self) -> &'static [&'static str] {
         match self {
             AttrSize::Ver0 => &[
-                "type", "size", "config", "sample_period", "sample_freq", "sample_type",
-                "read_format", "wakeup_events", "wakeup_watermark", "bp_type", "bp_addr",
-                "kprobe_func", "uprobe_path", "config1",
+                "type",
+                "size",
+                "config",
+                "sample_period",
+                "sample_freq",
+                "sample_type",
+                "read_format",
+                "wakeup_events",
+                "wakeup_watermark",
+                "bp_type",
+                "bp_addr",
+                "kprobe_func",
+                "uprobe_path",
+                "config1",
             ],
             AttrSize::Ver1 => &["bp_len", "kprobe_addr", "probe_offset", "config2"],
             AttrSize::Ver2 => &["branch_sample_type"],

@@ -26,19 +26,37 @@ pub struct BitField {
 impl BitField {
     /// A field of a 64-bit word.
     pub const fn in_u64(name: &'static str, bit: u32, width: u32) -> Self {
-        BitField { name, bit, width, word_bits: 64 }
+        BitField {
+            name,
+            bit,
+            width,
+            word_bits: 64,
+        }
     }
 
     /// A field of a 32-bit word.
     pub const fn in_u32(name: &'static str, bit: u32, width: u32) -> Self {
-        BitField { name, bit, width, word_bits: 32 }
+        BitField {
+            name,
+            bit,
+            width,
+            word_bits: 32,
+        }
     }
 
     /// The mask of the field in the raw word of a target with the given
     /// byte order (`big_endian`), as that target reads the word natively.
     pub const fn mask_for(self, big_endian: bool) -> u64 {
-        let ones = if self.width >= 64 { u64::MAX } else { (1u64 << self.width) - 1 };
-        let shift = if big_endian { self.word_bits - self.bit - self.width } else { self.bit };
+        let ones = if self.width >= 64 {
+            u64::MAX
+        } else {
+            (1u64 << self.width) - 1
+        };
+        let shift = if big_endian {
+            self.word_bits - self.bit - self.width
+        } else {
+            self.bit
+        };
         ones << shift
     }
 

@@ -52,7 +52,12 @@ impl Encoding {
     /// The encoding of the compilation target.
     pub const TARGET: Encoding = if cfg!(any(target_arch = "powerpc", target_arch = "powerpc64")) {
         Encoding::Powerpc
-    } else if cfg!(any(target_arch = "mips", target_arch = "mips64", target_arch = "mips32r6", target_arch = "mips64r6")) {
+    } else if cfg!(any(
+        target_arch = "mips",
+        target_arch = "mips64",
+        target_arch = "mips32r6",
+        target_arch = "mips64r6"
+    )) {
         Encoding::Mips
     } else if cfg!(any(target_arch = "sparc", target_arch = "sparc64")) {
         Encoding::Sparc
@@ -90,7 +95,10 @@ impl Encoding {
     /// `_IOC(dir, type, nr, size)`. Sizes that do not fit the size field
     /// are a compile-time error when evaluated in a constant.
     pub const fn ioc(self, dir: Direction, ty: u8, nr: u8, size: usize) -> u32 {
-        assert!(size < (1 << self.size_bits()), "ioctl argument too large for _IOC_SIZEBITS");
+        assert!(
+            size < (1 << self.size_bits()),
+            "ioctl argument too large for _IOC_SIZEBITS"
+        );
         (self.dir_value(dir) << self.dir_shift())
             | ((size as u32) << 16)
             | ((ty as u32) << 8)
@@ -129,14 +137,30 @@ impl Encoding {
             PerfIoctl::new("PERF_EVENT_IOC_DISABLE", self.io(T, 1), "2.6.31"),
             PerfIoctl::new("PERF_EVENT_IOC_REFRESH", self.io(T, 2), "2.6.31"),
             PerfIoctl::new("PERF_EVENT_IOC_RESET", self.io(T, 3), "2.6.31"),
-            PerfIoctl::new("PERF_EVENT_IOC_PERIOD", self.iow(T, 4, size_of::<u64>()), "2.6.36"),
+            PerfIoctl::new(
+                "PERF_EVENT_IOC_PERIOD",
+                self.iow(T, 4, size_of::<u64>()),
+                "2.6.36",
+            ),
             PerfIoctl::new("PERF_EVENT_IOC_SET_OUTPUT", self.io(T, 5), "2.6.36"),
             PerfIoctl::new("PERF_EVENT_IOC_SET_FILTER", self.iow(T, 6, p), "2.6.32"),
             PerfIoctl::new("PERF_EVENT_IOC_ID", self.ior(T, 7, p), "3.12"),
-            PerfIoctl::new("PERF_EVENT_IOC_SET_BPF", self.iow(T, 8, size_of::<u32>()), "4.1"),
-            PerfIoctl::new("PERF_EVENT_IOC_PAUSE_OUTPUT", self.iow(T, 9, size_of::<u32>()), "4.7"),
+            PerfIoctl::new(
+                "PERF_EVENT_IOC_SET_BPF",
+                self.iow(T, 8, size_of::<u32>()),
+                "4.1",
+            ),
+            PerfIoctl::new(
+                "PERF_EVENT_IOC_PAUSE_OUTPUT",
+                self.iow(T, 9, size_of::<u32>()),
+                "4.7",
+            ),
             PerfIoctl::new("PERF_EVENT_IOC_QUERY_BPF", self.iowr(T, 10, p), "4.16"),
-            PerfIoctl::new("PERF_EVENT_IOC_MODIFY_ATTRIBUTES", self.iow(T, 11, p), "4.17"),
+            PerfIoctl::new(
+                "PERF_EVENT_IOC_MODIFY_ATTRIBUTES",
+                self.iow(T, 11, p),
+                "4.17",
+            ),
         ]
     }
 }
@@ -155,13 +179,16 @@ pub struct PerfIoctl {
 
 impl PerfIoctl {
     const fn new(name: &'static str, request: u32, since: &'static str) -> Self {
-        PerfIoctl { name, request, since }
+        PerfIoctl {
+            name,
+            request,
+            since,
+        }
     }
 }
 
 /// All perf ioctl requests composed for the compilation target.
-pub const PERF_REQUESTS: [PerfIoctl; 12] =
-    Encoding::TARGET.perf_requests(size_of::<*const u8>());
+pub const PERF_REQUESTS: [PerfIoctl; 12] = Encoding::TARGET.perf_requests(size_of::<*const u8>());
 
 /// `PERF_EVENT_IOC_ENABLE`: enable the event (or group, with `PERF_IOC_FLAG_GROUP`).
 pub const PERF_EVENT_IOC_ENABLE: u32 = PERF_REQUESTS[0].request;

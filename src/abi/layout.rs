@@ -107,17 +107,47 @@ const_assert_eq!(SYS_PERF_EVENT_OPEN, 4000 + 333); // o32
 const_assert_eq!(SYS_PERF_EVENT_OPEN, 327);
 
 // The ioctl numbers composed by const fn equal those clang computed.
-const_assert_eq!(super::ioctl::PERF_EVENT_IOC_ENABLE, sys::PERF_EVENT_IOC_ENABLE);
-const_assert_eq!(super::ioctl::PERF_EVENT_IOC_DISABLE, sys::PERF_EVENT_IOC_DISABLE);
-const_assert_eq!(super::ioctl::PERF_EVENT_IOC_REFRESH, sys::PERF_EVENT_IOC_REFRESH);
-const_assert_eq!(super::ioctl::PERF_EVENT_IOC_RESET, sys::PERF_EVENT_IOC_RESET);
-const_assert_eq!(super::ioctl::PERF_EVENT_IOC_PERIOD, sys::PERF_EVENT_IOC_PERIOD);
-const_assert_eq!(super::ioctl::PERF_EVENT_IOC_SET_OUTPUT, sys::PERF_EVENT_IOC_SET_OUTPUT);
-const_assert_eq!(super::ioctl::PERF_EVENT_IOC_SET_FILTER, sys::PERF_EVENT_IOC_SET_FILTER);
+const_assert_eq!(
+    super::ioctl::PERF_EVENT_IOC_ENABLE,
+    sys::PERF_EVENT_IOC_ENABLE
+);
+const_assert_eq!(
+    super::ioctl::PERF_EVENT_IOC_DISABLE,
+    sys::PERF_EVENT_IOC_DISABLE
+);
+const_assert_eq!(
+    super::ioctl::PERF_EVENT_IOC_REFRESH,
+    sys::PERF_EVENT_IOC_REFRESH
+);
+const_assert_eq!(
+    super::ioctl::PERF_EVENT_IOC_RESET,
+    sys::PERF_EVENT_IOC_RESET
+);
+const_assert_eq!(
+    super::ioctl::PERF_EVENT_IOC_PERIOD,
+    sys::PERF_EVENT_IOC_PERIOD
+);
+const_assert_eq!(
+    super::ioctl::PERF_EVENT_IOC_SET_OUTPUT,
+    sys::PERF_EVENT_IOC_SET_OUTPUT
+);
+const_assert_eq!(
+    super::ioctl::PERF_EVENT_IOC_SET_FILTER,
+    sys::PERF_EVENT_IOC_SET_FILTER
+);
 const_assert_eq!(super::ioctl::PERF_EVENT_IOC_ID, sys::PERF_EVENT_IOC_ID);
-const_assert_eq!(super::ioctl::PERF_EVENT_IOC_SET_BPF, sys::PERF_EVENT_IOC_SET_BPF);
-const_assert_eq!(super::ioctl::PERF_EVENT_IOC_PAUSE_OUTPUT, sys::PERF_EVENT_IOC_PAUSE_OUTPUT);
-const_assert_eq!(super::ioctl::PERF_EVENT_IOC_QUERY_BPF, sys::PERF_EVENT_IOC_QUERY_BPF);
+const_assert_eq!(
+    super::ioctl::PERF_EVENT_IOC_SET_BPF,
+    sys::PERF_EVENT_IOC_SET_BPF
+);
+const_assert_eq!(
+    super::ioctl::PERF_EVENT_IOC_PAUSE_OUTPUT,
+    sys::PERF_EVENT_IOC_PAUSE_OUTPUT
+);
+const_assert_eq!(
+    super::ioctl::PERF_EVENT_IOC_QUERY_BPF,
+    sys::PERF_EVENT_IOC_QUERY_BPF
+);
 const_assert_eq!(
     super::ioctl::PERF_EVENT_IOC_MODIFY_ATTRIBUTES,
     sys::PERF_EVENT_IOC_MODIFY_ATTRIBUTES

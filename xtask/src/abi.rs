@@ -29,7 +29,11 @@ pub fn main(args: &[String]) -> Result {
         };
         let work = root.join("target/xtask/abi").join(arch.file);
         let report = abi_tests::check::check(&facts, &compiler, &work)?;
-        let status = if report.failures.is_empty() { "ok" } else { "FAILED" };
+        let status = if report.failures.is_empty() {
+            "ok"
+        } else {
+            "FAILED"
+        };
         eprintln!(
             "  {:<12} {:>5} facts: {:>5} static asserts, {:>3} bit-field probes  {status}",
             arch.file,
@@ -45,17 +49,26 @@ pub fn main(args: &[String]) -> Result {
         }
     }
     if !failed.is_empty() {
-        return Err(format!("the C compiler disagrees with the Rust side on: {}", failed.join(", ")));
+        return Err(format!(
+            "the C compiler disagrees with the Rust side on: {}",
+            failed.join(", ")
+        ));
     }
     shell::step("host: Rust values vs the system C compiler at run time, and the mutation test");
-    shell::run(abi_test_env(shell::cargo(None).args(["test", "-p", "abi-tests"]))?)?;
+    shell::run(abi_test_env(shell::cargo(None).args([
+        "test",
+        "-p",
+        "abi-tests",
+    ]))?)?;
     crate::history::main(check_only)
 }
 
 /// The environment abi-tests' tests need: clang and the pinned headers.
 pub fn abi_test_env(cmd: &mut std::process::Command) -> Result<&mut std::process::Command> {
     let set = headers::pinned()?;
-    Ok(cmd.env("ABI_TESTS_CLANG", CLANG).env("ABI_TESTS_HEADERS", &set.include))
+    Ok(cmd
+        .env("ABI_TESTS_CLANG", CLANG)
+        .env("ABI_TESTS_HEADERS", &set.include))
 }
 
 /// Installs clang 16 when it is missing.
@@ -68,5 +81,8 @@ pub fn ensure_clang() -> Result {
 
 /// The same architecture in abi-tests' copy of the table.
 fn abi_arch(arch: &options::Arch) -> &'static abi_tests::Arch {
-    abi_tests::ARCHES.iter().find(|a| a.file == arch.file).expect("one table, included twice")
+    abi_tests::ARCHES
+        .iter()
+        .find(|a| a.file == arch.file)
+        .expect("one table, included twice")
 }

@@ -8,9 +8,16 @@ use crate::shell::{self, Result};
 use std::path::Path;
 use std::time::Instant;
 
-/// Debian packages the steps need: libclang >= 16 for bindgen (clang 14
-/// does not know loongarch64) and diff for `bindgen --check`.
-const PACKAGES: &[&str] = &["clang-16", "libclang-16-dev", "diffutils"];
+/// Debian packages the steps need: clang and libclang >= 16 for bindgen and
+/// the ABI checks (clang 14 does not know loongarch64), diff for
+/// `bindgen --check`, the system C compiler for the host ABI check.
+const PACKAGES: &[&str] = &[
+    "clang-16",
+    "libclang-16-dev",
+    "diffutils",
+    "gcc",
+    "libc6-dev",
+];
 const LIBCLANG: &str = "/usr/lib/llvm-16/lib";
 
 type Step = (&'static str, fn() -> Result);
@@ -25,6 +32,10 @@ const STEPS: &[Step] = &[
     (
         "bindgen --check fails on a changed byte",
         bindgen_check_can_fail,
+    ),
+    (
+        "abi --check: every architecture vs clang, host vs cc, history",
+        abi,
     ),
     ("cross-architecture check", crate::cross::main),
     ("feature bindgen", feature_bindgen),
@@ -86,7 +97,12 @@ fn clippy() -> Result {
 }
 
 fn test() -> Result {
-    shell::run(shell::cargo(None).args(["test", "--workspace"]))
+    // abi-tests needs clang and the pinned headers: the `abi` step runs it.
+    shell::run(shell::cargo(None).args(["test", "--workspace", "--exclude", "abi-tests"]))
+}
+
+fn abi() -> Result {
+    crate::abi::main(&["--check".to_owned()])
 }
 
 fn example() -> Result {

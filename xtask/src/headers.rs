@@ -8,15 +8,59 @@ use crate::shell::{self, output, run, Result};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-/// The pinned package. Debian sid moves on and drops old versions; when this
-/// one is gone, `fetch` says which version replaced it and how to move.
+/// The package every pin names.
 pub const PACKAGE: &str = "linux-libc-dev";
-/// Version of [`PACKAGE`] the vendored bindings are generated from.
-pub const VERSION: &str = "7.2.13-1";
-/// SHA-256 of `linux-libc-dev_<VERSION>_all.deb`.
-pub const SHA256: &str = "8b33c2a408bbab537e753102dce181dc211007f64c1e2516065bc677f60d5d99";
-/// Where the package comes from.
-pub const SOURCE: &str = "deb http://deb.debian.org/debian sid main";
+
+/// One exact `linux-libc-dev` from one Debian suite. Debian drops old
+/// versions (sid at once, stable suites at point releases); when a pinned
+/// one is gone, `fetch` says which version replaced it and how to move.
+#[derive(Clone, Copy, Debug)]
+pub struct Pin {
+    /// Debian suite.
+    pub suite: &'static str,
+    /// Exact package version.
+    pub version: &'static str,
+    /// `all` (every architecture's headers) or one architecture.
+    pub arch: &'static str,
+    /// SHA-256 of the .deb.
+    pub sha256: &'static str,
+    /// The constant in this file to edit when moving the pin.
+    pub constant: &'static str,
+}
+
+/// The header set the vendored bindings are generated from (Linux 7.2).
+pub const SID: Pin = Pin {
+    suite: "sid",
+    version: "7.2.13-1",
+    arch: "all",
+    sha256: "8b33c2a408bbab537e753102dce181dc211007f64c1e2516065bc677f60d5d99",
+    constant: "SID",
+};
+
+/// Debian 13 (trixie), Linux 6.12: a step of the ABI history.
+pub const TRIXIE: Pin = Pin {
+    suite: "trixie",
+    version: "6.12.107-1",
+    arch: "all",
+    sha256: "dc68dd53c7356598d005866da0d19d7bd33af2a62971aced624cdf04492902b4",
+    constant: "TRIXIE",
+};
+
+/// Debian 12 (bookworm), Linux 6.1: the oldest step of the ABI history.
+/// Its package is per architecture (amd64 holds only x86_64's `asm/`).
+pub const BOOKWORM: Pin = Pin {
+    suite: "bookworm",
+    version: "6.1.176-1",
+    arch: "amd64",
+    sha256: "8bb258735b9dffbb111da778ebdd024750878e435ffd9dfcadcb6762ede6b4cf",
+    constant: "BOOKWORM",
+};
+
+impl Pin {
+    fn deb(&self) -> String {
+        format!("{PACKAGE}_{}_{}.deb", self.version, self.arch)
+    }
+}
 
 /// A header tree the generator reads.
 #[derive(Debug)]
@@ -45,17 +89,25 @@ pub fn cache_dir() -> PathBuf {
     base.join("perf-event-core")
 }
 
-/// The pinned header set, fetched on first use.
+/// The header set of the vendored bindings ([`SID`]), fetched on first use.
 pub fn pinned() -> Result<HeaderSet> {
-    let dir = cache_dir().join(format!("{PACKAGE}_{VERSION}_all"));
+    fetch_pin(&SID)
+}
+
+/// A pinned header set, fetched on first use.
+pub fn fetch_pin(pin: &Pin) -> Result<HeaderSet> {
+    let dir = cache_dir().join(pin.deb().trim_end_matches(".deb"));
     if !dir.join(".complete").is_file() {
-        fetch(&dir)?;
+        fetch(pin, &dir)?;
     }
     let include = dir.join("usr/include");
     let kernel = kernel_version(&include)?;
     Ok(HeaderSet {
         include,
-        description: format!("Debian {PACKAGE} {VERSION} (all), sha256 {SHA256}"),
+        description: format!(
+            "Debian {PACKAGE} {} ({}), sha256 {}",
+            pin.version, pin.arch, pin.sha256
+        ),
         kernel,
         multiarch: true,
     })
@@ -120,55 +172,60 @@ fn apt_options(apt: &Path) -> Vec<String> {
     ]
 }
 
-/// Downloads, verifies and unpacks the pinned package into `dest`.
-fn fetch(dest: &Path) -> Result {
+/// Downloads, verifies and unpacks a pinned package into `dest`.
+fn fetch(pin: &Pin, dest: &Path) -> Result {
     for tool in ["apt-get", "apt-cache", "dpkg-deb", "sha256sum"] {
         if !shell::have(tool) {
             return Err(format!(
                 "fetching the pinned headers needs `{tool}` (a Debian or Ubuntu machine); \
-                 elsewhere pass --headers DIR with an unpacked {PACKAGE}_{VERSION}_all.deb"
+                 elsewhere pass --headers DIR with an unpacked {}",
+                pin.deb()
             ));
         }
     }
     shell::step(&format!(
-        "fetching {PACKAGE} {VERSION} from Debian sid (private apt state)"
+        "fetching {PACKAGE} {} from Debian {} (private apt state)",
+        pin.version, pin.suite
     ));
-    let apt = cache_dir().join("apt-sid");
+    let apt = cache_dir().join(format!("apt-{}", pin.suite));
     for sub in ["lists/partial", "cache/archives/partial", "download"] {
         std::fs::create_dir_all(apt.join(sub)).map_err(|e| format!("{}: {e}", apt.display()))?;
     }
-    std::fs::write(apt.join("sources.list"), format!("{SOURCE}\n")).map_err(|e| e.to_string())?;
+    let source = format!("deb http://deb.debian.org/debian {} main\n", pin.suite);
+    std::fs::write(apt.join("sources.list"), source).map_err(|e| e.to_string())?;
     let opts = apt_options(&apt);
     run(Command::new("apt-get").args(&opts).arg("update"))?;
     let download = apt.join("download");
     let got = run(Command::new("apt-get")
         .args(&opts)
-        .args(["download", &format!("{PACKAGE}={VERSION}")])
+        .args(["download", &format!("{PACKAGE}={}", pin.version)])
         .current_dir(&download));
     if got.is_err() {
-        return Err(moved_on(&opts));
+        return Err(moved_on(pin, &opts));
     }
-    let deb = download.join(format!("{PACKAGE}_{VERSION}_all.deb"));
+    let deb = download.join(pin.deb());
     let sum = output(Command::new("sha256sum").arg(&deb))?;
-    if sum.split_whitespace().next() != Some(SHA256) {
+    if sum.split_whitespace().next() != Some(pin.sha256) {
         return Err(format!(
-            "{} has sha256 {} but {SHA256} is pinned: refusing to use it",
+            "{} has sha256 {} but {} is pinned: refusing to use it",
             deb.display(),
-            sum.split_whitespace().next().unwrap_or("?")
+            sum.split_whitespace().next().unwrap_or("?"),
+            pin.sha256
         ));
     }
-    let partial = dest.with_file_name(format!("{PACKAGE}_{VERSION}_all.partial"));
+    let partial = dest.with_file_name(pin.deb().replace(".deb", ".partial"));
     let _ = std::fs::remove_dir_all(&partial);
     run(Command::new("dpkg-deb").arg("-x").arg(&deb).arg(&partial))?;
-    std::fs::write(partial.join(".complete"), format!("{SHA256}\n")).map_err(|e| e.to_string())?;
+    std::fs::write(partial.join(".complete"), format!("{}\n", pin.sha256))
+        .map_err(|e| e.to_string())?;
     let _ = std::fs::remove_dir_all(dest);
     std::fs::rename(&partial, dest).map_err(|e| format!("{}: {e}", dest.display()))?;
     let _ = std::fs::remove_file(&deb);
     Ok(())
 }
 
-/// The error when sid no longer carries the pinned version.
-fn moved_on(opts: &[String]) -> String {
+/// The error when the suite no longer carries the pinned version.
+fn moved_on(pin: &Pin, opts: &[String]) -> String {
     let show =
         output(Command::new("apt-cache").args(opts).args(["show", PACKAGE])).unwrap_or_default();
     let field = |name: &str| {
@@ -178,13 +235,17 @@ fn moved_on(opts: &[String]) -> String {
             .unwrap_or_else(|| "?".to_owned())
     };
     format!(
-        "Debian sid no longer has {PACKAGE} {VERSION} (sid drops old versions).\n\
+        "Debian {} no longer has {PACKAGE} {} (Debian drops old versions).\n\
          It now has {PACKAGE} {} with sha256 {}.\n\
-         To move the pin: set VERSION and SHA256 in xtask/src/headers.rs to those values, \
-         run `cargo xtask bindgen`, review `git diff src/sys` (new fields, changed sizes), \
-         update the layout assertions and tests that name the kernel version, and commit.\n\
+         To move the pin: set version and sha256 of `{}` in xtask/src/headers.rs to those \
+         values, run `cargo xtask bindgen` and `cargo xtask abi`, review `git diff` \
+         (new fields, changed sizes, abi-tests/ABI-HISTORY.md), update the tests that name \
+         the kernel version, and commit.\n\
          Or generate from another tree: `cargo xtask bindgen --headers DIR`.",
+        pin.suite,
+        pin.version,
         field("Version:"),
-        field("SHA256:")
+        field("SHA256:"),
+        pin.constant
     )
 }
