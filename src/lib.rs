@@ -13,9 +13,18 @@
 //!   feature `bindgen`).
 //! - [`abi`]: hand-written ABI facts that everything else relies on, checked
 //!   at compile time.
+//! - [`event`]: typed event sources (hardware, cache, software, raw,
+//!   tracepoint, breakpoint, dynamic PMU).
+//! - [`attr`]: the `const fn` attr builder, minimal `attr.size`, the kernel
+//!   version each feature needs, validation and E2BIG/EINVAL diagnosis.
+//! - [`probe`] (std): which flags and attr size the running kernel accepts.
 
 #![cfg_attr(not(feature = "std"), no_std)]
 #![warn(missing_docs, unsafe_op_in_unsafe_fn)]
 
 pub mod abi;
+pub mod attr;
+pub mod event;
+#[cfg(feature = "std")]
+pub mod probe;
 pub mod sys;

@@ -6,6 +6,7 @@
 //! - [`attr_size`]: the published `perf_event_attr` sizes.
 //! - [`bitfield`]: the bit fields of the attr flags word, `aux_action` and
 //!   the mmap page capabilities as constants over the raw word.
+//! - [`since`]: the kernel version of every attr field, flag and format bit.
 //! - [`ioctl`]: the `_IOC` encodings as `const fn`, and every perf ioctl
 //!   request composed for the target.
 //!
@@ -16,6 +17,8 @@ pub mod attr_size;
 pub mod bitfield;
 pub mod ioctl;
 pub mod layout;
+pub mod since;
 
 pub use attr_size::AttrSize;
 pub use bitfield::BitField;
+pub use since::KernelVersion;
