@@ -17,6 +17,8 @@
 //!   tracepoint, breakpoint, dynamic PMU).
 //! - [`attr`]: the `const fn` attr builder, minimal `attr.size`, the kernel
 //!   version each feature needs, validation and E2BIG/EINVAL diagnosis.
+//! - [`open`], [`fd`], [`read_format`]: the syscall with explained errors,
+//!   the owned fd with every ioctl, and the exact-size read codec with scaling.
 //! - [`probe`] (std): which flags and attr size the running kernel accepts.
 
 #![cfg_attr(not(feature = "std"), no_std)]
@@ -24,7 +26,11 @@
 
 pub mod abi;
 pub mod attr;
+pub mod errno;
 pub mod event;
+pub mod fd;
+pub mod open;
 #[cfg(feature = "std")]
 pub mod probe;
+pub mod read_format;
 pub mod sys;

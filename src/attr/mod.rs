@@ -125,6 +125,20 @@ impl Attr {
         }
     }
 
+    /// Whether the event needs a hardware PMU (hardware, cache and raw
+    /// events; absent in most virtual machines).
+    pub const fn needs_hardware_pmu(&self) -> bool {
+        matches!(
+            self.raw.type_,
+            sys::PERF_TYPE_HARDWARE | sys::PERF_TYPE_HW_CACHE | sys::PERF_TYPE_RAW
+        )
+    }
+
+    /// The `read_format` word.
+    pub const fn read_format_word(&self) -> u64 {
+        self.raw.read_format
+    }
+
     /// The raw flag word (the 64 bits after `read_format`).
     pub const fn flags(&self) -> u64 {
         // SAFETY: the bitfield unit is exactly eight bytes of storage.

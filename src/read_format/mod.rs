@@ -1,0 +1,302 @@
+//! The `read(2)` layout of a perf event fd (perf_event_open(2), "Reading
+//! results"): its exact size for any `read_format` and group size, zero-copy
+//! parsing, and multiplexing scaling in 128-bit arithmetic.
+//!
+//! Without `PERF_FORMAT_GROUP`:
+//! `value; [time_enabled]; [time_running]; [id]; [lost]`.
+//! With it: `nr; [time_enabled]; [time_running]; { value; [id]; [lost] } x nr`.
+
+use crate::sys;
+use core::fmt;
+
+const ENABLED: u64 = sys::PERF_FORMAT_TOTAL_TIME_ENABLED as u64;
+const RUNNING: u64 = sys::PERF_FORMAT_TOTAL_TIME_RUNNING as u64;
+const ID: u64 = sys::PERF_FORMAT_ID as u64;
+const GROUP: u64 = sys::PERF_FORMAT_GROUP as u64;
+const LOST: u64 = sys::PERF_FORMAT_LOST as u64;
+
+/// A `read_format` word (`PERF_FORMAT_*` bits).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
+pub struct ReadFormat(pub u64);
+
+impl ReadFormat {
+    const fn has(self, bit: u64) -> bool {
+        self.0 & bit != 0
+    }
+
+    /// Whether reads return a whole group.
+    pub const fn is_group(self) -> bool {
+        self.has(GROUP)
+    }
+
+    /// u64 words per event value (value, id, lost).
+    const fn words_per_value(self) -> usize {
+        1 + self.has(ID) as usize + self.has(LOST) as usize
+    }
+
+    /// u64 words in the header (nr for groups, then the times).
+    const fn header_words(self) -> usize {
+        self.is_group() as usize + self.has(ENABLED) as usize + self.has(RUNNING) as usize
+    }
+
+    /// The exact number of bytes `read(2)` returns for this format and a
+    /// group of `members` events (leader included; ignored without GROUP).
+    pub const fn size(self, members: usize) -> usize {
+        let values = if self.is_group() { members } else { 1 };
+        8 * (self.header_words() + values * self.words_per_value())
+    }
+
+    /// Parses a `read(2)` result. The buffer must hold exactly what the
+    /// kernel returned (`bytes_read` bytes); anything else is an error.
+    pub fn parse(self, buf: &[u8]) -> Result<Reading<'_>, ReadError> {
+        if buf.len() % 8 != 0 || buf.len() < self.size(1) {
+            return Err(ReadError::Size {
+                expected: self.size(1),
+                got: buf.len(),
+            });
+        }
+        let reading = Reading { format: self, buf };
+        if self.is_group() {
+            let nr = reading.word(0);
+            let want = (nr as usize).checked_mul(self.words_per_value() * 8);
+            let want = want.and_then(|v| v.checked_add(8 * self.header_words()));
+            if want != Some(buf.len()) {
+                return Err(ReadError::GroupSize {
+                    members: nr,
+                    expected: want.unwrap_or(usize::MAX),
+                    got: buf.len(),
+                });
+            }
+        } else if buf.len() != self.size(1) {
+            return Err(ReadError::Size {
+                expected: self.size(1),
+                got: buf.len(),
+            });
+        }
+        Ok(reading)
+    }
+}
+
+/// Why a read buffer could not be parsed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ReadError {
+    /// The buffer does not have the size this read_format implies.
+    Size {
+        /// Bytes the format implies.
+        expected: usize,
+        /// Bytes given.
+        got: usize,
+    },
+    /// A group read whose `nr` does not match the buffer.
+    GroupSize {
+        /// `nr` from the buffer.
+        members: u64,
+        /// Bytes `nr` implies.
+        expected: usize,
+        /// Bytes given.
+        got: usize,
+    },
+    /// The caller's buffer is smaller than the read needs.
+    BufferTooSmall {
+        /// Bytes needed.
+        needed: usize,
+        /// Bytes available.
+        got: usize,
+    },
+}
+
+impl fmt::Display for ReadError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ReadError::Size { expected, got } => {
+                write!(
+                    f,
+                    "read returned {got} bytes where the read_format implies {expected}"
+                )
+            }
+            ReadError::GroupSize {
+                members,
+                expected,
+                got,
+            } => write!(
+                f,
+                "group read says {members} members ({expected} bytes) but holds {got} bytes"
+            ),
+            ReadError::BufferTooSmall { needed, got } => write!(
+                f,
+                "the buffer has {got} bytes but this event's read needs {needed} \
+                 (ReadFormat::size tells how many)"
+            ),
+        }
+    }
+}
+
+#[cfg(feature = "std")]
+impl std::error::Error for ReadError {}
+
+/// A parsed `read(2)` result, borrowing the buffer.
+#[derive(Clone, Copy, Debug)]
+pub struct Reading<'a> {
+    format: ReadFormat,
+    buf: &'a [u8],
+}
+
+/// One event's value within a reading.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Value {
+    /// The count.
+    pub value: u64,
+    /// `PERF_FORMAT_ID`: the event id (equals `PERF_EVENT_IOC_ID`).
+    pub id: Option<u64>,
+    /// `PERF_FORMAT_LOST`: samples lost (since Linux 6.0).
+    pub lost: Option<u64>,
+}
+
+impl<'a> Reading<'a> {
+    fn word(&self, i: usize) -> u64 {
+        let mut w = [0u8; 8];
+        w.copy_from_slice(&self.buf[8 * i..8 * i + 8]);
+        u64::from_ne_bytes(w)
+    }
+
+    /// `PERF_FORMAT_TOTAL_TIME_ENABLED`: ns the event was enabled.
+    pub fn time_enabled(&self) -> Option<u64> {
+        // Word 0 is `nr` (group) or the value (single): the times follow it.
+        self.format.has(ENABLED).then(|| self.word(1))
+    }
+
+    /// `PERF_FORMAT_TOTAL_TIME_RUNNING`: ns the event was on the PMU.
+    pub fn time_running(&self) -> Option<u64> {
+        let at = 1 + self.format.has(ENABLED) as usize;
+        self.format.has(RUNNING).then(|| self.word(at))
+    }
+
+    /// Number of values: 1, or the group's members.
+    pub fn len(&self) -> usize {
+        if self.format.is_group() {
+            self.word(0) as usize
+        } else {
+            1
+        }
+    }
+
+    /// Whether there are no values (a group read of zero members).
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The `i`-th value (0 = the event itself, or the group leader).
+    pub fn get(&self, i: usize) -> Option<Value> {
+        if i >= self.len() {
+            return None;
+        }
+        let f = self.format;
+        let at = if f.is_group() {
+            f.header_words() + i * f.words_per_value()
+        } else {
+            0
+        };
+        // Without GROUP the value comes first and the times follow it.
+        let extra = if f.is_group() {
+            at + 1
+        } else {
+            1 + f.has(ENABLED) as usize + f.has(RUNNING) as usize
+        };
+        let id = f.has(ID).then(|| self.word(extra));
+        let lost = f.has(LOST).then(|| self.word(extra + f.has(ID) as usize));
+        Some(Value {
+            value: self.word(at),
+            id,
+            lost,
+        })
+    }
+
+    /// The values in order.
+    pub fn values(&self) -> impl Iterator<Item = Value> + '_ {
+        (0..self.len()).filter_map(move |i| self.get(i))
+    }
+
+    /// The first value with its times, ready for scaling.
+    pub fn counts(&self) -> Counts {
+        Counts {
+            value: self.get(0).map_or(0, |v| v.value),
+            enabled: self.time_enabled(),
+            running: self.time_running(),
+        }
+    }
+}
+
+/// A count with the times it was enabled and running.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub struct Counts {
+    /// The raw count.
+    pub value: u64,
+    /// ns enabled, if the read_format asked for it.
+    pub enabled: Option<u64>,
+    /// ns on the PMU, if the read_format asked for it.
+    pub running: Option<u64>,
+}
+
+/// The result of scaling a multiplexed count.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Scaled {
+    /// The event ran the whole time it was enabled: the count is exact.
+    Exact(u64),
+    /// `value * enabled / running`, computed in 128 bits (saturating at u64::MAX).
+    Estimated {
+        /// The estimate.
+        value: u64,
+        /// Percentage of the enabled time the event ran (0..=100).
+        percent_running: u8,
+    },
+    /// The event never ran (running == 0): no estimate exists.
+    NotCounted,
+    /// The times were not read (read_format without both time bits).
+    NoTimes(u64),
+    /// running > enabled, which the kernel should not report but has been
+    /// seen: the raw count is passed on unscaled.
+    Inconsistent {
+        /// The raw count.
+        value: u64,
+        /// ns enabled.
+        enabled: u64,
+        /// ns running.
+        running: u64,
+    },
+}
+
+impl Counts {
+    /// Scales for multiplexing: never divides by zero, never overflows.
+    pub const fn scaled(&self) -> Scaled {
+        let (Some(enabled), Some(running)) = (self.enabled, self.running) else {
+            return Scaled::NoTimes(self.value);
+        };
+        if running == 0 {
+            return Scaled::NotCounted;
+        }
+        if running > enabled {
+            return Scaled::Inconsistent {
+                value: self.value,
+                enabled,
+                running,
+            };
+        }
+        if running == enabled {
+            return Scaled::Exact(self.value);
+        }
+        let v = self.value as u128 * enabled as u128 / running as u128;
+        let value = if v > u64::MAX as u128 {
+            u64::MAX
+        } else {
+            v as u64
+        };
+        let percent_running = (running as u128 * 100 / enabled as u128) as u8;
+        Scaled::Estimated {
+            value,
+            percent_running,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests;
