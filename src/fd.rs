@@ -194,7 +194,8 @@ impl EventFd {
     }
 
     /// `PERF_EVENT_IOC_MODIFY_ATTRIBUTES`: change a breakpoint event's
-    /// address, length or type (since Linux 4.17).
+    /// address, length or type (since Linux 4.17). The new attr's
+    /// `disabled` bit applies as well: a `disabled(true)` attr stops it.
     pub fn modify_attributes(&self, attr: &Attr) -> Result<(), Errno> {
         let raw = attr.to_raw();
         self.ioctl(

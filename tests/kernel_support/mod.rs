@@ -1,0 +1,176 @@
+//! Shared by the kernel-facing integration tests: tracefs, a raw ring-buffer
+//! mapping (until the ring module exists), signal counting.
+#![allow(dead_code)] // each test binary uses part of it
+
+use std::sync::atomic::{AtomicU64, Ordering};
+
+/// The tracefs mount, mounting it at /sys/kernel/tracing when needed.
+/// Returns the reason when it cannot be had.
+pub fn tracefs() -> Result<std::path::PathBuf, String> {
+    for dir in ["/sys/kernel/tracing", "/sys/kernel/debug/tracing"] {
+        if std::path::Path::new(dir).join("events").is_dir() {
+            return Ok(dir.into());
+        }
+    }
+    let target = c"/sys/kernel/tracing";
+    // SAFETY: mount(2) with valid C strings and no data.
+    let r = unsafe {
+        libc::mount(
+            c"nodev".as_ptr(),
+            target.as_ptr(),
+            c"tracefs".as_ptr(),
+            0,
+            std::ptr::null(),
+        )
+    };
+    if r == 0 && std::path::Path::new("/sys/kernel/tracing/events").is_dir() {
+        Ok("/sys/kernel/tracing".into())
+    } else {
+        Err(format!(
+            "tracefs is not mounted and mounting it failed: {}",
+            std::io::Error::last_os_error()
+        ))
+    }
+}
+
+/// A tracepoint's id from tracefs (`events/<group>/<name>/id`).
+pub fn tracepoint_id(group: &str, name: &str) -> u64 {
+    let root = tracefs().unwrap_or_else(|e| panic!("{e}"));
+    let path = root.join("events").join(group).join(name).join("id");
+    std::fs::read_to_string(&path)
+        .unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+        .trim()
+        .parse()
+        .unwrap()
+}
+
+/// A raw mapping of an event's ring buffer: the metadata page plus
+/// `2^order` data pages.
+pub struct RawRing {
+    base: *mut libc::c_void,
+    len: usize,
+}
+
+impl RawRing {
+    pub fn map(fd: libc::c_int, order: u32) -> RawRing {
+        // SAFETY: sysconf has no preconditions.
+        let page = unsafe { libc::sysconf(libc::_SC_PAGESIZE) } as usize;
+        let len = page * (1 + (1 << order));
+        // SAFETY: a shared read-write mapping of a perf fd, as the man page describes.
+        let base = unsafe {
+            libc::mmap(
+                std::ptr::null_mut(),
+                len,
+                libc::PROT_READ | libc::PROT_WRITE,
+                libc::MAP_SHARED,
+                fd,
+                0,
+            )
+        };
+        assert_ne!(
+            base,
+            libc::MAP_FAILED,
+            "mmap: {}",
+            std::io::Error::last_os_error()
+        );
+        RawRing { base, len }
+    }
+
+    /// `data_head`, read with Acquire ordering as the kernel requires.
+    pub fn data_head(&self) -> u64 {
+        let off = std::mem::offset_of!(perf_event_core::sys::perf_event_mmap_page, data_head);
+        // SAFETY: the metadata page is mapped; data_head is an aligned u64
+        // the kernel writes concurrently, read atomically.
+        let head =
+            unsafe { &*((self.base as *const u8).add(off) as *const std::sync::atomic::AtomicU64) };
+        head.load(Ordering::Acquire)
+    }
+}
+
+impl RawRing {
+    /// (type, size) of each record header in the data area up to data_head
+    /// (the tests keep well inside the buffer: no wrap handling).
+    pub fn headers(&self) -> Vec<(u32, u16)> {
+        // SAFETY: sysconf has no preconditions.
+        let page = unsafe { libc::sysconf(libc::_SC_PAGESIZE) } as usize;
+        let head = self.data_head() as usize;
+        assert!(head <= self.len - page, "the test overran the ring");
+        let mut out = Vec::new();
+        let mut at = 0;
+        while at + 8 <= head {
+            // SAFETY: within the mapped data area, below data_head (Acquire above).
+            let (ty, size) = unsafe {
+                let p = (self.base as *const u8).add(page + at);
+                (
+                    std::ptr::read_volatile(p as *const u32),
+                    std::ptr::read_volatile(p.add(6) as *const u16),
+                )
+            };
+            out.push((ty, size));
+            if size == 0 {
+                break;
+            }
+            at += size as usize;
+        }
+        out
+    }
+}
+
+impl Drop for RawRing {
+    fn drop(&mut self) {
+        // SAFETY: unmapping exactly what `map` mapped.
+        unsafe { libc::munmap(self.base, self.len) };
+    }
+}
+
+/// Signals counted by [`count_signal`]'s handler.
+pub static SIGNALS: AtomicU64 = AtomicU64::new(0);
+
+extern "C" fn on_signal(_: libc::c_int) {
+    SIGNALS.fetch_add(1, Ordering::SeqCst);
+}
+
+/// Installs a counting handler for `sig`.
+pub fn count_signal(sig: libc::c_int) {
+    // SAFETY: a plain sigaction with an async-signal-safe handler.
+    unsafe {
+        let mut sa: libc::sigaction = std::mem::zeroed();
+        sa.sa_sigaction = on_signal as usize;
+        libc::sigemptyset(&mut sa.sa_mask);
+        assert_eq!(libc::sigaction(sig, &sa, std::ptr::null_mut()), 0);
+    }
+}
+
+/// `struct f_owner_ex` of fcntl(2) (not in the libc crate for every target).
+#[repr(C)]
+struct OwnerEx {
+    kind: libc::c_int,
+    pid: libc::pid_t,
+}
+/// fcntl(2) constants (asm-generic/fcntl.h; the same on every Linux arch).
+const F_SETSIG: libc::c_int = 10;
+const F_SETOWN_EX: libc::c_int = 15;
+const F_OWNER_TID: libc::c_int = 0;
+
+/// Routes an fd's overflow notifications to this thread as `sig`.
+pub fn signal_this_thread_on_overflow(fd: libc::c_int, sig: libc::c_int) {
+    // SAFETY: fcntl calls on an open fd; F_SETOWN_EX reads an OwnerEx.
+    unsafe {
+        let owner = OwnerEx {
+            kind: F_OWNER_TID,
+            pid: libc::gettid(),
+        };
+        assert_eq!(libc::fcntl(fd, F_SETOWN_EX, &owner as *const OwnerEx), 0);
+        assert_eq!(libc::fcntl(fd, F_SETSIG, sig), 0);
+        let fl = libc::fcntl(fd, libc::F_GETFL);
+        assert_eq!(libc::fcntl(fd, libc::F_SETFL, fl | libc::O_ASYNC), 0);
+    }
+}
+
+/// `n` prctl(PR_GET_DUMPABLE) calls (option 3).
+pub fn prctls(n: u32) {
+    for _ in 0..n {
+        // SAFETY: PR_GET_DUMPABLE has no pointer arguments.
+        unsafe { libc::prctl(libc::PR_GET_DUMPABLE, 0, 0, 0, 0) };
+    }
+}
