@@ -135,7 +135,7 @@ pub fn count_signal(sig: libc::c_int) {
     // SAFETY: a plain sigaction with an async-signal-safe handler.
     unsafe {
         let mut sa: libc::sigaction = std::mem::zeroed();
-        sa.sa_sigaction = on_signal as usize;
+        sa.sa_sigaction = on_signal as extern "C" fn(libc::c_int) as usize;
         libc::sigemptyset(&mut sa.sa_mask);
         assert_eq!(libc::sigaction(sig, &sa, std::ptr::null_mut()), 0);
     }
