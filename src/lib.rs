@@ -19,6 +19,8 @@
 //!   version each feature needs, validation and E2BIG/EINVAL diagnosis.
 //! - [`open`], [`fd`], [`read_format`]: the syscall with explained errors,
 //!   the owned fd with every ioctl, and the exact-size read codec with scaling.
+//! - [`ring`], [`record`]: the mmap ring buffer (wrap-safe, zero-copy,
+//!   overwrite snapshots, AUX area) and every PERF_RECORD type.
 //! - [`probe`] (std): which flags and attr size the running kernel accepts.
 
 #![cfg_attr(not(feature = "std"), no_std)]
@@ -33,4 +35,6 @@ pub mod open;
 #[cfg(feature = "std")]
 pub mod probe;
 pub mod read_format;
+pub mod record;
+pub mod ring;
 pub mod sys;

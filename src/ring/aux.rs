@@ -1,0 +1,101 @@
+//! The AUX area (since Linux 4.1): a second mapping after the data area for
+//! PMUs that stream hardware trace (Intel PT, ARM SPE/CoreSight, ...). Its
+//! head and tail live in the metadata page and follow the same ordering
+//! rules as the data area: `aux_head` Acquire, `aux_tail` Release.
+
+use super::{page_size, RingBuffer, RingError};
+use crate::errno::Errno;
+use crate::fd::EventFd;
+use crate::sys;
+use core::mem::offset_of;
+use core::ptr::NonNull;
+use core::sync::atomic::Ordering;
+
+/// A mapped AUX area.
+#[derive(Debug)]
+pub struct AuxArea {
+    base: NonNull<u8>,
+    len: usize,
+}
+
+// SAFETY: plain shared memory; access goes through `&self` with the
+// ordering rules documented on the methods.
+unsafe impl Send for AuxArea {}
+
+impl RingBuffer {
+    /// Maps `pages` (2^n) AUX pages after the data area: writes
+    /// `aux_offset` / `aux_size` into the metadata page, then maps them.
+    /// Needs a PMU with AUX support; others answer EINVAL.
+    pub fn map_aux(&self, fd: &EventFd, pages: usize) -> Result<AuxArea, RingError> {
+        if pages == 0 || !pages.is_power_of_two() {
+            return Err(RingError::PageCount { pages });
+        }
+        let page = page_size();
+        let offset = (self.data_offset + self.data_size).div_ceil(page) * page;
+        let len = pages
+            .checked_mul(page)
+            .ok_or(RingError::PageCount { pages })?;
+        self.meta_atomic(offset_of!(sys::perf_event_mmap_page, aux_offset))
+            .store(offset as u64, Ordering::Relaxed);
+        self.meta_atomic(offset_of!(sys::perf_event_mmap_page, aux_size))
+            .store(len as u64, Ordering::Release);
+        // SAFETY: mapping the AUX range of a perf fd as the man page describes.
+        let ptr = unsafe {
+            libc::mmap(
+                core::ptr::null_mut(),
+                len,
+                libc::PROT_READ | libc::PROT_WRITE,
+                libc::MAP_SHARED,
+                fd.raw(),
+                offset as libc::off_t,
+            )
+        };
+        if ptr == libc::MAP_FAILED {
+            return Err(RingError::Map(Errno::last()));
+        }
+        let base = NonNull::new(ptr.cast::<u8>()).ok_or(RingError::Map(Errno(libc::ENOMEM)))?;
+        Ok(AuxArea { base, len })
+    }
+
+    /// `aux_head` with Acquire ordering.
+    pub fn aux_head(&self) -> u64 {
+        self.meta_atomic(offset_of!(sys::perf_event_mmap_page, aux_head))
+            .load(Ordering::Acquire)
+    }
+
+    /// Frees AUX data below `tail` for the kernel (Release).
+    pub fn set_aux_tail(&self, tail: u64) {
+        self.meta_atomic(offset_of!(sys::perf_event_mmap_page, aux_tail))
+            .store(tail, Ordering::Release);
+    }
+}
+
+impl AuxArea {
+    /// Size in bytes.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// Whether the area is empty (never: mapping needs at least one page).
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// The AUX bytes.
+    ///
+    /// # Safety
+    /// Only `[aux_tail, aux_head)` (after an Acquire load of `aux_head`) is
+    /// stable; the rest may be written by the hardware concurrently.
+    pub unsafe fn data(&self) -> &[u8] {
+        // SAFETY: the mapping is `len` bytes; the caller upholds the
+        // no-concurrent-write rule.
+        unsafe { core::slice::from_raw_parts(self.base.as_ptr(), self.len) }
+    }
+}
+
+impl Drop for AuxArea {
+    fn drop(&mut self) {
+        // SAFETY: unmapping exactly this mapping.
+        unsafe { libc::munmap(self.base.as_ptr().cast(), self.len) };
+    }
+}

@@ -1,0 +1,290 @@
+//! The mmap ring buffer of a sampling event (perf_event_open(2), "MMAP
+//! layout"): one metadata page plus 2^n data pages, read without copying.
+//!
+//! Ordering, as the kernel requires: `data_head` is loaded with Acquire
+//! before any record below it is read; `data_tail` is stored with Release
+//! only after the caller is done with the records it frees. Between those
+//! two points the kernel does not write the bytes `[tail, head)` (in the
+//! default, non-overwrite mode it never writes past `data_tail`), so the
+//! records can be lent out as plain byte slices.
+
+mod aux;
+mod backward;
+mod batch;
+
+pub use aux::AuxArea;
+pub use backward::Snapshot;
+pub use batch::{Batch, ParseError, RawRecord};
+
+use crate::errno::Errno;
+use crate::fd::EventFd;
+use crate::sys;
+use core::fmt;
+use core::mem::offset_of;
+use core::ptr::NonNull;
+use core::sync::atomic::{AtomicU64, Ordering};
+
+/// Why a mapping or a read of the ring failed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RingError {
+    /// The data area must be 2^n pages (n >= 0).
+    PageCount {
+        /// Pages asked for.
+        pages: usize,
+    },
+    /// mmap(2) failed (EPERM: above kernel.perf_event_mlock_kb; EINVAL:
+    /// wrong size or a second mapping of a redirected event).
+    Map(Errno),
+    /// `data_head - data_tail` exceeds the buffer: the positions cannot be
+    /// trusted; everything up to head was skipped.
+    Overrun {
+        /// data_head.
+        head: u64,
+        /// data_tail.
+        tail: u64,
+        /// Bytes skipped.
+        skipped: u64,
+    },
+    /// A record header is impossible (size below 8, or past data_head);
+    /// everything from it up to head was skipped.
+    Corrupt {
+        /// Position of the bad header.
+        at: u64,
+        /// Its size field.
+        size: u16,
+        /// Bytes skipped.
+        skipped: u64,
+    },
+    /// PERF_EVENT_IOC_PAUSE_OUTPUT failed while taking a snapshot.
+    Pause(Errno),
+    /// A caller buffer cannot hold the record.
+    BufferTooSmall {
+        /// Bytes needed.
+        needed: usize,
+        /// Bytes available.
+        got: usize,
+    },
+}
+
+impl fmt::Display for RingError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            RingError::PageCount { pages } => write!(
+                f,
+                "a ring buffer needs 2^n data pages (1, 2, 4, ...), not {pages}"
+            ),
+            RingError::Map(e) => write!(
+                f,
+                "mmap of the ring buffer failed: {e} (EPERM: more than kernel.perf_event_mlock_kb \
+                 locked; EINVAL: size not 1 + 2^n pages, or the event's output is redirected)"
+            ),
+            RingError::Overrun {
+                head,
+                tail,
+                skipped,
+            } => write!(
+                f,
+                "ring overrun: data_head {head} - data_tail {tail} exceeds the buffer; \
+                 {skipped} bytes skipped"
+            ),
+            RingError::Corrupt { at, size, skipped } => write!(
+                f,
+                "corrupt record at {at} (size {size}); {skipped} bytes up to data_head skipped"
+            ),
+            RingError::Pause(e) => {
+                write!(f, "pausing the ring's output failed: {e} (needs Linux 4.7)")
+            }
+            RingError::BufferTooSmall { needed, got } => {
+                write!(
+                    f,
+                    "record of {needed} bytes does not fit the {got}-byte buffer"
+                )
+            }
+        }
+    }
+}
+
+#[cfg(feature = "std")]
+impl std::error::Error for RingError {}
+
+/// The system page size (never assumed to be 4096).
+pub fn page_size() -> usize {
+    // SAFETY: sysconf has no preconditions.
+    let n = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
+    if n > 0 {
+        n as usize
+    } else {
+        4096
+    }
+}
+
+/// A mapped ring buffer.
+#[derive(Debug)]
+pub struct RingBuffer {
+    base: NonNull<u8>,
+    map_len: usize,
+    data_offset: usize,
+    data_size: usize,
+    writable: bool,
+}
+
+// SAFETY: the mapping is process-wide memory; all access goes through
+// atomics (metadata) or through `&mut self` batches (data).
+unsafe impl Send for RingBuffer {}
+
+impl RingBuffer {
+    /// Maps `fd`'s metadata page and `data_pages` (2^n) data pages,
+    /// read-write: the reader advances `data_tail` (the default mode).
+    pub fn map(fd: &EventFd, data_pages: usize) -> Result<RingBuffer, RingError> {
+        Self::map_mode(fd, data_pages, true)
+    }
+
+    /// Maps read-only: overwrite mode, for events with `write_backward`
+    /// (the kernel never waits for the reader; see [`RingBuffer::snapshot`]).
+    pub fn map_overwrite(fd: &EventFd, data_pages: usize) -> Result<RingBuffer, RingError> {
+        Self::map_mode(fd, data_pages, false)
+    }
+
+    fn map_mode(fd: &EventFd, data_pages: usize, writable: bool) -> Result<RingBuffer, RingError> {
+        if data_pages == 0 || !data_pages.is_power_of_two() {
+            return Err(RingError::PageCount { pages: data_pages });
+        }
+        let page = page_size();
+        let map_len = data_pages
+            .checked_add(1)
+            .and_then(|n| n.checked_mul(page))
+            .ok_or(RingError::PageCount { pages: data_pages })?;
+        let prot = if writable {
+            libc::PROT_READ | libc::PROT_WRITE
+        } else {
+            libc::PROT_READ
+        };
+        // SAFETY: mapping a perf fd with the documented 1 + 2^n page size.
+        let ptr = unsafe {
+            libc::mmap(
+                core::ptr::null_mut(),
+                map_len,
+                prot,
+                libc::MAP_SHARED,
+                fd.raw(),
+                0,
+            )
+        };
+        if ptr == libc::MAP_FAILED {
+            return Err(RingError::Map(Errno::last()));
+        }
+        let base = NonNull::new(ptr.cast::<u8>()).ok_or(RingError::Map(Errno(libc::ENOMEM)))?;
+        let mut ring = RingBuffer {
+            base,
+            map_len,
+            data_offset: page,
+            data_size: map_len - page,
+            writable,
+        };
+        // Since Linux 4.1 the kernel says where the data is; older kernels
+        // leave zeros and use the classic layout (data after one page).
+        let (off, size) = (
+            ring.meta_u64(offset_of!(sys::perf_event_mmap_page, data_offset)),
+            ring.meta_u64(offset_of!(sys::perf_event_mmap_page, data_size)),
+        );
+        if off != 0
+            && size != 0
+            && off as usize + size as usize <= map_len
+            && (size as usize).is_power_of_two()
+        {
+            ring.data_offset = off as usize;
+            ring.data_size = size as usize;
+        }
+        Ok(ring)
+    }
+
+    fn meta_atomic(&self, offset: usize) -> &AtomicU64 {
+        // SAFETY: `offset` is a field offset inside the mapped metadata page,
+        // 8-aligned (checked in abi::layout); the kernel writes it
+        // concurrently, so it is only ever accessed atomically.
+        unsafe { &*(self.base.as_ptr().add(offset) as *const AtomicU64) }
+    }
+
+    fn meta_u64(&self, offset: usize) -> u64 {
+        self.meta_atomic(offset).load(Ordering::Relaxed)
+    }
+
+    /// The metadata page (`perf_event_mmap_page`), for the user-space
+    /// counter reader. Read it only with atomic or volatile loads.
+    pub fn metadata(&self) -> NonNull<sys::perf_event_mmap_page> {
+        self.base.cast()
+    }
+
+    /// `data_head` with Acquire ordering: records below it are complete.
+    pub fn head(&self) -> u64 {
+        self.meta_atomic(offset_of!(sys::perf_event_mmap_page, data_head))
+            .load(Ordering::Acquire)
+    }
+
+    /// `data_tail`: where the reader is.
+    pub fn tail(&self) -> u64 {
+        self.meta_atomic(offset_of!(sys::perf_event_mmap_page, data_tail))
+            .load(Ordering::Relaxed)
+    }
+
+    /// Frees everything below `tail` for the kernel (Release).
+    fn set_tail(&self, tail: u64) {
+        if self.writable {
+            self.meta_atomic(offset_of!(sys::perf_event_mmap_page, data_tail))
+                .store(tail, Ordering::Release);
+        }
+    }
+
+    /// Bytes in the data area.
+    pub fn data_size(&self) -> usize {
+        self.data_size
+    }
+
+    /// The data area.
+    ///
+    /// # Safety
+    /// Only bytes the kernel is not writing may be read through it: in
+    /// non-overwrite mode `[data_tail, data_head)` after an Acquire load of
+    /// `data_head`; in overwrite mode, only while output is paused.
+    unsafe fn data(&self) -> &[u8] {
+        // SAFETY: the data area lies inside the mapping (checked in map_mode);
+        // the caller upholds the no-concurrent-write rule.
+        unsafe {
+            core::slice::from_raw_parts(self.base.as_ptr().add(self.data_offset), self.data_size)
+        }
+    }
+
+    /// The records available now, oldest first. `data_tail` advances when
+    /// the batch is dropped (or [`Batch::finish`]ed), after the caller is
+    /// done with every record it lent out.
+    pub fn records(&mut self) -> Batch<'_> {
+        Batch::new(self)
+    }
+
+    /// Waits until the kernel signals data (wakeup_events / watermark) or
+    /// `timeout_ms` passes; `Ok(true)` when readable.
+    pub fn wait(fd: &EventFd, timeout_ms: i32) -> Result<bool, Errno> {
+        let mut p = libc::pollfd {
+            fd: fd.raw(),
+            events: libc::POLLIN,
+            revents: 0,
+        };
+        // SAFETY: one valid pollfd.
+        let n = unsafe { libc::poll(&mut p, 1, timeout_ms) };
+        if n < 0 {
+            return Err(Errno::last());
+        }
+        Ok(n > 0 && p.revents & libc::POLLIN != 0)
+    }
+}
+
+impl Drop for RingBuffer {
+    fn drop(&mut self) {
+        // SAFETY: unmapping exactly the mapping made in map_mode; no
+        // borrow of it outlives `self`.
+        unsafe { libc::munmap(self.base.as_ptr().cast(), self.map_len) };
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,148 @@
+//! The batch reader on a simulated ring: an anonymous mapping laid out like
+//! the kernel's (metadata page + data pages), written the way the kernel
+//! writes records. Real-kernel behaviour is in tests/ring_kernel.rs.
+
+use super::*;
+use crate::record::{self, Record, SampleLayout};
+use std::vec::Vec;
+
+fn simulated(pages: usize) -> RingBuffer {
+    let page = page_size();
+    let len = page * (1 + pages);
+    // SAFETY: a fresh anonymous mapping owned by the RingBuffer (munmap on drop).
+    let ptr = unsafe {
+        libc::mmap(
+            core::ptr::null_mut(),
+            len,
+            libc::PROT_READ | libc::PROT_WRITE,
+            libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
+            -1,
+            0,
+        )
+    };
+    assert_ne!(ptr, libc::MAP_FAILED);
+    RingBuffer {
+        base: NonNull::new(ptr.cast()).unwrap(),
+        map_len: len,
+        data_offset: page,
+        data_size: len - page,
+        writable: true,
+    }
+}
+
+/// Writes `bytes` at ring position `pos` (wrapping), as the kernel does.
+fn put(ring: &RingBuffer, pos: u64, bytes: &[u8]) {
+    for (i, b) in bytes.iter().enumerate() {
+        let at = ring.data_offset + ((pos as usize + i) & (ring.data_size - 1));
+        // SAFETY: inside the simulated mapping; no reader is active.
+        unsafe { *ring.base.as_ptr().add(at) = *b };
+    }
+}
+
+fn set_head(ring: &RingBuffer, head: u64) {
+    ring.meta_atomic(offset_of!(sys::perf_event_mmap_page, data_head))
+        .store(head, Ordering::Release);
+}
+
+fn lost(id: u64, n: u64) -> Vec<u8> {
+    let mut r = Vec::new();
+    r.extend(sys::PERF_RECORD_LOST.to_ne_bytes());
+    r.extend(0u16.to_ne_bytes());
+    r.extend(24u16.to_ne_bytes());
+    r.extend(id.to_ne_bytes());
+    r.extend(n.to_ne_bytes());
+    r
+}
+
+#[test]
+fn records_that_wrap_parse_like_those_that_do_not() {
+    let mut ring = simulated(1);
+    let size = ring.data_size as u64;
+    // Start 8 bytes before the end so the second record straddles the wrap.
+    let start = size * 3 - 16;
+    ring.set_tail(start);
+    for i in 0..4u64 {
+        put(&ring, start + i * 24, &lost(i, 100 + i));
+    }
+    set_head(&ring, start + 4 * 24);
+    let layout = SampleLayout::default();
+    let mut seen = Vec::new();
+    let mut wrapped = 0;
+    let mut batch = ring.records();
+    while let Some(rec) = batch.next() {
+        let rec = rec.unwrap();
+        wrapped += rec.wraps() as u32;
+        let mut scratch = [0u8; 64];
+        let p = rec.parse(&layout, &mut scratch).unwrap();
+        match p.record {
+            Record::Lost { id, lost } => seen.push((id, lost)),
+            other => panic!("{other:?}"),
+        }
+    }
+    drop(batch);
+    assert_eq!(wrapped, 1);
+    let want: Vec<(u64, u64)> = (0..4).map(|i| (i, 100 + i)).collect();
+    assert_eq!(seen, want);
+    assert_eq!(ring.tail(), start + 96, "tail advanced after the batch");
+    let _ = record::Header::SIZE;
+}
+
+#[test]
+fn overrun_and_corrupt_headers_are_reported_with_bytes_skipped() {
+    let mut ring = simulated(1);
+    let size = ring.data_size as u64;
+    set_head(&ring, size + 64);
+    let mut batch = ring.records();
+    assert_eq!(
+        batch.next(),
+        Some(Err(RingError::Overrun {
+            head: size + 64,
+            tail: 0,
+            skipped: size + 64
+        }))
+    );
+    assert_eq!(batch.next(), None);
+    drop(batch);
+    assert_eq!(ring.tail(), size + 64);
+
+    // A size below the header, then a size running past head.
+    let base = ring.tail();
+    put(&ring, base, &[9, 0, 0, 0, 0, 0, 4, 0]);
+    set_head(&ring, base + 32);
+    let mut batch = ring.records();
+    assert_eq!(
+        batch.next(),
+        Some(Err(RingError::Corrupt {
+            at: base,
+            size: 4,
+            skipped: 32
+        }))
+    );
+    drop(batch);
+    let base = ring.tail();
+    put(&ring, base, &lost(1, 1));
+    set_head(&ring, base + 16);
+    let mut batch = ring.records();
+    assert_eq!(
+        batch.next(),
+        Some(Err(RingError::Corrupt {
+            at: base,
+            size: 24,
+            skipped: 16
+        }))
+    );
+}
+
+#[test]
+fn page_counts_must_be_powers_of_two() {
+    for bad in [0usize, 3, 5, 6, 12] {
+        // The check happens before any mmap, so any fd value is fine here.
+        // SAFETY: -1 is never closed by this EventFd (forgotten below).
+        let fd = unsafe { crate::fd::EventFd::from_raw(-1, 0) };
+        assert_eq!(
+            RingBuffer::map(&fd, bad).unwrap_err(),
+            RingError::PageCount { pages: bad }
+        );
+        core::mem::forget(fd);
+    }
+}
