@@ -104,6 +104,7 @@ pub enum MappingId<'a> {
 /// A parsed record, borrowing the bytes it came from.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[allow(missing_docs)] // field names are the header's; see perf_event.h
+#[allow(clippy::large_enum_variant)] // transient, on the stack; no allocation in the core
 pub enum Record<'a> {
     /// PERF_RECORD_MMAP.
     Mmap {

@@ -76,7 +76,8 @@ impl fmt::Display for RingError {
             RingError::Map(e) => write!(
                 f,
                 "mmap of the ring buffer failed: {e} (EPERM: more than kernel.perf_event_mlock_kb \
-                 locked; EINVAL: size not 1 + 2^n pages, or the event's output is redirected)"
+                 locked; EINVAL: size not 1 + 2^n pages, an inherited event on cpu -1 (open one \
+                 per CPU), or the event's output is redirected)"
             ),
             RingError::Overrun {
                 head,
