@@ -318,3 +318,17 @@ fn overwrite_snapshots_return_the_newest_records_first() {
         "the first is the newest"
     );
 }
+
+#[test]
+fn poll_wakes_after_wakeup_events_samples() {
+    let Some(attr) = prctl_samples("poll_wakes_after_wakeup_events_samples", TID_TIME) else { return };
+    let attr = attr.wakeup_events(10);
+    let fd = this_thread(&attr);
+    let _ring = RingBuffer::map(&fd, 2).unwrap();
+    fd.enable(false).unwrap();
+    prctls(5);
+    assert!(!RingBuffer::wait(&fd, 0).unwrap(), "5 samples: below wakeup_events = 10");
+    prctls(5);
+    assert!(RingBuffer::wait(&fd, 100).unwrap(), "10 samples: readable");
+    fd.disable(false).unwrap();
+}

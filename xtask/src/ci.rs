@@ -38,6 +38,8 @@ const STEPS: &[Step] = &[
         abi,
     ),
     ("cross-architecture check", crate::cross::main),
+    ("miri: parser tests", crate::fuzz::miri),
+    ("fuzz: 20 s per target", fuzz),
     ("feature bindgen", feature_bindgen),
 ];
 
@@ -99,6 +101,10 @@ fn clippy() -> Result {
 fn test() -> Result {
     // abi-tests needs clang and the pinned headers: the `abi` step runs it.
     shell::run(shell::cargo(None).args(["test", "--workspace", "--exclude", "abi-tests"]))
+}
+
+fn fuzz() -> Result {
+    crate::fuzz::main(20)
 }
 
 fn abi() -> Result {

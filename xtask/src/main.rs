@@ -7,6 +7,7 @@ mod options;
 mod abi;
 mod ci;
 mod cross;
+mod fuzz;
 mod generate;
 mod headers;
 mod history;
@@ -17,6 +18,8 @@ const USAGE: &str = "usage: cargo xtask <task>
                  regenerate src/sys from the pinned kernel headers (see `bindgen --help`)
   abi [--check]  every ABI fact of every architecture vs the C compiler; the ABI history
                  (--check: fail if abi-tests/ABI-HISTORY.md is out of date instead of writing it)
+  fuzz [SECONDS] every fuzz target for SECONDS (default 20) from the checked-in corpus
+  miri           the parser tests under miri
   cross          cargo check --no-default-features for every vendored architecture
   ci             everything CI runs (fmt, clippy, tests, docs, bindgen --check, cross, bindgen feature)
   help           this text";
@@ -36,6 +39,12 @@ fn main() {
         }
         "abi" => abi::main(&args.collect::<Vec<_>>()),
         "cross" => cross::main(),
+        "fuzz" => match args.next().map(|s| s.parse::<u32>()) {
+            None => fuzz::main(20),
+            Some(Ok(n)) => fuzz::main(n),
+            Some(Err(_)) => Err("fuzz takes a number of seconds".to_owned()),
+        },
+        "miri" => fuzz::miri(),
         "ci" => ci::main(),
         "help" | "--help" | "-h" => {
             println!("{USAGE}");
