@@ -8,13 +8,18 @@ mod ci;
 mod cross;
 mod generate;
 mod headers;
+mod lab;
 mod shell;
 
 const USAGE: &str = "usage: cargo xtask <task>
   bindgen [--check] [--headers DIR] [--arch NAME]...
                  regenerate src/sys from the pinned kernel headers (see `bindgen --help`)
   cross          cargo check --no-default-features for every vendored architecture
-  ci             everything CI runs (fmt, clippy, tests, docs, bindgen --check, cross, bindgen feature)
+  lab [--break] [--no-newest] [--timeout SECS]
+                 boot Debian kernels 6.1, 6.12 and the newest under QEMU (aarch64 with a
+                 PMU, x86_64), run the kernel-facing tests there, print the matrix
+  ci             everything CI runs (fmt, clippy, tests, docs, bindgen --check, cross,
+                 bindgen feature, lab)
   help           this text";
 
 fn main() {
@@ -31,6 +36,15 @@ fn main() {
             }
         }
         "cross" => cross::main(),
+        "lab" => {
+            let rest: Vec<String> = args.collect();
+            if rest.iter().any(|a| a == "--help" || a == "-h") {
+                println!("{}", lab::USAGE);
+                Ok(())
+            } else {
+                lab::main(rest.into_iter())
+            }
+        }
         "ci" => ci::main(),
         "help" | "--help" | "-h" => {
             println!("{USAGE}");
