@@ -80,10 +80,12 @@ impl AttrBuf {
 
 /// The `perf_event_attr` size a kernel of version `v` knows, where the
 /// kernel history fixes it: VER6 (aux_sample_size) 5.5, VER7 (sig_data)
-/// 5.13, VER8 (config3) 6.3, still VER8 in 6.18. Later kernels may know
-/// VER9 (config4) or more: `None`.
+/// 5.13, VER8 (config3) 6.3, still VER8 in 6.18; 7.2, the UAPI the crate
+/// vendors, has VER9 (config4) as its latest size. Kernels between 6.18 and
+/// 7.2, and after it, are not pinned down: `None`.
 fn known_attr_size(v: (u32, u32)) -> Option<u32> {
     match v {
+        (7, 2) => Some(sys::PERF_ATTR_SIZE_VER9),
         v if v > (6, 18) => None,
         v if v >= (6, 3) => Some(sys::PERF_ATTR_SIZE_VER8),
         v if v >= (5, 13) => Some(sys::PERF_ATTR_SIZE_VER7),
@@ -367,4 +369,5 @@ fn release_strings_parse_to_major_and_minor() {
     assert_eq!(parse_version("7.2.13+deb14-arm64"), (7, 2));
     assert_eq!(known_attr_size((6, 1)), Some(128));
     assert_eq!(known_attr_size((6, 12)), Some(136));
+    assert_eq!(known_attr_size((7, 2)), Some(144));
 }

@@ -16,8 +16,6 @@
 
 mod lab_support;
 
-use lab_support::Need;
-
 #[cfg(target_arch = "aarch64")]
 mod arm {
     //! The aarch64 side: opening, the page reader and the counter registers.
@@ -225,74 +223,50 @@ fn sign_extend(raw: u64, width: u16) -> u64 {
     (((raw << shift) as i64) >> shift) as u64
 }
 
-/// Whether this machine can run the tests; if not, says so for the lab.
+/// The tests' bodies: aarch64 only.
 #[cfg(target_arch = "aarch64")]
-fn pmu_available() -> bool {
+mod checks {
+    use super::arm::*;
+    use super::lab_support::{self, Need};
     use perf_event_core::sys;
-    match arm::Counter::open(sys::PERF_COUNT_HW_CPU_CYCLES, arm::CONFIG1_RDPMC) {
-        Ok(_) => {}
-        Err(e) => {
+
+    /// Whether this machine can run the tests; if not, says so for the lab.
+    pub fn pmu_available() -> bool {
+        if let Err(e) = Counter::open(sys::PERF_COUNT_HW_CPU_CYCLES, CONFIG1_RDPMC) {
             lab_support::not_applicable(
                 Need::Aarch64Pmu,
                 &format!(
                     "hardware cycles do not open ({}): no PMU on this machine",
-                    arm::errno_name(e)
+                    errno_name(e)
                 ),
             );
             return false;
         }
+        let access =
+            std::fs::read_to_string("/proc/sys/kernel/perf_user_access").unwrap_or_default();
+        if access.trim() != "1" {
+            lab_support::not_applicable(
+                Need::Aarch64Pmu,
+                &format!(
+                    "/proc/sys/kernel/perf_user_access is {:?}: as root, \
+                     `sysctl kernel.perf_user_access=1` lets user space read counters",
+                    access.trim()
+                ),
+            );
+            return false;
+        }
+        true
     }
-    let access = std::fs::read_to_string("/proc/sys/kernel/perf_user_access").unwrap_or_default();
-    if access.trim() != "1" {
-        lab_support::not_applicable(
-            Need::Aarch64Pmu,
-            &format!(
-                "/proc/sys/kernel/perf_user_access is {:?}: as root, \
-                 `sysctl kernel.perf_user_access=1` lets user space read counters",
-                access.trim()
-            ),
-        );
-        return false;
-    }
-    true
-}
 
-#[cfg(not(target_arch = "aarch64"))]
-fn pmu_available() -> bool {
-    lab_support::not_applicable(
-        Need::Aarch64Pmu,
-        &format!(
-            "reads the Arm PMU's counter registers; this machine is {}",
-            std::env::consts::ARCH
-        ),
-    );
-    false
-}
-
-/// Work whose length the compiler cannot shorten.
-#[cfg(target_arch = "aarch64")]
-fn work(iterations: u64) {
-    let mut x = 0u64;
-    for i in 0..iterations {
-        x = std::hint::black_box(x ^ i.wrapping_mul(31));
+    /// Work whose length the compiler cannot shorten.
+    fn work(iterations: u64) {
+        let mut x = 0u64;
+        for i in 0..iterations {
+            x = std::hint::black_box(x ^ i.wrapping_mul(31));
+        }
     }
-}
 
-/// Cycles (the cycle counter, index 32) and instructions (an event counter)
-/// are readable from user space: `cap_user_rdpmc` is 1, the index is
-/// non-zero, 32-bit counters say `pmc_width` 32. Over five loops of growing
-/// length, each delta read from user space is strictly larger than the last,
-/// and the user-space value agrees with `read(2)` on the same fd within
-/// 0.1 %, bracketed by user-space reads taken just before and after.
-#[test]
-fn cycles_and_instructions_are_read_from_user_space() {
-    if !pmu_available() {
-        return;
-    }
-    #[cfg(target_arch = "aarch64")]
-    {
-        use arm::*;
-        use perf_event_core::sys;
+    pub fn cycles_and_instructions_are_read_from_user_space() {
         for (name, config) in [
             ("cycles", sys::PERF_COUNT_HW_CPU_CYCLES),
             ("instructions", sys::PERF_COUNT_HW_INSTRUCTIONS),
@@ -354,29 +328,19 @@ fn cycles_and_instructions_are_read_from_user_space() {
                 last_delta = delta;
             }
         }
+        lab_support::deliberate_failure_point();
     }
-    lab_support::deliberate_failure_point();
-}
 
-/// 64-bit event counters (`config1` bit 0, `long`) with user access need
-/// PMUv3p5: QEMU's `-cpu max` has it, so instructions open with
-/// `pmc_width` 64; a Cortex-A72 has 32-bit event counters only and refuses
-/// with EOPNOTSUPP (the kernel will not chain counters for user access).
-/// Cycles use the 64-bit cycle counter and open on both.
-#[test]
-fn long_counters_match_the_cpu() {
-    if !pmu_available() {
-        return;
-    }
-    #[cfg(target_arch = "aarch64")]
-    {
-        use arm::*;
-        use perf_event_core::sys;
+    pub fn long_counters_match_the_cpu() {
         let (implementer, part) = cpu_id();
         // Arm Ltd (0x41) part 0xd08 is the Cortex-A72: PMUv3 without 64-bit
-        // event counters. Other CPUs: whatever they answer must be coherent.
+        // event counters. QEMU's `-cpu max` says implementer 0x00 part 0x051
+        // and has PMUv3p5. Other CPUs: whatever they answer must be coherent.
         let cortex_a72 = implementer == "0x41" && part == "0xd08";
-        println!("CPU implementer {implementer} part {part}, Cortex-A72: {cortex_a72}");
+        let qemu_max = implementer == "0x00" && part == "0x051";
+        println!(
+            "CPU implementer {implementer} part {part}: Cortex-A72 {cortex_a72}, QEMU max {qemu_max}"
+        );
         let cycles = Counter::open(sys::PERF_COUNT_HW_CPU_CYCLES, CONFIG1_RDPMC | CONFIG1_LONG)
             .unwrap_or_else(|e| panic!("64-bit cycles: {}", errno_name(e)));
         let s = cycles.snapshot();
@@ -410,32 +374,76 @@ fn long_counters_match_the_cpu() {
             }
             Err(e) => {
                 assert_eq!(errno_name(e), errno_name(libc::EOPNOTSUPP));
-                let max = implementer == "0x00";
                 assert!(
-                    !max,
+                    !qemu_max,
                     "QEMU's -cpu max has PMUv3p5 yet refused 64-bit instructions"
                 );
             }
         }
     }
+
+    pub fn user_access_needs_a_task_event() {
+        match Counter::open_on(sys::PERF_COUNT_HW_CPU_CYCLES, CONFIG1_RDPMC, -1, 0) {
+            Ok(_) => panic!("a CPU-wide event got user-space access"),
+            Err(e) => assert_eq!(errno_name(e), errno_name(libc::EINVAL)),
+        }
+    }
+}
+
+/// Off aarch64: these tests read Arm PMU registers, so they report that
+/// they did not run here.
+#[cfg(not(target_arch = "aarch64"))]
+fn not_on_this_architecture() {
+    lab_support::not_applicable(
+        lab_support::Need::Aarch64Pmu,
+        &format!(
+            "reads the Arm PMU's counter registers; this machine is {}",
+            std::env::consts::ARCH
+        ),
+    );
+}
+
+/// Cycles (the cycle counter, index 32) and instructions (an event counter)
+/// are readable from user space: `cap_user_rdpmc` is 1, the index is
+/// non-zero, 32-bit counters say `pmc_width` 32. Over five loops of growing
+/// length, each delta read from user space is strictly larger than the last,
+/// and the user-space value agrees with `read(2)` on the same fd within
+/// 0.1 %, bracketed by user-space reads taken just before and after.
+#[test]
+fn cycles_and_instructions_are_read_from_user_space() {
+    #[cfg(target_arch = "aarch64")]
+    if checks::pmu_available() {
+        checks::cycles_and_instructions_are_read_from_user_space();
+    }
+    #[cfg(not(target_arch = "aarch64"))]
+    not_on_this_architecture();
+}
+
+/// 64-bit event counters (`config1` bit 0, `long`) with user access need
+/// PMUv3p5: QEMU's `-cpu max` has it, so instructions open with
+/// `pmc_width` 64; a Cortex-A72 has 32-bit event counters only and refuses
+/// with EOPNOTSUPP (the kernel will not chain counters for user access).
+/// Cycles use the 64-bit cycle counter and open on both.
+#[test]
+fn long_counters_match_the_cpu() {
+    #[cfg(target_arch = "aarch64")]
+    if checks::pmu_available() {
+        checks::long_counters_match_the_cpu();
+    }
+    #[cfg(not(target_arch = "aarch64"))]
+    not_on_this_architecture();
 }
 
 /// User access is only for events that follow a task: a CPU-wide event
 /// (pid -1, cpu 0) with `config1` bit 1 is refused with EINVAL.
 #[test]
 fn user_access_needs_a_task_event() {
-    if !pmu_available() {
-        return;
-    }
     #[cfg(target_arch = "aarch64")]
-    {
-        use arm::*;
-        use perf_event_core::sys;
-        match Counter::open_on(sys::PERF_COUNT_HW_CPU_CYCLES, CONFIG1_RDPMC, -1, 0) {
-            Ok(_) => panic!("a CPU-wide event got user-space access"),
-            Err(e) => assert_eq!(errno_name(e), errno_name(libc::EINVAL)),
-        }
+    if checks::pmu_available() {
+        checks::user_access_needs_a_task_event();
     }
+    #[cfg(not(target_arch = "aarch64"))]
+    not_on_this_architecture();
 }
 
 /// The reader's sign extension, on every machine.

@@ -129,7 +129,7 @@ impl Cpio {
     }
 
     fn pad(&mut self) {
-        while self.data.len() % 4 != 0 {
+        while !self.data.len().is_multiple_of(4) {
             self.data.push(0);
         }
     }

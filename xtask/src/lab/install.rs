@@ -84,6 +84,8 @@ fn install_qemu() -> Result {
         format!("-oDir::State::Lists={}", dir.join("lists").display()),
         format!("-oDir::Cache={}", dir.join("cache").display()),
         "-oAcquire::IndexTargets::deb::DEP-11::DefaultEnabled=false".to_owned(),
+        // Our directories are root's; apt's _apt sandbox user cannot write them.
+        "-oAPT::Sandbox::User=root".to_owned(),
         "-qq".to_owned(),
     ];
     let sudo = !output(Command::new("id").arg("-u")).is_ok_and(|s| s.trim() == "0");

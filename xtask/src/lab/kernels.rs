@@ -299,14 +299,26 @@ fn newest(cache: &Path, arch: Arch, apt: &mut LazyApt) -> Result<Kernel> {
             ));
             let spec = format!("{package}:{}={version}", arch.debian());
             let deb = apt.download(&spec, Some(&sha256))?;
-            unpack(&deb, "./boot/vmlinuz-*", &dir, &sha256)?
+            // Linux 7 packaging (linux-binary-*) ships the image as
+            // usr/lib/modules/<release>/vmlinuz, older packages as
+            // boot/vmlinuz-<release>.
+            let member = if package.starts_with("linux-binary-") {
+                "./usr/lib/modules/*/vmlinuz"
+            } else {
+                "./boot/vmlinuz-*"
+            };
+            unpack(&deb, member, &dir, &sha256)?
         }
     };
-    let release = image
-        .file_name()
-        .and_then(|n| n.to_str())
-        .and_then(|n| n.strip_prefix("vmlinuz-"))
-        .unwrap_or_default();
+    let release = match image.file_name().and_then(|n| n.to_str()) {
+        Some("vmlinuz") => image
+            .parent()
+            .and_then(|d| d.file_name())
+            .and_then(|n| n.to_str())
+            .unwrap_or_default(),
+        Some(name) => name.strip_prefix("vmlinuz-").unwrap_or_default(),
+        None => "",
+    };
     let (major, minor) = series_order(release);
     Ok(Kernel {
         arch,

@@ -24,7 +24,7 @@ mod testbins;
 use crate::shell::{self, Result};
 use guests::Arch;
 use matrix::Column;
-use std::path::PathBuf;
+use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -145,7 +145,7 @@ pub fn main(args: impl Iterator<Item = String>) -> Result {
 }
 
 /// Runs the host's test binaries the way the guests run them.
-fn host_column(work: &std::path::Path) -> Result<Column> {
+fn host_column(work: &Path) -> Result<Column> {
     let binaries = testbins::build_host()?;
     shell::step("running the tests on the host");
     let mut run = results::MachineRun {
@@ -185,12 +185,7 @@ fn host_column(work: &std::path::Path) -> Result<Column> {
 }
 
 /// Boots one guest and turns its console into a column.
-fn run_guest(
-    guest: &guests::Guest,
-    initrd: &PathBuf,
-    work: &std::path::Path,
-    args: &Args,
-) -> Result<Column> {
+fn run_guest(guest: &guests::Guest, initrd: &Path, work: &Path, args: &Args) -> Result<Column> {
     shell::step(&format!(
         "booting {}: {} {} ({}), -cpu {}",
         guest.label,

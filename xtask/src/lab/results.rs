@@ -73,6 +73,12 @@ pub fn parse_binary(name: &str, output: &str, rc: Option<i32>) -> BinaryRun {
             continue;
         }
         if let Some(rest) = line.strip_prefix("test ") {
+            // libtest prints "test NAME ... " and, when the test printed
+            // something (--nocapture), the result word on a later line.
+            if let Some(test) = rest.strip_suffix(" ...") {
+                pending = Some(test.to_owned());
+                continue;
+            }
             if let Some((test, result)) = rest.split_once(" ... ") {
                 match word(result.trim()) {
                     Some(w) => {
