@@ -24,8 +24,7 @@ pub struct Boot {
 impl Boot {
     /// The last `lines` lines of the console, for error messages.
     pub fn tail(&self, lines: usize) -> String {
-        let all: Vec<&str> = self.console.lines().collect();
-        all[all.len().saturating_sub(lines)..].join("\n")
+        tail(&self.console, lines)
     }
 }
 
