@@ -41,6 +41,7 @@ const STEPS: &[Step] = &[
     ("miri: parser tests", crate::fuzz::miri),
     ("fuzz: 20 s per target", fuzz),
     ("feature bindgen", feature_bindgen),
+    ("lab (QEMU guests)", lab),
 ];
 
 /// Runs every step and reports.
@@ -156,6 +157,11 @@ fn bindgen_check_can_fail() -> Result {
         Err(e) => Err(format!("the check failed without naming x86_64.rs: {e}")),
         Ok(()) => Err("bindgen --check accepted a changed vendored file".to_owned()),
     }
+}
+
+/// The verification lab: real kernels in QEMU (`cargo xtask lab`).
+fn lab() -> Result {
+    crate::lab::main(std::iter::empty())
 }
 
 fn find(haystack: &[u8], needle: &[u8]) -> Option<usize> {

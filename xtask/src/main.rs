@@ -11,6 +11,7 @@ mod fuzz;
 mod generate;
 mod headers;
 mod history;
+mod lab;
 mod shell;
 
 const USAGE: &str = "usage: cargo xtask <task>
@@ -21,7 +22,11 @@ const USAGE: &str = "usage: cargo xtask <task>
   fuzz [SECONDS] every fuzz target for SECONDS (default 20) from the checked-in corpus
   miri           the parser tests under miri
   cross          cargo check --no-default-features for every vendored architecture
-  ci             everything CI runs (fmt, clippy, tests, docs, bindgen --check, cross, bindgen feature)
+  lab [--break] [--no-newest] [--timeout SECS]
+                 boot Debian kernels 6.1, 6.12 and the newest under QEMU (aarch64 with a
+                 PMU, x86_64), run the kernel-facing tests there, print the matrix
+  ci             everything CI runs (fmt, clippy, tests, docs, bindgen --check, cross,
+                 bindgen feature, lab)
   help           this text";
 
 fn main() {
@@ -45,6 +50,15 @@ fn main() {
             Some(Err(_)) => Err("fuzz takes a number of seconds".to_owned()),
         },
         "miri" => fuzz::miri(),
+        "lab" => {
+            let rest: Vec<String> = args.collect();
+            if rest.iter().any(|a| a == "--help" || a == "-h") {
+                println!("{}", lab::USAGE);
+                Ok(())
+            } else {
+                lab::main(rest.into_iter())
+            }
+        }
         "ci" => ci::main(),
         "help" | "--help" | "-h" => {
             println!("{USAGE}");

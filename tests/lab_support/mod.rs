@@ -1,0 +1,149 @@
+//! Shared by the integration tests that need a particular machine (a PMU) or
+//! kernel: how such a test says that it did not run here, facts about the
+//! running kernel, and the lab's deliberate-failure switch.
+//!
+//! A test that cannot run on this machine calls [`not_applicable`] and
+//! returns. It passes for libtest, but prints one machine-readable line
+//! (visible with `--nocapture`):
+//!
+//! ```text
+//! LAB-NOT-APPLICABLE <test name> needs=<need>: <reason>
+//! ```
+//!
+//! `cargo xtask lab` runs these tests on the host and in QEMU guests, shows
+//! such a run as `n/a` in its matrix, and fails unless the test *passed* on
+//! every guest that provides `<need>` (see `xtask/src/lab/guests.rs`).
+
+#![allow(dead_code)] // each test file uses a part
+
+/// Something a test needs that a machine may lack. The token is what the
+/// lab matches against the guests that provide it.
+#[derive(Clone, Copy, Debug)]
+pub enum Need {
+    /// An aarch64 PMUv3 with user-space counter access: the hardware events
+    /// open, and `/proc/sys/kernel/perf_user_access` is 1 (the lab's
+    /// aarch64 guests set it).
+    Aarch64Pmu,
+}
+
+impl Need {
+    /// The token in the `needs=` field.
+    pub fn token(self) -> &'static str {
+        match self {
+            Need::Aarch64Pmu => "aarch64-pmu",
+        }
+    }
+}
+
+/// Reports that the calling test did not run on this machine, and why.
+/// The test must return right after.
+pub fn not_applicable(need: Need, reason: &str) {
+    let thread = std::thread::current();
+    let test = thread.name().unwrap_or("<unnamed test>");
+    // A line of its own: libtest has already printed "test NAME ... ".
+    println!(
+        "\nLAB-NOT-APPLICABLE {test} needs={}: {reason}",
+        need.token()
+    );
+}
+
+/// The environment variable that makes the lab's tests fail on purpose
+/// (set by the guests' init for `cargo xtask lab --break`).
+pub const BREAK_VAR: &str = "PERF_EVENT_CORE_LAB_BREAK";
+
+/// Fails the calling test when [`BREAK_VAR`] is set: proves that the lab
+/// notices a failing guest test. Call it after the test's real checks.
+pub fn deliberate_failure_point() {
+    assert!(
+        std::env::var_os(BREAK_VAR).is_none(),
+        "{BREAK_VAR} is set: this test fails on purpose so `cargo xtask lab --break` \
+         can prove that a failing guest test fails the lab"
+    );
+}
+
+/// The running kernel's release (`uname -r`), e.g. `6.12.117+deb12-amd64`.
+pub fn kernel_release() -> String {
+    // SAFETY: utsname is plain old data; uname fills it and returns 0.
+    let uts = unsafe {
+        let mut uts: libc::utsname = core::mem::zeroed();
+        assert_eq!(libc::uname(&mut uts), 0, "uname failed");
+        uts
+    };
+    // SAFETY: uname NUL-terminates `release` within the array.
+    let release = unsafe { core::ffi::CStr::from_ptr(uts.release.as_ptr()) };
+    release.to_string_lossy().into_owned()
+}
+
+/// `(major, minor)` of a release string: `6.12.117+deb12-amd64` -> (6, 12).
+pub fn parse_version(release: &str) -> (u32, u32) {
+    let mut parts = release.split(|c: char| !c.is_ascii_digit());
+    let mut next = || {
+        parts
+            .next()
+            .and_then(|p| p.parse().ok())
+            .unwrap_or_else(|| panic!("cannot read a version from kernel release {release:?}"))
+    };
+    (next(), next())
+}
+
+/// `(major, minor)` of the running kernel.
+pub fn kernel_version() -> (u32, u32) {
+    parse_version(&kernel_release())
+}
+
+/// `perf_event_open(2)` on raw bytes: `attr` points to at least
+/// `attr.size` readable bytes (the kernel may write `size` back on E2BIG).
+/// Returns the fd or the errno.
+///
+/// # Safety
+///
+/// `attr` must point to a writable buffer whose first bytes form a
+/// `perf_event_attr` header and that is at least as long as its `size`
+/// field says (and at least `PERF_ATTR_SIZE_VER0` bytes).
+pub unsafe fn perf_event_open(
+    attr: *mut perf_event_core::sys::perf_event_attr,
+    pid: libc::pid_t,
+    cpu: libc::c_int,
+    group: libc::c_int,
+    flags: libc::c_ulong,
+) -> Result<libc::c_int, i32> {
+    // SAFETY: the caller guarantees the buffer; the other arguments are plain
+    // integers.
+    let fd = unsafe {
+        libc::syscall(
+            libc::c_long::from(perf_event_core::sys::__NR_perf_event_open),
+            attr,
+            pid,
+            cpu,
+            group,
+            flags,
+        )
+    };
+    if fd < 0 {
+        Err(std::io::Error::last_os_error().raw_os_error().unwrap_or(-1))
+    } else {
+        Ok(fd as libc::c_int)
+    }
+}
+
+/// Closes a file descriptor the test owns.
+pub fn close(fd: libc::c_int) {
+    // SAFETY: `fd` was opened by the test and is not used afterwards.
+    unsafe { libc::close(fd) };
+}
+
+/// The symbolic name of an errno, for messages.
+pub fn errno_name(errno: i32) -> String {
+    let name = match errno {
+        libc::E2BIG => "E2BIG",
+        libc::EINVAL => "EINVAL",
+        libc::ENOENT => "ENOENT",
+        libc::EOPNOTSUPP => "EOPNOTSUPP",
+        libc::EACCES => "EACCES",
+        libc::EPERM => "EPERM",
+        libc::EFAULT => "EFAULT",
+        libc::ENODEV => "ENODEV",
+        _ => "",
+    };
+    format!("{name}({errno})")
+}

@@ -1,0 +1,372 @@
+//! Debian kernel images and the static busybox the guests boot, fetched with
+//! a private apt (see `apt.rs`), verified and cached under
+//! `<cache>/lab`. The 6.1 and 6.12 kernels and busybox are pinned to exact
+//! package versions and SHA-256 sums; the newest kernel in Debian sid is
+//! discovered (at most once a day) and joins the lab when it boots.
+
+use super::apt::{self, PrivateApt};
+use super::guests::Arch;
+use crate::headers;
+use crate::shell::{self, Result};
+use std::path::{Path, PathBuf};
+use std::time::{Duration, SystemTime};
+
+/// Where Debian's packages come from. Kernels: bookworm-security carries
+/// both bookworm's 6.1 and the 6.12 backport; busybox: bookworm; the newest
+/// kernel: sid.
+const SOURCES: &[&str] = &[
+    "deb [arch=amd64,arm64] http://deb.debian.org/debian-security bookworm-security main",
+    "deb [arch=amd64,arm64] http://deb.debian.org/debian bookworm main",
+    "deb [arch=amd64,arm64] http://deb.debian.org/debian sid main",
+];
+
+/// A pinned Debian package.
+struct Pin {
+    arch: Arch,
+    series: &'static str,
+    package: &'static str,
+    version: &'static str,
+    sha256: &'static str,
+}
+
+/// The pinned kernels (Debian bookworm-security).
+const KERNELS: &[Pin] = &[
+    Pin {
+        arch: Arch::Aarch64,
+        series: "6.1",
+        package: "linux-image-6.1.0-56-arm64",
+        version: "6.1.192-2",
+        sha256: "6f4ed2d1cb9106bc977c2b1960008f175e2eed5740340634b7894e65ef5acc82",
+    },
+    Pin {
+        arch: Arch::X86_64,
+        series: "6.1",
+        package: "linux-image-6.1.0-56-amd64",
+        version: "6.1.192-2",
+        sha256: "a86e2049672f52354c4536a089203b6c82639420424d31c91cf31a181fd4d8f1",
+    },
+    Pin {
+        arch: Arch::Aarch64,
+        series: "6.12",
+        package: "linux-image-6.12.117+deb12-arm64",
+        version: "6.12.117-1~deb12u1",
+        sha256: "29593b2ac908b9325be67b2bfb7252310d8500680bc05e89d540a9378abd01a1",
+    },
+    Pin {
+        arch: Arch::X86_64,
+        series: "6.12",
+        package: "linux-image-6.12.117+deb12-amd64",
+        version: "6.12.117-1~deb12u1",
+        sha256: "803d36a7cda13355ae8152122470288b2636f19f1cb58162dd9d8b408af9b1b4",
+    },
+];
+
+/// The pinned static busybox (Debian bookworm), the guests' shell and tools.
+const BUSYBOX: &[Pin] = &[
+    Pin {
+        arch: Arch::Aarch64,
+        series: "",
+        package: "busybox-static",
+        version: "1:1.35.0-4+deb12u1+b1",
+        sha256: "732c9135564fc71337e0e05fb4da4d11e6c28c1834bce3e405e575afef2a52f5",
+    },
+    Pin {
+        arch: Arch::X86_64,
+        series: "",
+        package: "busybox-static",
+        version: "1:1.35.0-4+deb12u1+b1",
+        sha256: "3d3fdbe91d4660c873e14b092c213fe81c1da6362daa236eb25d0171eb108744",
+    },
+];
+
+/// How long the discovered newest kernel is trusted before sid is asked again.
+const NEWEST_TTL: Duration = Duration::from_secs(24 * 3600);
+
+/// A kernel image ready to boot.
+#[derive(Clone, Debug)]
+pub struct Kernel {
+    /// Guest architecture.
+    pub arch: Arch,
+    /// `major.minor`, e.g. `6.12`.
+    pub series: String,
+    /// `(major, minor)` for ordering.
+    pub order: (u32, u32),
+    /// Debian package and version it came from.
+    pub package: String,
+    /// Package version.
+    pub version: String,
+    /// The `vmlinuz` file.
+    pub image: PathBuf,
+    /// Whether this is sid's newest kernel rather than a pinned one.
+    pub newest: bool,
+}
+
+/// Kernels and busybox binaries for every architecture.
+pub struct Fetched {
+    /// Every kernel, pinned ones first.
+    pub kernels: Vec<Kernel>,
+    /// Static busybox per architecture.
+    pub busybox: Vec<(Arch, PathBuf)>,
+}
+
+/// The lab's cache directory.
+pub fn lab_cache() -> PathBuf {
+    headers::cache_dir().join("lab")
+}
+
+/// Fetches whatever is not cached yet and returns everything.
+pub fn fetch(with_newest: bool) -> Result<Fetched> {
+    let cache = lab_cache();
+    let mut private_apt = LazyApt {
+        dir: cache.join("apt"),
+        apt: None,
+    };
+    let mut kernels = Vec::new();
+    for pin in KERNELS {
+        let image = cached_file(&cache, pin, "./boot/vmlinuz-*", &mut private_apt)?;
+        kernels.push(Kernel {
+            arch: pin.arch,
+            series: pin.series.to_owned(),
+            order: series_order(pin.series),
+            package: pin.package.to_owned(),
+            version: pin.version.to_owned(),
+            image,
+            newest: false,
+        });
+    }
+    let mut busybox = Vec::new();
+    for pin in BUSYBOX {
+        let file = cached_file(&cache, pin, "./bin/busybox", &mut private_apt)?;
+        busybox.push((pin.arch, file));
+    }
+    if with_newest {
+        for arch in Arch::ALL {
+            let newest = newest(&cache, arch, &mut private_apt)?;
+            if !kernels
+                .iter()
+                .any(|k| k.arch == arch && k.series == newest.series)
+            {
+                kernels.push(newest);
+            }
+        }
+    }
+    Ok(Fetched { kernels, busybox })
+}
+
+/// The private apt, updated on first use only (a warm cache needs no network).
+struct LazyApt {
+    dir: PathBuf,
+    apt: Option<PrivateApt>,
+}
+
+impl LazyApt {
+    fn get(&mut self) -> Result<&PrivateApt> {
+        if self.apt.is_none() {
+            shell::step("fetching Debian package indexes (private apt state)");
+            let apt = PrivateApt::new(&self.dir, SOURCES, &["amd64", "arm64"])?;
+            apt.update()?;
+            self.apt = Some(apt);
+        }
+        Ok(self.apt.as_ref().expect("just set"))
+    }
+}
+
+/// The one file a pinned package contributes, fetched on first use.
+fn cached_file(cache: &Path, pin: &Pin, member: &str, apt: &mut LazyApt) -> Result<PathBuf> {
+    let dir = cache.join(format!(
+        "{}_{}_{}",
+        pin.package,
+        pin.version.replace(':', "%3a"),
+        pin.arch.debian()
+    ));
+    if let Some(file) = complete(&dir)? {
+        return Ok(file);
+    }
+    let apt = apt.get()?;
+    shell::step(&format!(
+        "fetching {} {} ({})",
+        pin.package,
+        pin.version,
+        pin.arch.debian()
+    ));
+    let spec = format!("{}:{}={}", pin.package, pin.arch.debian(), pin.version);
+    let deb = apt
+        .download(&spec, Some(pin.sha256))
+        .map_err(|e| format!("{e}\n{}", moved_on(apt, pin)))?;
+    unpack(&deb, member, &dir, pin.sha256)
+}
+
+/// Extracts `member` of `deb` into `dir`, marks it complete and returns it.
+fn unpack(deb: &Path, member: &str, dir: &Path, sha256: &str) -> Result<PathBuf> {
+    let partial = dir.with_extension("partial");
+    let _ = std::fs::remove_dir_all(&partial);
+    apt::extract(deb, member, &partial)?;
+    let file = find_file(&partial)?;
+    let name = file
+        .strip_prefix(&partial)
+        .expect("found inside")
+        .to_owned();
+    std::fs::write(
+        partial.join(".complete"),
+        format!("{}\n{sha256}\n", name.display()),
+    )
+    .map_err(|e| e.to_string())?;
+    let _ = std::fs::remove_dir_all(dir);
+    std::fs::rename(&partial, dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    let _ = std::fs::remove_file(deb);
+    Ok(dir.join(name))
+}
+
+/// The cached file of a completed directory (`.complete` names it).
+fn complete(dir: &Path) -> Result<Option<PathBuf>> {
+    match std::fs::read_to_string(dir.join(".complete")) {
+        Ok(text) => {
+            let name = text.lines().next().unwrap_or_default();
+            let file = dir.join(name);
+            Ok(file.is_file().then_some(file))
+        }
+        Err(_) => Ok(None),
+    }
+}
+
+/// The single regular file under `dir`.
+fn find_file(dir: &Path) -> Result<PathBuf> {
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for entry in std::fs::read_dir(&d).map_err(|e| format!("{}: {e}", d.display()))? {
+            let path = entry.map_err(|e| e.to_string())?.path();
+            if path.is_dir() {
+                stack.push(path);
+            } else if path.is_file() {
+                return Ok(path);
+            }
+        }
+    }
+    Err(format!("{} holds no file after extraction", dir.display()))
+}
+
+/// The message when the archive no longer carries a pinned version.
+fn moved_on(apt: &PrivateApt, pin: &Pin) -> String {
+    let name = format!("{}:{}", pin.package, pin.arch.debian());
+    let now = apt.show(&name).ok().and_then(|s| {
+        s.first()
+            .and_then(|s| s.field("Version").map(str::to_owned))
+    });
+    format!(
+        "Debian no longer serves {name} {} (the pinned version{}). Pick the current \
+         package of that series (`apt-cache search linux-image-{}` against \
+         bookworm-security), then set package, version and sha256 of this pin in \
+         xtask/src/lab/kernels.rs from `apt-cache show` and rerun `cargo xtask lab`.",
+        pin.version,
+        now.map(|v| format!("; it now has {v}")).unwrap_or_default(),
+        pin.series,
+    )
+}
+
+/// `(major, minor)` of `6.12`-style text.
+pub fn series_order(series: &str) -> (u32, u32) {
+    let mut parts = series.split('.').map(|p| p.parse().unwrap_or(0));
+    (parts.next().unwrap_or(0), parts.next().unwrap_or(0))
+}
+
+/// Sid's newest kernel for `arch`: `linux-image-<arch>` depends on the
+/// versioned image package, which either holds `boot/vmlinuz-*` or (Linux
+/// 7 packaging) depends on the `linux-binary-*` package that does.
+fn newest(cache: &Path, arch: Arch, apt: &mut LazyApt) -> Result<Kernel> {
+    let note = cache.join(format!("newest-{}.txt", arch.debian()));
+    let fresh = std::fs::metadata(&note)
+        .and_then(|m| m.modified())
+        .is_ok_and(|t| SystemTime::now().duration_since(t).unwrap_or_default() < NEWEST_TTL);
+    let known = std::fs::read_to_string(&note).unwrap_or_default();
+    let mut fields = known.split_whitespace();
+    let (package, version, sha256) = match (fresh, fields.next(), fields.next(), fields.next()) {
+        (true, Some(p), Some(v), Some(s)) => (p.to_owned(), v.to_owned(), s.to_owned()),
+        _ => {
+            let found = discover(apt.get()?, arch)?;
+            std::fs::write(&note, format!("{} {} {}\n", found.0, found.1, found.2))
+                .map_err(|e| format!("{}: {e}", note.display()))?;
+            found
+        }
+    };
+    let dir = cache.join(format!("{package}_{version}_{}", arch.debian()));
+    let image = match complete(&dir)? {
+        Some(file) => file,
+        None => {
+            let apt = apt.get()?;
+            shell::step(&format!(
+                "fetching the newest Debian kernel: {package} {version} ({})",
+                arch.debian()
+            ));
+            let spec = format!("{package}:{}={version}", arch.debian());
+            let deb = apt.download(&spec, Some(&sha256))?;
+            // Linux 7 packaging (linux-binary-*) ships the image as
+            // usr/lib/modules/<release>/vmlinuz, older packages as
+            // boot/vmlinuz-<release>.
+            let member = if package.starts_with("linux-binary-") {
+                "./usr/lib/modules/*/vmlinuz"
+            } else {
+                "./boot/vmlinuz-*"
+            };
+            unpack(&deb, member, &dir, &sha256)?
+        }
+    };
+    let release = match image.file_name().and_then(|n| n.to_str()) {
+        Some("vmlinuz") => image
+            .parent()
+            .and_then(|d| d.file_name())
+            .and_then(|n| n.to_str())
+            .unwrap_or_default(),
+        Some(name) => name.strip_prefix("vmlinuz-").unwrap_or_default(),
+        None => "",
+    };
+    let (major, minor) = series_order(release);
+    Ok(Kernel {
+        arch,
+        series: format!("{major}.{minor}"),
+        order: (major, minor),
+        package,
+        version,
+        image,
+        newest: true,
+    })
+}
+
+/// Finds (package, version, sha256) of the newest kernel image in sid.
+fn discover(apt: &PrivateApt, arch: Arch) -> Result<(String, String, String)> {
+    let meta = format!("linux-image-{}:{}/sid", arch.debian(), arch.debian());
+    let stanzas = apt.show(&meta)?;
+    let depends = stanzas
+        .first()
+        .and_then(|s| s.field("Depends"))
+        .ok_or_else(|| format!("sid's {meta} has no Depends: Debian changed its packaging"))?;
+    let image = dependency(depends, "linux-image-")
+        .ok_or_else(|| format!("sid's {meta} depends on no linux-image-*: {depends}"))?;
+    let mut pick = image.clone();
+    let stanza = apt.show(&format!("{image}:{}/sid", arch.debian()))?;
+    let first = stanza
+        .first()
+        .ok_or_else(|| format!("sid has no {image}"))?;
+    if let Some(binary) = first
+        .field("Depends")
+        .and_then(|d| dependency(d, "linux-binary-"))
+    {
+        pick = binary;
+    }
+    let record = apt.show(&format!("{pick}:{}/sid", arch.debian()))?;
+    let record = record.first().ok_or_else(|| format!("sid has no {pick}"))?;
+    let version = record.field("Version").unwrap_or_default().to_owned();
+    let sha256 = record.field("SHA256").unwrap_or_default().to_owned();
+    if version.is_empty() || sha256.is_empty() {
+        return Err(format!("sid's record of {pick} lacks Version or SHA256"));
+    }
+    Ok((pick, version, sha256))
+}
+
+/// The first package in a Depends field whose name starts with `prefix`.
+fn dependency(depends: &str, prefix: &str) -> Option<String> {
+    depends
+        .split([',', '|'])
+        .map(|d| d.split_whitespace().next().unwrap_or_default())
+        .find(|name| name.starts_with(prefix))
+        .map(str::to_owned)
+}

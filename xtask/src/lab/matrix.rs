@@ -1,0 +1,171 @@
+//! The lab's answer: a matrix of tests x machines (host and guests) and the
+//! verdict. The rules:
+//!
+//! - every machine ran every test binary to its end, and every test that
+//!   appears anywhere appears everywhere (else `missing`);
+//! - no test failed or was ignored anywhere;
+//! - a test that was not applicable somewhere (`n/a`, it printed
+//!   `LAB-NOT-APPLICABLE ... needs=NEED`) passed on every machine that
+//!   provides NEED, and on at least one machine.
+
+use super::results::{MachineRun, Outcome};
+use super::testbins::TARGETS;
+use std::collections::BTreeSet;
+
+/// One column of the matrix.
+pub struct Column {
+    /// Short heading (`host`, `a64 6.12 a72`).
+    pub label: String,
+    /// What it is: kernel release, CPU model.
+    pub detail: String,
+    /// Needs this machine satisfies.
+    pub provides: &'static [&'static str],
+    /// Its run; `None` when the guest never came up.
+    pub run: Option<MachineRun>,
+    /// A guest of the newest Debian kernel that is counted only if it boots.
+    pub best_effort: bool,
+    /// Problems of the machine as a whole (timeout).
+    pub problems: Vec<String>,
+}
+
+/// A row: (binary, test).
+type Row = (usize, String, String);
+
+fn rows(columns: &[Column]) -> BTreeSet<Row> {
+    let mut rows = BTreeSet::new();
+    for run in columns.iter().filter_map(|c| c.run.as_ref()) {
+        for b in &run.binaries {
+            let order = TARGETS
+                .iter()
+                .position(|t| *t == b.name)
+                .unwrap_or(usize::MAX);
+            for test in b.tests.keys() {
+                rows.insert((order, b.name.clone(), test.clone()));
+            }
+        }
+    }
+    rows
+}
+
+fn outcome<'a>(column: &'a Column, binary: &str, test: &str) -> Option<&'a Outcome> {
+    column
+        .run
+        .as_ref()?
+        .binaries
+        .iter()
+        .find(|b| b.name == binary)?
+        .tests
+        .get(test)
+}
+
+fn cell(column: &Column, binary: &str, test: &str) -> &'static str {
+    if column.run.is_none() {
+        return "no boot";
+    }
+    match outcome(column, binary, test) {
+        Some(Outcome::Passed) => "passed",
+        Some(Outcome::Failed) => "FAILED",
+        Some(Outcome::NotApplicable { .. }) => "n/a",
+        Some(Outcome::Ignored) => "ignored",
+        None => "missing",
+    }
+}
+
+/// The matrix as text: a legend of the columns, then one line per test.
+pub fn render(columns: &[Column]) -> String {
+    let rows = rows(columns);
+    let names: Vec<String> = rows.iter().map(|(_, b, t)| format!("{b}::{t}")).collect();
+    let first = names.iter().map(String::len).max().unwrap_or(4).max(4);
+    let widths: Vec<usize> = columns.iter().map(|c| c.label.len().max(7)).collect();
+    let mut out = String::from("columns:\n");
+    for c in columns {
+        out.push_str(&format!("  {:<14} {}\n", c.label, c.detail));
+    }
+    out.push_str(&format!("\n{:<first$}", "test"));
+    for (c, w) in columns.iter().zip(&widths) {
+        out.push_str(&format!("  {:<w$}", c.label));
+    }
+    out.push('\n');
+    for (name, (_, binary, test)) in names.iter().zip(&rows) {
+        out.push_str(&format!("{name:<first$}"));
+        for (c, w) in columns.iter().zip(&widths) {
+            out.push_str(&format!("  {:<w$}", cell(c, binary, test)));
+        }
+        out.push('\n');
+    }
+    let count = |what: &str| {
+        rows.iter()
+            .flat_map(|(_, b, t)| columns.iter().map(move |c| cell(c, b, t)))
+            .filter(|c| *c == what)
+            .count()
+    };
+    out.push_str(&format!(
+        "\n{} tests x {} machines: {} passed, {} failed, {} n/a, {} missing\n",
+        rows.len(),
+        columns.len(),
+        count("passed"),
+        count("FAILED"),
+        count("n/a"),
+        count("missing"),
+    ));
+    out
+}
+
+/// Everything that fails the run, as sentences.
+pub fn verdict(columns: &[Column]) -> Vec<String> {
+    let mut errors = Vec::new();
+    for c in columns {
+        errors.extend(c.problems.iter().map(|p| format!("{}: {p}", c.label)));
+        let Some(run) = &c.run else {
+            if !c.best_effort {
+                errors.push(format!(
+                    "{} ({}) did not boot: its console log is printed above",
+                    c.label, c.detail
+                ));
+            }
+            continue;
+        };
+        for t in TARGETS {
+            match run.binaries.iter().find(|b| b.name == *t) {
+                None => errors.push(format!("{}: test binary `{t}` never started", c.label)),
+                Some(b) => errors.extend(
+                    b.problems
+                        .iter()
+                        .map(|p| format!("{}: test binary `{t}` {p}", c.label)),
+                ),
+            }
+        }
+    }
+    for (_, binary, test) in rows(columns) {
+        let name = format!("{binary}::{test}");
+        let mut need_of = None;
+        let mut passed_somewhere = false;
+        for c in columns.iter().filter(|c| c.run.is_some()) {
+            match outcome(c, &binary, &test) {
+                None => errors.push(format!("{name} is missing on {}", c.label)),
+                Some(Outcome::Failed) => errors.push(format!("{name} FAILED on {}", c.label)),
+                Some(Outcome::Ignored) => errors.push(format!(
+                    "{name} is #[ignore]d on {}: the project runs every test",
+                    c.label
+                )),
+                Some(Outcome::Passed) => passed_somewhere = true,
+                Some(Outcome::NotApplicable { need, reason }) => {
+                    if c.provides.contains(&need.as_str()) {
+                        errors.push(format!(
+                            "{name} did not run on {}, which provides `{need}` and must run \
+                             it: {reason}",
+                            c.label
+                        ));
+                    }
+                    need_of = Some(need.clone());
+                }
+            }
+        }
+        if let (Some(need), false) = (need_of, passed_somewhere) {
+            errors.push(format!(
+                "{name} ran nowhere: it needs `{need}` and no machine that provides it passed it"
+            ));
+        }
+    }
+    errors
+}

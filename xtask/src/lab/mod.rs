@@ -1,0 +1,256 @@
+//! `cargo xtask lab`: the verification lab. Boots real Debian kernels under
+//! QEMU (TCG) and runs the crate's kernel-facing tests in them: aarch64
+//! guests emulate a PMUv3 whose counters user space can read, x86_64 guests
+//! run older kernels. The host runs the same tests as the first column.
+//!
+//! - `install.rs`: QEMU and rustup targets on the host
+//! - `apt.rs`, `kernels.rs`: pinned Debian kernels and busybox, cached
+//! - `guests.rs`: architectures, CPU models, what each guest provides
+//! - `testbins.rs`: static test binaries per architecture
+//! - `initramfs.rs`: the newc archive and its init
+//! - `qemu.rs`: boot, timeout, console capture
+//! - `results.rs`, `matrix.rs`: parsing, the matrix, the verdict
+
+mod apt;
+mod guests;
+mod initramfs;
+mod install;
+mod kernels;
+mod matrix;
+mod qemu;
+mod results;
+mod testbins;
+
+use crate::shell::{self, Result};
+use guests::Arch;
+use matrix::Column;
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// `cargo xtask lab --help`.
+pub const USAGE: &str = "usage: cargo xtask lab [--break] [--no-newest] [--timeout SECS]
+  Boots Debian kernels 6.1, 6.12 and sid's newest (aarch64 with an emulated PMU,
+  x86_64) under QEMU, runs the kernel-facing tests in each and on the host, and
+  prints a matrix test x machine. Installs QEMU and the musl rustup targets when
+  missing; kernels are cached in $PERF_EVENT_CORE_CACHE/lab
+  (default ~/.cache/perf-event-core/lab).
+  --break        boot the guests with perf_event_core_lab_break=1: tests fail on
+                 purpose there, and the run must fail (proves failures are seen)
+  --no-newest    only the pinned kernels (no look-up of Debian sid)
+  --timeout SECS per-guest limit (default 300)";
+
+/// Parsed arguments.
+struct Args {
+    break_guests: bool,
+    newest: bool,
+    timeout: Duration,
+}
+
+impl Args {
+    fn parse(args: impl Iterator<Item = String>) -> Result<Self> {
+        let mut parsed = Args {
+            break_guests: false,
+            newest: true,
+            timeout: Duration::from_secs(300),
+        };
+        let mut args = args.peekable();
+        while let Some(arg) = args.next() {
+            match arg.as_str() {
+                "--break" => parsed.break_guests = true,
+                "--no-newest" => parsed.newest = false,
+                "--timeout" => {
+                    let secs = args
+                        .next()
+                        .and_then(|s| s.parse().ok())
+                        .ok_or("--timeout needs a number of seconds, e.g. --timeout 600")?;
+                    parsed.timeout = Duration::from_secs(secs);
+                }
+                other => return Err(format!("unknown argument `{other}`\n{USAGE}")),
+            }
+        }
+        Ok(parsed)
+    }
+}
+
+/// Runs the lab.
+pub fn main(args: impl Iterator<Item = String>) -> Result {
+    let args = Args::parse(args)?;
+    let started = Instant::now();
+    install::host_tools()?;
+    let fetched = kernels::fetch(args.newest)?;
+    let guests = guests::for_kernels(&fetched.kernels);
+    let work = shell::root().join("target/lab/run");
+    std::fs::create_dir_all(&work).map_err(|e| format!("{}: {e}", work.display()))?;
+
+    let mut columns = vec![host_column(&work)?];
+    let mut initrds = Vec::new();
+    for arch in Arch::ALL {
+        let binaries = testbins::build_guest(arch)?;
+        let busybox = fetched
+            .busybox
+            .iter()
+            .find(|(a, _)| *a == arch)
+            .map(|(_, p)| p.clone())
+            .expect("busybox fetched for every architecture");
+        let initrd = work.join(format!("initramfs-{}.cpio", arch.name()));
+        initramfs::write(&initrd, &busybox, &binaries)?;
+        initrds.push((arch, initrd));
+    }
+    let build_secs = started.elapsed().as_secs_f64();
+    for guest in &guests {
+        let initrd = &initrds
+            .iter()
+            .find(|(a, _)| *a == guest.arch)
+            .expect("built")
+            .1;
+        columns.push(run_guest(guest, initrd, &work, &args)?);
+    }
+
+    shell::step(&format!(
+        "lab matrix{}",
+        if args.break_guests {
+            " (--break: guest tests fail on purpose)"
+        } else {
+            ""
+        }
+    ));
+    println!("{}", matrix::render(&columns));
+    let errors = matrix::verdict(&columns);
+    eprintln!(
+        "lab: {:.0} s in all ({:.0} s install, fetch and build; {} guests booted one at a \
+         time); console logs in {}",
+        started.elapsed().as_secs_f64(),
+        build_secs,
+        guests.len(),
+        work.display()
+    );
+    if errors.is_empty() {
+        eprintln!("lab passed");
+        Ok(())
+    } else {
+        for e in &errors {
+            eprintln!("  - {e}");
+        }
+        Err(format!(
+            "the lab failed ({} problems, listed above){}",
+            errors.len(),
+            if args.break_guests {
+                ", as --break demands"
+            } else {
+                ""
+            }
+        ))
+    }
+}
+
+/// Runs the host's test binaries the way the guests run them.
+fn host_column(work: &Path) -> Result<Column> {
+    let binaries = testbins::build_host()?;
+    shell::step("running the tests on the host");
+    let mut run = results::MachineRun {
+        kernel: shell::output(Command::new("uname").arg("-r"))?
+            .trim()
+            .to_owned(),
+        binaries: Vec::new(),
+    };
+    let mut log = String::new();
+    for b in &binaries {
+        let out = Command::new(&b.path)
+            .args(["--test-threads=1", "--nocapture"])
+            .current_dir(shell::root())
+            .stdin(Stdio::null())
+            .output()
+            .map_err(|e| format!("cannot run {}: {e}", b.path.display()))?;
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        log.push_str(&format!(
+            "LAB-BEGIN {}\n{stdout}{}LAB-END {} rc={:?}\n",
+            b.name,
+            String::from_utf8_lossy(&out.stderr),
+            b.name,
+            out.status.code()
+        ));
+        run.binaries
+            .push(results::parse_binary(&b.name, &stdout, out.status.code()));
+    }
+    let _ = std::fs::write(work.join("host.log"), log);
+    Ok(Column {
+        label: "host".to_owned(),
+        detail: format!("{} {} (this machine)", std::env::consts::ARCH, run.kernel),
+        provides: &[],
+        run: Some(run),
+        best_effort: false,
+        problems: Vec::new(),
+    })
+}
+
+/// Boots one guest and turns its console into a column.
+fn run_guest(guest: &guests::Guest, initrd: &Path, work: &Path, args: &Args) -> Result<Column> {
+    shell::step(&format!(
+        "booting {}: {} {} ({}), -cpu {}",
+        guest.label,
+        guest.kernel.package,
+        guest.kernel.version,
+        guest.arch.debian(),
+        guest.cpu
+    ));
+    let log = work.join(format!("{}.log", guest.label.replace(' ', "-")));
+    let boot = qemu::boot(guest, initrd, args.break_guests, &log, args.timeout)?;
+    let run = results::parse_console(&boot.console);
+    let came_up = !run.kernel.is_empty();
+    let tests: usize = run.binaries.iter().map(|b| b.tests.len()).sum();
+    let mut problems = Vec::new();
+    if boot.done {
+        eprintln!(
+            "{}: kernel {} ran {} binaries, {tests} tests in {:.1} s (log {})",
+            guest.label,
+            run.kernel,
+            run.binaries.len(),
+            boot.secs,
+            log.display()
+        );
+    } else {
+        let why = if boot.timed_out {
+            format!(
+                "no {} within {} s",
+                initramfs::marker::DONE,
+                args.timeout.as_secs()
+            )
+        } else {
+            "the guest stopped before its last marker".to_owned()
+        };
+        eprintln!(
+            "{}: {why}; console tail ({}):\n{}",
+            guest.label,
+            log.display(),
+            boot.tail(40)
+        );
+        if guest.best_effort && !came_up {
+            eprintln!(
+                "{}: the newest Debian kernel does not boot here; it is left out (warning)",
+                guest.label
+            );
+        } else if came_up {
+            problems.push(why);
+        }
+    }
+    Ok(Column {
+        label: guest.label.clone(),
+        detail: format!(
+            "{} {} -cpu {}{}{}",
+            guest.arch.name(),
+            if came_up {
+                &run.kernel
+            } else {
+                &guest.kernel.version
+            },
+            guest.cpu,
+            if guest.extra.is_empty() { "" } else { " " },
+            guest.extra.join(" ")
+        ),
+        provides: guest.provides,
+        run: came_up.then_some(run),
+        best_effort: guest.best_effort,
+        problems,
+    })
+}

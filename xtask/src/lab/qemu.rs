@@ -1,0 +1,128 @@
+//! Boots one guest under QEMU's TCG (no KVM), captures its serial console to
+//! a log file and ends it when it powers off or the timeout passes.
+
+use super::guests::Guest;
+use super::initramfs::{marker, BREAK_SWITCH};
+use crate::shell::{self, Result};
+use std::io::{Read, Write};
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// What a boot produced.
+pub struct Boot {
+    /// The whole console output, `\r` removed.
+    pub console: String,
+    /// Whether the init printed its last marker (all binaries ran).
+    pub done: bool,
+    /// Whether QEMU was killed at the timeout.
+    pub timed_out: bool,
+    /// Wall time of the boot.
+    pub secs: f64,
+}
+
+impl Boot {
+    /// The last `lines` lines of the console, for error messages.
+    pub fn tail(&self, lines: usize) -> String {
+        tail(&self.console, lines)
+    }
+}
+
+/// The QEMU command line for a guest.
+pub fn command(guest: &Guest, initrd: &Path, break_switch: bool) -> Command {
+    let mut append = format!(
+        "console={} panic=-1 loglevel=3 rdinit=/init",
+        guest.arch.console()
+    );
+    if break_switch {
+        append.push(' ');
+        append.push_str(BREAK_SWITCH);
+    }
+    let mut cmd = Command::new(guest.arch.qemu());
+    cmd.args(["-accel", "tcg", "-nodefaults", "-display", "none"])
+        .args(["-no-reboot", "-serial", "stdio", "-monitor", "none"])
+        .args(guest.arch.machine())
+        .args(["-cpu", guest.cpu, "-smp", "1"])
+        .args(guest.extra)
+        .arg("-kernel")
+        .arg(&guest.kernel.image)
+        .arg("-initrd")
+        .arg(initrd)
+        .args(["-append", &append]);
+    cmd
+}
+
+/// Boots a guest, writing its console to `log`.
+pub fn boot(
+    guest: &Guest,
+    initrd: &Path,
+    break_switch: bool,
+    log: &Path,
+    timeout: Duration,
+) -> Result<Boot> {
+    let mut cmd = command(guest, initrd, break_switch);
+    eprintln!("$ {}", shell::show(&cmd));
+    let started = Instant::now();
+    let mut child = cmd
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .map_err(|e| format!("cannot start {}: {e}", guest.arch.qemu()))?;
+    let mut stdout = child.stdout.take().expect("piped");
+    let mut stderr = child.stderr.take().expect("piped");
+    let mut file =
+        std::fs::File::create(log).map_err(|e| format!("cannot create {}: {e}", log.display()))?;
+    let reader = std::thread::spawn(move || {
+        let mut all = Vec::new();
+        let mut buf = [0u8; 8192];
+        while let Ok(n) = stdout.read(&mut buf) {
+            if n == 0 {
+                break;
+            }
+            let _ = file.write_all(&buf[..n]);
+            all.extend_from_slice(&buf[..n]);
+        }
+        all
+    });
+    let errors = std::thread::spawn(move || {
+        let mut text = String::new();
+        let _ = stderr.read_to_string(&mut text);
+        text
+    });
+    let mut timed_out = false;
+    let status = loop {
+        if let Some(status) = child.try_wait().map_err(|e| e.to_string())? {
+            break status;
+        }
+        if started.elapsed() > timeout {
+            timed_out = true;
+            let _ = child.kill();
+            break child.wait().map_err(|e| e.to_string())?;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    let bytes = reader.join().unwrap_or_default();
+    let qemu_errors = errors.join().unwrap_or_default();
+    let console = String::from_utf8_lossy(&bytes).replace('\r', "");
+    let done = console.lines().any(|l| l.trim_end() == marker::DONE);
+    if !timed_out && !status.success() && !done {
+        return Err(format!(
+            "{} exited with {status} before the guest finished:\n{qemu_errors}\n\
+             console tail:\n{}",
+            guest.arch.qemu(),
+            tail(&console, 30)
+        ));
+    }
+    Ok(Boot {
+        console,
+        done,
+        timed_out,
+        secs: started.elapsed().as_secs_f64(),
+    })
+}
+
+fn tail(text: &str, lines: usize) -> String {
+    let all: Vec<&str> = text.lines().collect();
+    all[all.len().saturating_sub(lines)..].join("\n")
+}

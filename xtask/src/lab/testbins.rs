@@ -1,0 +1,123 @@
+//! Builds the crate's kernel-facing integration tests: static musl binaries
+//! (linked by rust-lld) for each guest architecture, and the same tests for
+//! the host, which runs them as the matrix's first column.
+
+use super::guests::Arch;
+use crate::shell::{self, Result};
+use std::path::PathBuf;
+use std::process::{Command, Stdio};
+
+/// The integration test targets (`tests/<name>.rs`) the lab runs on the host
+/// and in every guest: those that talk to the kernel. `vendored` and
+/// `bindgen_layout` read the source tree and stay host-only. A new test
+/// *function* in these files needs nothing here; a new kernel-facing test
+/// *file* is added to this list.
+pub const TARGETS: &[&str] = &["raw_kernel", "kernel_abi", "pmu_user_access"];
+
+/// One built test binary.
+#[derive(Clone, Debug)]
+pub struct TestBinary {
+    /// The cargo target name (`raw_kernel`), also its name in the guest.
+    pub name: String,
+    /// The executable.
+    pub path: PathBuf,
+}
+
+/// Where guest binaries are built: a target directory of the lab's own, so
+/// the profile overrides below never invalidate the workspace's builds.
+fn target_dir() -> PathBuf {
+    shell::root().join("target/lab")
+}
+
+/// Builds the test binaries for a guest architecture.
+pub fn build_guest(arch: Arch) -> Result<Vec<TestBinary>> {
+    shell::step(&format!(
+        "building the guest tests for {} (static, rust-lld)",
+        arch.rust_target()
+    ));
+    let linker_var = format!(
+        "CARGO_TARGET_{}_LINKER",
+        arch.rust_target().to_uppercase().replace('-', "_")
+    );
+    let mut cmd = shell::cargo(None);
+    cmd.args([
+        "test",
+        "--no-run",
+        "--message-format=json-render-diagnostics",
+    ])
+    .args([
+        "--package",
+        "perf-event-core",
+        "--target",
+        arch.rust_target(),
+    ])
+    .env("CARGO_TARGET_DIR", target_dir())
+    .env(linker_var, "rust-lld")
+    // Smaller binaries make a smaller initramfs; backtraces keep symbols.
+    .env("CARGO_PROFILE_DEV_DEBUG", "line-tables-only");
+    for t in TARGETS {
+        cmd.args(["--test", t]);
+    }
+    collect(cmd)
+}
+
+/// Builds the same test binaries for the host.
+pub fn build_host() -> Result<Vec<TestBinary>> {
+    shell::step("building the tests for the host");
+    let mut cmd = shell::cargo(None);
+    cmd.args([
+        "test",
+        "--no-run",
+        "--message-format=json-render-diagnostics",
+    ])
+    .args(["--package", "perf-event-core"]);
+    for t in TARGETS {
+        cmd.args(["--test", t]);
+    }
+    collect(cmd)
+}
+
+/// Runs a `cargo test --no-run --message-format=json...` and returns the
+/// executables of the [`TARGETS`], one per target.
+fn collect(mut cmd: Command) -> Result<Vec<TestBinary>> {
+    eprintln!("$ {}", shell::show(&cmd));
+    let out = cmd
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .output()
+        .map_err(|e| format!("cannot start `{}`: {e}", shell::show(&cmd)))?;
+    if !out.status.success() {
+        return Err(format!(
+            "building the lab's test binaries failed ({}): fix the errors above",
+            out.status
+        ));
+    }
+    let mut found = Vec::new();
+    for line in String::from_utf8_lossy(&out.stdout).lines() {
+        let Ok(msg) = serde_json::from_str::<serde_json::Value>(line) else {
+            continue;
+        };
+        if msg["reason"] != "compiler-artifact" {
+            continue;
+        }
+        let (Some(name), Some(exe)) = (msg["target"]["name"].as_str(), msg["executable"].as_str())
+        else {
+            continue;
+        };
+        if TARGETS.contains(&name) {
+            found.push(TestBinary {
+                name: name.to_owned(),
+                path: PathBuf::from(exe),
+            });
+        }
+    }
+    for t in TARGETS {
+        if !found.iter().any(|b| b.name == *t) {
+            return Err(format!(
+                "cargo built no executable for test target `{t}`: does tests/{t}.rs exist?"
+            ));
+        }
+    }
+    found.sort_by_key(|b| TARGETS.iter().position(|t| *t == b.name));
+    Ok(found)
+}
