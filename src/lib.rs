@@ -20,6 +20,8 @@
 //! - [`open`], [`fd`], [`read_format`]: the syscall with explained errors,
 //!   the owned fd with every ioctl, and the exact-size read codec with scaling.
 //! - [`probe`] (std): which flags and attr size the running kernel accepts.
+//! - [`sysfs`] (std): PMUs, format bit ranges, event aliases, tracefs ids,
+//!   kprobe / uprobe events, system limits.
 
 #![cfg_attr(not(feature = "std"), no_std)]
 #![warn(missing_docs, unsafe_op_in_unsafe_fn)]
@@ -34,3 +36,5 @@ pub mod open;
 pub mod probe;
 pub mod read_format;
 pub mod sys;
+#[cfg(feature = "std")]
+pub mod sysfs;
