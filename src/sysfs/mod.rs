@@ -42,6 +42,7 @@ pub use format::{ConfigWord, ConfigWords, Format, FormatProblem, FormatSyntaxErr
 pub use limits::{Caller, Limits, NmiWatchdog, Paranoid, UserAccess};
 pub use pmu::{Pmu, Pmus};
 pub use probe::{Probe, ProbeEvent};
+pub(crate) use terms::parse_number;
 pub use terms::{Term, TermLexer, TermProblem, TermSyntaxError, TermValue};
 pub use tracefs::{Tracefs, TracepointError};
 

@@ -122,7 +122,11 @@ impl<'t> TermLexer<'t> {
     /// Lexes all of `text`; positions are reported as `base + offset`. One
     /// trailing newline (as sysfs files end) is ignored.
     pub fn new(text: &'t str, base: usize) -> TermLexer<'t> {
-        let text = text.strip_suffix('\n').unwrap_or(text);
+        TermLexer::exact(text.strip_suffix('\n').unwrap_or(text), base)
+    }
+
+    /// Lexes exactly `text` (a newline is an error like any other byte).
+    pub fn exact(text: &'t str, base: usize) -> TermLexer<'t> {
         TermLexer {
             text,
             at: 0,
