@@ -382,8 +382,8 @@ impl<'s, 'r, R: Resolver + ?Sized> Parser<'s, 'r, R> {
                 let alias = encoder.alias();
                 encoder.finish().map(|w| (w, alias))
             });
-            let (words, alias) =
-                encoded.map_err(|e| self.error(start, name.len(), ErrorKind::Encode(Box::new(e))))?;
+            let (words, alias) = encoded
+                .map_err(|e| self.error(start, name.len(), ErrorKind::Encode(Box::new(e))))?;
             bases.push(Base {
                 attr: Attr::new(words.event(pmu.type_id())),
                 pmu: Some(pmu),
