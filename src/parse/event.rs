@@ -152,17 +152,22 @@ impl<'s, 'r, R: Resolver + ?Sized> Parser<'s, 'r, R> {
             self.at += 1;
             let (at, text) = self.token();
             modifiers = self.modifiers(at, text)?;
+            // `D` and `e` pin / make exclusive the leader only (as perf).
+            let members = Modifiers {
+                pinned: false,
+                exclusive: false,
+                ..modifiers
+            };
             for i in range.clone() {
                 let event = &mut self.events[i];
-                event.attr = modifiers
-                    .apply(event.attr, i == first)
-                    .map_err(|p| ParseError {
-                        input: self.input.to_owned(),
-                        position: at,
-                        len: text.len(),
-                        kind: ErrorKind::Modifier(p),
-                    })?;
-                event.modifiers = event.modifiers.merged(modifiers);
+                let mods = if i == first { modifiers } else { members };
+                event.attr = mods.apply(event.attr, i == first).map_err(|p| ParseError {
+                    input: self.input.to_owned(),
+                    position: at,
+                    len: text.len(),
+                    kind: ErrorKind::Modifier(p),
+                })?;
+                event.modifiers = event.modifiers.merged(mods);
             }
         }
         let pairs = range.len() > 1;
