@@ -72,7 +72,7 @@ fn intel_cpu_pmu_is_read_with_every_file() {
     assert_eq!(pkg.unit(), Some("Joules"));
     let scale = pkg.scale().unwrap();
     assert_eq!(scale.text, "2.3283064365386962890625e-10");
-    assert_eq!(scale.factor, 2.3283064365386962890625e-10);
+    assert_eq!(scale.factor, 2f64.powi(-32), "2^-32 J per count");
     assert_eq!(
         pkg.to_string(),
         "energy-pkg = event=0x02 (x 2.3283064365386962890625e-10 Joules)"
