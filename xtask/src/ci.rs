@@ -38,6 +38,7 @@ const STEPS: &[Step] = &[
         abi,
     ),
     ("cross-architecture check", crate::cross::main),
+    ("fuzz the sysfs and event-string parsers", fuzz),
     ("feature bindgen", feature_bindgen),
 ];
 
@@ -115,6 +116,10 @@ fn doc() -> Result {
             .args(["doc", "--workspace", "--no-deps"])
             .env("RUSTDOCFLAGS", "-D warnings"),
     )
+}
+
+fn fuzz() -> Result {
+    crate::fuzz::main(crate::fuzz::CI_SECONDS)
 }
 
 fn bindgen_check() -> Result {

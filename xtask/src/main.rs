@@ -7,6 +7,7 @@ mod options;
 mod abi;
 mod ci;
 mod cross;
+mod fuzz;
 mod generate;
 mod headers;
 mod history;
@@ -18,7 +19,8 @@ const USAGE: &str = "usage: cargo xtask <task>
   abi [--check]  every ABI fact of every architecture vs the C compiler; the ABI history
                  (--check: fail if abi-tests/ABI-HISTORY.md is out of date instead of writing it)
   cross          cargo check --no-default-features for every vendored architecture
-  ci             everything CI runs (fmt, clippy, tests, docs, bindgen --check, cross, bindgen feature)
+  fuzz [SECONDS] each fuzz target (fuzz/) for SECONDS (default 25) on the checked-in corpus
+  ci             everything CI runs (fmt, clippy, tests, docs, bindgen --check, cross, fuzz, bindgen feature)
   help           this text";
 
 fn main() {
@@ -36,6 +38,11 @@ fn main() {
         }
         "abi" => abi::main(&args.collect::<Vec<_>>()),
         "cross" => cross::main(),
+        "fuzz" => match args.next().map(|s| s.parse::<u32>()) {
+            None => fuzz::main(fuzz::CI_SECONDS),
+            Some(Ok(seconds)) => fuzz::main(seconds),
+            Some(Err(_)) => Err(format!("fuzz takes a number of seconds\n{USAGE}")),
+        },
         "ci" => ci::main(),
         "help" | "--help" | "-h" => {
             println!("{USAGE}");

@@ -1,0 +1,77 @@
+//! `cargo xtask fuzz [SECONDS]`: each cargo-fuzz target of `fuzz/` for a
+//! bounded time (default 25 s) on the checked-in corpus. New corpus
+//! entries go to `target/fuzz-corpus/<target>` and crash inputs to
+//! `target/fuzz-artifacts/<target>/`, so the tree stays clean; a crash
+//! fails the task with the input's path and the command that reproduces it.
+//! Installs the nightly toolchain and cargo-fuzz when they are missing.
+
+use crate::shell::{self, Result};
+use std::process::Command;
+
+/// The targets in `fuzz/fuzz_targets/`.
+const TARGETS: &[&str] = &["format_spec", "event_string"];
+
+/// The per-target time `cargo xtask ci` gives.
+pub const CI_SECONDS: u32 = 25;
+
+fn ensure_tools() -> Result {
+    if shell::output(Command::new("rustup").args(["run", "nightly", "rustc", "--version"])).is_err()
+    {
+        shell::step("installing the nightly toolchain (cargo-fuzz needs it)");
+        shell::run(Command::new("rustup").args([
+            "toolchain",
+            "install",
+            "nightly",
+            "--profile",
+            "minimal",
+        ]))?;
+    }
+    if shell::output(shell::cargo(Some("nightly")).args(["fuzz", "--version"])).is_err() {
+        shell::step("installing cargo-fuzz");
+        shell::run(shell::cargo(Some("stable")).args(["install", "cargo-fuzz", "--locked"]))?;
+    }
+    Ok(())
+}
+
+/// Runs every target for `seconds`.
+pub fn main(seconds: u32) -> Result {
+    ensure_tools()?;
+    let root = shell::root();
+    let mut failed = Vec::new();
+    for target in TARGETS {
+        shell::step(&format!("fuzz {target} for {seconds} s"));
+        let scratch = root.join("target/fuzz-corpus").join(target);
+        let artifacts = root.join("target/fuzz-artifacts").join(target);
+        for dir in [&scratch, &artifacts] {
+            std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+        }
+        let corpus = root.join("fuzz/corpus").join(target);
+        let mut cmd = shell::cargo(Some("nightly"));
+        cmd.args(["fuzz", "run", target])
+            .arg(&scratch)
+            .arg(&corpus)
+            .arg("--")
+            .arg(format!("-max_total_time={seconds}"))
+            .arg(format!("-artifact_prefix={}/", artifacts.display()));
+        if let Err(e) = shell::run(&mut cmd) {
+            let crashes: Vec<String> = std::fs::read_dir(&artifacts)
+                .map(|d| {
+                    d.flatten()
+                        .map(|f| f.path().display().to_string())
+                        .collect()
+                })
+                .unwrap_or_default();
+            eprintln!(
+                "fuzz target {target} failed: {e}\n  inputs: {crashes:?}\n  reproduce: cargo +nightly \
+                 fuzz run {target} <input>; then add the input as a regression test in \
+                 tests/fuzz_regressions.rs"
+            );
+            failed.push(*target);
+        }
+    }
+    if failed.is_empty() {
+        Ok(())
+    } else {
+        Err(format!("fuzz targets failed: {}", failed.join(", ")))
+    }
+}
