@@ -196,7 +196,7 @@ impl Modifiers {
                 }
             }
         }
-        let precise = attr.get_flag(flag::PRECISE_IP) as u8 + self.precise;
+        let precise = (attr.get_flag(flag::PRECISE_IP) as u8).saturating_add(self.precise);
         if precise > 3 {
             return Err(ModifierProblem::TooPrecise);
         }
