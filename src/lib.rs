@@ -22,6 +22,9 @@
 //! - [`ring`], [`record`]: the mmap ring buffer (wrap-safe, zero-copy,
 //!   overwrite snapshots, AUX area) and every PERF_RECORD type.
 //! - [`probe`] (std): which flags and attr size the running kernel accepts.
+//! - [`sysfs`] (std): PMUs, format bit ranges, event aliases, tracefs ids,
+//!   kprobe / uprobe events, system limits.
+//! - [`parse`] (std): perf-style event strings to attrs and groups.
 
 #![cfg_attr(not(feature = "std"), no_std)]
 #![warn(missing_docs, unsafe_op_in_unsafe_fn)]
@@ -33,8 +36,12 @@ pub mod event;
 pub mod fd;
 pub mod open;
 #[cfg(feature = "std")]
+pub mod parse;
+#[cfg(feature = "std")]
 pub mod probe;
 pub mod read_format;
 pub mod record;
 pub mod ring;
 pub mod sys;
+#[cfg(feature = "std")]
+pub mod sysfs;

@@ -39,7 +39,7 @@ const STEPS: &[Step] = &[
     ),
     ("cross-architecture check", crate::cross::main),
     ("miri: parser tests", crate::fuzz::miri),
-    ("fuzz: 20 s per target", fuzz),
+    ("fuzz: every parser, bounded", fuzz),
     ("feature bindgen", feature_bindgen),
     ("lab (QEMU guests)", lab),
 ];
@@ -104,10 +104,6 @@ fn test() -> Result {
     shell::run(shell::cargo(None).args(["test", "--workspace", "--exclude", "abi-tests"]))
 }
 
-fn fuzz() -> Result {
-    crate::fuzz::main(20)
-}
-
 fn abi() -> Result {
     crate::abi::main(&["--check".to_owned()])
 }
@@ -122,6 +118,10 @@ fn doc() -> Result {
             .args(["doc", "--workspace", "--no-deps"])
             .env("RUSTDOCFLAGS", "-D warnings"),
     )
+}
+
+fn fuzz() -> Result {
+    crate::fuzz::main(crate::fuzz::CI_SECONDS)
 }
 
 fn bindgen_check() -> Result {

@@ -1,68 +1,97 @@
-//! `cargo xtask fuzz [SECONDS]`: every fuzz target for a bounded time
-//! (cargo-fuzz, nightly), starting from the checked-in corpus. New inputs go
-//! to a scratch corpus under target/, so the tree stays clean; a crash fails
-//! the run and names the artifact to copy into fuzz/regressions/<target>/.
+//! `cargo xtask fuzz [SECONDS]`: each cargo-fuzz target of `fuzz/` (record
+//! and read_format parsers, sysfs format specs, event strings) for a
+//! bounded time (default 25 s) on the checked-in corpus. New corpus
+//! entries go to `target/fuzz-corpus/<target>` and crash inputs to
+//! `target/fuzz-artifacts/<target>/`, so the tree stays clean; a crash
+//! fails the task with the input's path and the command that reproduces it.
+//! Installs the nightly toolchain and cargo-fuzz when they are missing.
 
 use crate::shell::{self, Result};
 use std::process::Command;
 
-/// The fuzz targets (fuzz/fuzz_targets/<name>.rs).
-pub const TARGETS: &[&str] = &["record_parse", "read_format_parse"];
+/// The targets in `fuzz/fuzz_targets/`.
+const TARGETS: &[&str] = &[
+    "record_parse",
+    "read_format_parse",
+    "format_spec",
+    "event_string",
+];
 
-/// Runs each target for `seconds`.
-pub fn main(seconds: u32) -> Result {
-    shell::rustup_components("nightly", &["rust-src"])?;
-    if !shell::have("cargo-fuzz") {
-        shell::step("installing cargo-fuzz from crates.io");
-        shell::run(shell::cargo(None).args(["install", "--locked", "cargo-fuzz"]))?;
+/// The per-target time `cargo xtask ci` gives.
+pub const CI_SECONDS: u32 = 25;
+
+fn ensure_tools() -> Result {
+    if shell::output(Command::new("rustup").args(["run", "nightly", "rustc", "--version"])).is_err()
+    {
+        shell::step("installing the nightly toolchain (cargo-fuzz needs it)");
+        shell::run(Command::new("rustup").args([
+            "toolchain",
+            "install",
+            "nightly",
+            "--profile",
+            "minimal",
+        ]))?;
     }
+    if shell::output(shell::cargo(Some("nightly")).args(["fuzz", "--version"])).is_err() {
+        shell::step("installing cargo-fuzz");
+        shell::run(shell::cargo(Some("stable")).args(["install", "cargo-fuzz", "--locked"]))?;
+    }
+    Ok(())
+}
+
+/// Runs every target for `seconds`.
+pub fn main(seconds: u32) -> Result {
+    ensure_tools()?;
     let root = shell::root();
+    let mut failed = Vec::new();
     for target in TARGETS {
         shell::step(&format!("fuzz {target} for {seconds} s"));
         let scratch = root.join("target/fuzz-corpus").join(target);
-        std::fs::create_dir_all(&scratch).map_err(|e| format!("{}: {e}", scratch.display()))?;
-        let seeds = root.join("fuzz/corpus").join(target);
-        let result = shell::run(
-            Command::new("rustup")
-                .args(["run", "nightly", "cargo", "fuzz", "run", target])
-                .arg(&scratch)
-                .arg(&seeds)
-                .args([
-                    "--",
-                    &format!("-max_total_time={seconds}"),
-                    "-print_final_stats=1",
-                ])
-                .env_remove("RUSTUP_TOOLCHAIN")
-                .current_dir(root.join("fuzz")),
-        );
-        if let Err(e) = result {
-            return Err(format!(
-                "{e}\nfuzz target {target} found a crash: copy the artifact from fuzz/artifacts/{target}/ \
-                 into fuzz/regressions/{target}/ (tests/fuzz_regressions.rs replays it) and fix the parser"
-            ));
+        let artifacts = root.join("target/fuzz-artifacts").join(target);
+        for dir in [&scratch, &artifacts] {
+            std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+        }
+        let corpus = root.join("fuzz/corpus").join(target);
+        let mut cmd = shell::cargo(Some("nightly"));
+        cmd.args(["fuzz", "run", target])
+            .arg(&scratch)
+            .arg(&corpus)
+            .arg("--")
+            .arg(format!("-max_total_time={seconds}"))
+            .arg(format!("-artifact_prefix={}/", artifacts.display()));
+        if let Err(e) = shell::run(&mut cmd) {
+            let crashes: Vec<String> = std::fs::read_dir(&artifacts)
+                .map(|d| {
+                    d.flatten()
+                        .map(|f| f.path().display().to_string())
+                        .collect()
+                })
+                .unwrap_or_default();
+            eprintln!(
+                "fuzz target {target} failed: {e}\n  inputs: {crashes:?}\n  reproduce: cargo +nightly \
+                 fuzz run {target} <input>; then add the input as a regression test in \
+                 tests/fuzz_regressions.rs"
+            );
+            failed.push(*target);
         }
     }
-    Ok(())
+    if failed.is_empty() {
+        Ok(())
+    } else {
+        Err(format!("fuzz targets failed: {}", failed.join(", ")))
+    }
 }
 
 /// The parser tests under miri (undefined behaviour, out-of-bounds reads).
 pub fn miri() -> Result {
     shell::rustup_components("nightly", &["miri", "rust-src"])?;
-    shell::run(
-        Command::new("rustup")
-            .args([
-                "run",
-                "nightly",
-                "cargo",
-                "miri",
-                "test",
-                "--lib",
-                "--",
-                "record",
-                "read_format",
-                "attr",
-            ])
-            .env_remove("RUSTUP_TOOLCHAIN")
-            .current_dir(shell::root()),
-    )
+    shell::run(shell::cargo(Some("nightly")).args([
+        "miri",
+        "test",
+        "--lib",
+        "--",
+        "record",
+        "read_format",
+        "attr",
+    ]))
 }

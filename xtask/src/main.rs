@@ -19,14 +19,14 @@ const USAGE: &str = "usage: cargo xtask <task>
                  regenerate src/sys from the pinned kernel headers (see `bindgen --help`)
   abi [--check]  every ABI fact of every architecture vs the C compiler; the ABI history
                  (--check: fail if abi-tests/ABI-HISTORY.md is out of date instead of writing it)
-  fuzz [SECONDS] every fuzz target for SECONDS (default 20) from the checked-in corpus
+  fuzz [SECONDS] every fuzz target (fuzz/) for SECONDS (default 25) from the checked-in corpus
   miri           the parser tests under miri
   cross          cargo check --no-default-features for every vendored architecture
   lab [--break] [--no-newest] [--timeout SECS]
                  boot Debian kernels 6.1, 6.12 and the newest under QEMU (aarch64 with a
                  PMU, x86_64), run the kernel-facing tests there, print the matrix
   ci             everything CI runs (fmt, clippy, tests, docs, bindgen --check, cross,
-                 bindgen feature, lab)
+                 bindgen feature, miri, fuzz, lab)
   help           this text";
 
 fn main() {
@@ -45,7 +45,7 @@ fn main() {
         "abi" => abi::main(&args.collect::<Vec<_>>()),
         "cross" => cross::main(),
         "fuzz" => match args.next().map(|s| s.parse::<u32>()) {
-            None => fuzz::main(20),
+            None => fuzz::main(fuzz::CI_SECONDS),
             Some(Ok(n)) => fuzz::main(n),
             Some(Err(_)) => Err("fuzz takes a number of seconds".to_owned()),
         },

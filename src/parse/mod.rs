@@ -1,0 +1,190 @@
+//! perf-style event strings (std): `cycles:u`, `cpu/event=0x3c,umask=0x00/k`,
+//! `msr/tsc/`, `sched:sched_switch`, `mem:0x1000/8:rw`, `r01a8`,
+//! `{cycles,instructions}:S`, to [`Attr`] values and their group structure,
+//! without opening anything.
+//!
+//! The syntax is the perf tool's (perf-list(1), tools/perf/util/parse-events.l):
+//!
+//! | form | event |
+//! |------|-------|
+//! | `cycles`, `instructions`, `task-clock`, `page-faults`, `cs`, ... | generalized hardware / software events |
+//! | `L1-dcache-load-misses`, `LLC-loads`, `dTLB-load-misses`, `branch-loads`, ... | `PERF_TYPE_HW_CACHE`: cache, then operation and / or result |
+//! | `rNNN` (hex, up to 16 digits) | `PERF_TYPE_RAW` with `config = 0xNNN` |
+//! | `TYPE:CONFIG` (numbers) | any type and config |
+//! | `pmu/term=value,term,.../` | a sysfs PMU, terms from its `format/` and `events/` (`pmu` may name numbered instances: `uncore_imc` is `uncore_imc_0`, `uncore_imc_1`, ...) |
+//! | `name` | an `events/` alias of any PMU (`tsc` is `msr/tsc/`) |
+//! | `system:event` | a tracepoint, its id from tracefs |
+//! | `mem:ADDR[/LEN][:rwx]` | a hardware breakpoint (default `rw`, length 4; 8 for `x`) |
+//! | `{a,b,...}` | a group, led by its first event |
+//!
+//! Modifiers follow a `:` (or directly the closing `/` of a PMU event):
+//! `u k h G H I p pp ppp P S D e W` ([`Modifiers`]). Config terms inside
+//! `/.../` set attr fields rather than PMU bits: `period=`, `freq=`,
+//! `name=`, `inherit`, `no-inherit`, `max-stack=`, `aux-output`,
+//! `aux-sample-size=`, `time=`.
+//!
+//! Attrs come out counting (no sample period unless `period=` / `freq=`
+//! asks), enabled, every privilege level unless a modifier says otherwise:
+//! set `disabled`, `read_format` and the rest on [`ParsedEvent::attr`]
+//! before opening. Events, names and PMU data are borrowed from the input
+//! and the [`Resolver`]; errors carry the byte position and the offending
+//! text.
+//!
+//! ```
+//! use perf_event_core::parse::{parse, Builtin};
+//!
+//! let list = parse("{cycles:u,instructions:u},page-faults", &Builtin).unwrap();
+//! assert_eq!(list.groups().count(), 2);
+//! let raw = list.events()[0].attr.to_raw();
+//! assert_eq!((raw.type_, raw.config), (0, 0)); // PERF_TYPE_HARDWARE, CPU_CYCLES
+//!
+//! let err = parse("cycles:x", &Builtin).unwrap_err();
+//! assert_eq!(err.position, 7);
+//! ```
+
+mod error;
+mod event;
+mod mem;
+mod modifiers;
+mod names;
+mod pmu;
+
+pub use error::{ErrorKind, ParseError};
+pub use modifiers::{ModifierError, ModifierProblem, Modifiers};
+
+use crate::attr::Attr;
+use crate::sysfs::{Alias, Pmu, Pmus, SysfsError, Tracefs, TracepointError};
+use core::ops::Range;
+
+/// Where the parser looks up PMUs and tracepoints: the real system
+/// ([`System`]), a fixture tree ([`Pmus::read_from`]), or nothing
+/// ([`Builtin`]).
+pub trait Resolver {
+    /// The PMUs (any order).
+    fn pmus(&self) -> &[Pmu];
+    /// The id of tracepoint `system:event`.
+    fn tracepoint_id(&self, system: &str, event: &str) -> Result<u64, TracepointError>;
+}
+
+/// No PMUs, no tracefs: only the generalized, cache, raw, numeric and
+/// breakpoint events parse.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Builtin;
+
+impl Resolver for Builtin {
+    fn pmus(&self) -> &[Pmu] {
+        &[]
+    }
+    fn tracepoint_id(&self, _: &str, _: &str) -> Result<u64, TracepointError> {
+        Err(TracepointError::NotMounted)
+    }
+}
+
+/// PMUs without tracefs.
+impl Resolver for Pmus {
+    fn pmus(&self) -> &[Pmu] {
+        self.all()
+    }
+    fn tracepoint_id(&self, _: &str, _: &str) -> Result<u64, TracepointError> {
+        Err(TracepointError::NotMounted)
+    }
+}
+
+/// The PMUs of a sysfs tree and a tracefs.
+#[derive(Debug)]
+pub struct System {
+    /// The PMUs.
+    pub pmus: Pmus,
+    /// The tracefs, when mounted.
+    pub tracefs: Option<Tracefs>,
+}
+
+impl System {
+    /// This machine: every PMU under /sys/bus/event_source/devices and the
+    /// mounted tracefs (if any; tracepoint events fail without it).
+    pub fn discover() -> Result<System, SysfsError> {
+        Ok(System {
+            pmus: Pmus::read()?,
+            tracefs: Tracefs::find().ok(),
+        })
+    }
+}
+
+impl Resolver for System {
+    fn pmus(&self) -> &[Pmu] {
+        self.pmus.all()
+    }
+    fn tracepoint_id(&self, system: &str, event: &str) -> Result<u64, TracepointError> {
+        match &self.tracefs {
+            Some(t) => t.tracepoint_id(system, event),
+            None => Err(TracepointError::NotMounted),
+        }
+    }
+}
+
+/// One event of a parsed string.
+#[derive(Clone, Copy, Debug)]
+pub struct ParsedEvent<'s, 'r> {
+    /// The attr, ready to open (after the caller's own settings).
+    pub attr: Attr,
+    /// The event's text in the input (without group braces).
+    pub text: &'s str,
+    /// Its byte offset in the input.
+    pub position: usize,
+    /// The `name=` term, if given.
+    pub name: Option<&'s str>,
+    /// The sysfs PMU, for `pmu/.../` and alias events.
+    pub pmu: Option<&'r Pmu>,
+    /// The `events/` alias used, with its `.scale` and `.unit`.
+    pub alias: Option<&'r Alias>,
+    /// The modifiers written (the event's and its group's), including those
+    /// without an attr bit (`P`, `W`).
+    pub modifiers: Modifiers,
+    /// The index of its group in [`EventList::groups`].
+    pub group: usize,
+}
+
+/// A group of events (a `{...}`, or one ungrouped event).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Group {
+    /// The events' indices in [`EventList::events`]; the first leads.
+    pub events: Range<usize>,
+    /// Whether it was written with braces.
+    pub braced: bool,
+    /// The group's own modifiers (`{...}:mods`).
+    pub modifiers: Modifiers,
+}
+
+/// The events of a string and their groups.
+#[derive(Clone, Debug)]
+pub struct EventList<'s, 'r> {
+    events: Vec<ParsedEvent<'s, 'r>>,
+    groups: Vec<Group>,
+}
+
+impl<'s, 'r> EventList<'s, 'r> {
+    /// Every event, in string order (a name that matches several PMUs
+    /// gives one event per PMU).
+    pub fn events(&self) -> &[ParsedEvent<'s, 'r>] {
+        &self.events
+    }
+
+    /// The groups, in string order.
+    pub fn group_list(&self) -> &[Group] {
+        &self.groups
+    }
+
+    /// The events of each group: open the first, then the rest with it as
+    /// the group fd.
+    pub fn groups(&self) -> impl Iterator<Item = &[ParsedEvent<'s, 'r>]> + '_ {
+        self.groups.iter().map(|g| &self.events[g.events.clone()])
+    }
+}
+
+/// Parses an event string. See the [module docs](self).
+pub fn parse<'s, 'r, R: Resolver + ?Sized>(
+    input: &'s str,
+    resolver: &'r R,
+) -> Result<EventList<'s, 'r>, ParseError> {
+    event::Parser::new(input, resolver).run()
+}
