@@ -13,9 +13,13 @@
 //!   feature `bindgen`).
 //! - [`abi`]: hand-written ABI facts that everything else relies on, checked
 //!   at compile time.
+//! - [`userpage`]: lock-free reads of a counter through its mmap'ed
+//!   `perf_event_mmap_page` (the seqlock protocol, `rdpmc` / `mrs` / `csrr`,
+//!   time extrapolation and scaling), falling back to `read(2)`.
 
 #![cfg_attr(not(feature = "std"), no_std)]
 #![warn(missing_docs, unsafe_op_in_unsafe_fn)]
 
 pub mod abi;
 pub mod sys;
+pub mod userpage;

@@ -1,0 +1,219 @@
+//! The seqlock read of the page: one consistent [`Snapshot`].
+//!
+//! The kernel updates the page with `++lock; barrier(); fields...;
+//! barrier(); ++lock` (`perf_event_update_userpage`, on the CPU the event
+//! runs on, so a thread reading its own event sees the lock change around
+//! any update that interrupted it). The reader:
+//!
+//! 1. loads `lock` with `Acquire` (retries while it is odd: an update is in
+//!    progress, which only a reader on another CPU can see);
+//! 2. loads the fields with relaxed atomic loads, and runs the counter
+//!    instruction when allowed, `cap_user_rdpmc` is set and `index != 0`,
+//!    and the timestamp instruction when `cap_user_time` is set;
+//! 3. `fence(Acquire)`, then loads `lock` again (relaxed);
+//! 4. returns the snapshot if the lock did not change, else starts over.
+//!
+//! Step 3 is a real fence, not a compiler barrier: on weakly ordered CPUs
+//! (arm64, riscv, POWER) the relaxed field loads could otherwise complete
+//! after the second lock load and see a later update than the lock says.
+
+use super::source::PageSource;
+use super::sync::{fence, spin_loop, Ordering};
+use super::time::{self, TimeConversion};
+use crate::abi::bitfield::mmap_caps;
+
+/// How many times [`read`] starts over before giving up with
+/// [`Unstable`]. The kernel never updates one page continuously, so a
+/// thread reading its own event needs at most a few tries; the bound only
+/// keeps a reader of a page that something keeps rewriting (or whose lock
+/// stays odd) from spinning forever.
+pub const MAX_ATTEMPTS: u32 = 1 << 16;
+
+/// A consistent copy of the page's read-side fields, taken between two
+/// equal even values of `lock`, with the counter and timestamp readings
+/// taken inside the same section.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Snapshot {
+    /// The (even) `lock` value the section was read under.
+    pub seq: u32,
+    /// `index`: 0 when the event is not on a hardware counter now (or has
+    /// none: software events); else the counter plus one.
+    pub index: u32,
+    /// `offset`: count minus the counter's value at the page's update.
+    pub offset: i64,
+    /// `time_enabled` as of the page's update (ns).
+    pub time_enabled: u64,
+    /// `time_running` as of the page's update (ns).
+    pub time_running: u64,
+    /// The raw `capabilities` word (decode with [`crate::abi::bitfield::mmap_caps`]).
+    pub capabilities: u64,
+    /// `pmc_width`, read when the counter was read (else 0).
+    pub pmc_width: u16,
+    /// The counter instruction's raw value, when it was run.
+    pub pmc: Option<u64>,
+    /// The time conversion, when `cap_user_time` was set.
+    pub time: Option<TimeConversion>,
+    /// The timestamp instruction's value, when `cap_user_time` was set and
+    /// the architecture has one.
+    pub timestamp: Option<u64>,
+}
+
+/// The seqlock kept changing for [`MAX_ATTEMPTS`] tries (or stayed odd).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Unstable {
+    /// The tries made.
+    pub attempts: u32,
+}
+
+impl core::fmt::Display for Unstable {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        write!(
+            f,
+            "the perf_event_mmap_page lock changed (or stayed odd) on each of {} tries: \
+             something keeps rewriting the page; read the counter with read(2) instead",
+            self.attempts
+        )
+    }
+}
+
+#[cfg(feature = "std")]
+impl std::error::Error for Unstable {}
+
+/// Takes a [`Snapshot`] of `page` under its seqlock.
+///
+/// `may_use_counter` says whether the counter instruction may run at all:
+/// true only for an event that monitors the calling thread (see
+/// [`super::EventTarget`]); the page's `cap_user_rdpmc` and `index` then
+/// decide each time.
+///
+/// # Safety
+///
+/// With `may_use_counter == true` on a real page, the event must monitor
+/// the calling thread (pid 0 or its tid, cpu -1): the instruction faults on
+/// counters the kernel did not open to this thread.
+#[inline]
+pub unsafe fn read<S: PageSource + ?Sized>(
+    page: &S,
+    may_use_counter: bool,
+) -> Result<Snapshot, Unstable> {
+    let rdpmc_bit = mmap_caps::CAP_USER_RDPMC.mask();
+    let time_bit = mmap_caps::CAP_USER_TIME.mask();
+    let short_bit = mmap_caps::CAP_USER_TIME_SHORT.mask();
+    let mut attempts = 0;
+    while attempts < MAX_ATTEMPTS {
+        attempts += 1;
+        let seq = page.load_lock(Ordering::Acquire);
+        if seq & 1 != 0 {
+            spin_loop();
+            continue;
+        }
+        let capabilities = page.load_capabilities();
+        let index = page.load_index();
+        let offset = page.load_offset();
+        let time_enabled = page.load_time_enabled();
+        let time_running = page.load_time_running();
+        let (mut pmc, mut pmc_width) = (None, 0);
+        if may_use_counter && capabilities & rdpmc_bit != 0 && index != 0 {
+            pmc_width = page.load_pmc_width();
+            // SAFETY: this section showed cap_user_rdpmc and a nonzero
+            // index, and the caller vouched that the event monitors this
+            // thread.
+            pmc = unsafe { page.read_counter(index) };
+        }
+        let (mut time, mut timestamp) = (None, None);
+        if capabilities & time_bit != 0 {
+            let short = if capabilities & short_bit != 0 {
+                Some((page.load_time_cycles(), page.load_time_mask()))
+            } else {
+                None
+            };
+            time = Some(TimeConversion {
+                time_shift: page.load_time_shift(),
+                time_mult: page.load_time_mult(),
+                time_offset: page.load_time_offset(),
+                short,
+            });
+            // SAFETY: this section showed cap_user_time.
+            timestamp = unsafe { page.read_timestamp() };
+        }
+        fence(Ordering::Acquire);
+        if page.load_lock(Ordering::Relaxed) == seq {
+            return Ok(Snapshot {
+                seq,
+                index,
+                offset,
+                time_enabled,
+                time_running,
+                capabilities,
+                pmc_width,
+                pmc,
+                time,
+                timestamp,
+            });
+        }
+        spin_loop();
+    }
+    Err(Unstable { attempts })
+}
+
+/// `time_enabled` / `time_running` of a snapshot, and whether they are
+/// current or as of the page's last update.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Times {
+    /// Nanoseconds the event was enabled.
+    pub enabled: u64,
+    /// Nanoseconds the event was on the PMU.
+    pub running: u64,
+    /// True when brought forward to the snapshot's timestamp
+    /// (`cap_user_time` and a timestamp instruction); false when they are
+    /// the page's values as of its last update.
+    pub extrapolated: bool,
+}
+
+impl Snapshot {
+    /// `cap_user_rdpmc` of this snapshot.
+    pub const fn cap_user_rdpmc(&self) -> bool {
+        self.capabilities & mmap_caps::CAP_USER_RDPMC.mask() != 0
+    }
+
+    /// `cap_user_time` of this snapshot.
+    pub const fn cap_user_time(&self) -> bool {
+        self.capabilities & mmap_caps::CAP_USER_TIME.mask() != 0
+    }
+
+    /// The event count, when the counter instruction ran: `offset` plus the
+    /// counter sign-extended by `pmc_width`, wrapping; a negative sum (the
+    /// `-2^pmc_width` transient, see [`time::correct_negative_count`]) is
+    /// corrected. Returns the count and whether it was corrected.
+    pub const fn count(&self) -> Option<(u64, bool)> {
+        match self.pmc {
+            Some(raw) => {
+                let value = time::counter_value(self.offset, raw, self.pmc_width);
+                Some(time::correct_negative_count(value, self.pmc_width))
+            }
+            None => None,
+        }
+    }
+
+    /// The enabled and running times, extrapolated to the snapshot's
+    /// timestamp when the page allows it (running only while `index != 0`).
+    pub const fn times(&self) -> Times {
+        match (self.time, self.timestamp) {
+            (Some(conversion), Some(cycles)) => {
+                let delta = conversion.delta_ns(cycles);
+                let (enabled, running) =
+                    time::extrapolate(self.time_enabled, self.time_running, self.index, delta);
+                Times {
+                    enabled,
+                    running,
+                    extrapolated: true,
+                }
+            }
+            _ => Times {
+                enabled: self.time_enabled,
+                running: self.time_running,
+                extrapolated: false,
+            },
+        }
+    }
+}
