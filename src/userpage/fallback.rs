@@ -12,14 +12,13 @@ use core::fmt;
 /// `PERF_FORMAT_TOTAL_TIME_ENABLED | PERF_FORMAT_TOTAL_TIME_RUNNING`: what
 /// the fallback needs in the event's `read_format` (the times that make a
 /// `read(2)` value comparable to, and scalable like, a user-space read).
-pub const REQUIRED_READ_FORMAT: u64 = (sys::PERF_FORMAT_TOTAL_TIME_ENABLED
-    | sys::PERF_FORMAT_TOTAL_TIME_RUNNING) as u64;
+pub const REQUIRED_READ_FORMAT: u64 =
+    (sys::PERF_FORMAT_TOTAL_TIME_ENABLED | sys::PERF_FORMAT_TOTAL_TIME_RUNNING) as u64;
 
 /// The `read_format` bits of a single (non-group) read the fallback parses:
 /// TOTAL_TIME_ENABLED, TOTAL_TIME_RUNNING, ID (Linux 2.6.31), LOST (6.0).
-const SINGLE_READ_BITS: u64 = REQUIRED_READ_FORMAT
-    | sys::PERF_FORMAT_ID as u64
-    | sys::PERF_FORMAT_LOST as u64;
+const SINGLE_READ_BITS: u64 =
+    REQUIRED_READ_FORMAT | sys::PERF_FORMAT_ID as u64 | sys::PERF_FORMAT_LOST as u64;
 
 /// One event's value and times as `read(2)` returns them.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

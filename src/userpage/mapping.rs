@@ -2,7 +2,7 @@
 //! borrowed from the first page of a ring-buffer mapping.
 
 use super::fallback::last_errno;
-use super::source::{PageSource, PagePtr};
+use super::source::{PagePtr, PageSource};
 use super::sync::Ordering;
 use crate::abi::layout::MMAP_PAGE_SIZE;
 use crate::sys;
@@ -37,7 +37,10 @@ impl fmt::Display for MapError {
                 "sysconf(_SC_PAGESIZE) gave no page size that can hold a perf_event_mmap_page",
             ),
             MapError::Mmap { errno } => {
-                write!(f, "mmap of the event's first page failed with errno {errno}: ")?;
+                write!(
+                    f,
+                    "mmap of the event's first page failed with errno {errno}: "
+                )?;
                 f.write_str(match *errno {
                     libc::EBADF | libc::ENODEV => "the fd is not an open perf event",
                     libc::EINVAL => {

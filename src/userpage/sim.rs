@@ -18,9 +18,9 @@
 //! simulated timestamp counter is free-running.
 
 use super::snapshot::{self, Snapshot, Unstable};
-use super::source::PageSource;
 #[cfg(not(loom))]
 use super::source::PagePtr;
+use super::source::PageSource;
 use super::sync::{fence, AtomicU64, Ordering};
 
 /// Everything one update writes: the page's read-side fields and the

@@ -123,8 +123,7 @@ impl<'a> PagePtr<'a> {
     fn u64_at(&self, field: *const u64) -> u64 {
         // SAFETY: as in `u32_at`; u64 fields are at offsets that are
         // multiples of 8 in an 8-aligned page.
-        unsafe { core::sync::atomic::AtomicU64::from_ptr(field.cast_mut()) }
-            .load(Ordering::Relaxed)
+        unsafe { core::sync::atomic::AtomicU64::from_ptr(field.cast_mut()) }.load(Ordering::Relaxed)
     }
 
     /// Without 64-bit atomics: two 32-bit halves in the target's byte order.

@@ -158,8 +158,14 @@ mod tests {
 
     #[test]
     fn conversion_edges() {
-        assert_eq!(cycles_to_ns(u64::MAX, u32::MAX, 0), u64::MAX.wrapping_mul(u32::MAX as u64));
-        assert_eq!(cycles_to_ns(u64::MAX, u32::MAX, 32), u64::MAX - (1u64 << 32));
+        assert_eq!(
+            cycles_to_ns(u64::MAX, u32::MAX, 0),
+            u64::MAX.wrapping_mul(u32::MAX as u64)
+        );
+        assert_eq!(
+            cycles_to_ns(u64::MAX, u32::MAX, 32),
+            u64::MAX - (1u64 << 32)
+        );
         assert_eq!(cycles_to_ns(1, 1, 127), 0);
         assert_eq!(cycles_to_ns(1, 1, u16::MAX), 0);
         // A 56-bit counter that wrapped 15 cycles after the page's update.
