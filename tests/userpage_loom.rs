@@ -63,7 +63,11 @@ fn assert_whole(s: &Snapshot, time: bool) {
         got.time_mask = mask;
     }
     assert_eq!(got, want, "torn snapshot under lock {}", s.seq);
-    assert_eq!(u64::from(s.seq), 2 * (k + 1), "lock does not match the fields");
+    assert_eq!(
+        u64::from(s.seq),
+        2 * (k + 1),
+        "lock does not match the fields"
+    );
 }
 
 fn model(time: bool, updates: u64, bound: usize, read: fn(&SimPage) -> Option<Snapshot>) {
@@ -138,5 +142,8 @@ fn loom_finds_the_tear_of_a_reader_without_the_closing_fence() {
         .downcast::<String>()
         .map(|s| *s)
         .unwrap_or_default();
-    assert!(message.contains("torn") || message.contains("lock"), "{message}");
+    assert!(
+        message.contains("torn") || message.contains("lock"),
+        "{message}"
+    );
 }
