@@ -54,7 +54,7 @@ fn assert_whole(s: &Snapshot, time: bool) {
         ..want
     };
     if time {
-        let conv = s.time.expect("cap_user_time: conversion read");
+        let conv = s.time().expect("cap_user_time: conversion read");
         let (cycles, mask) = conv.short.expect("cap_user_time_short");
         got.time_shift = conv.time_shift;
         got.time_mult = conv.time_mult;
@@ -127,7 +127,11 @@ fn loom_finds_the_tear_of_a_reader_without_the_closing_fence() {
                 pmc_width: page.load_pmc_width(),
                 // SAFETY: the simulated counter is a plain load.
                 pmc: unsafe { page.read_counter(1) },
-                time: None,
+                time_shift: 0,
+                time_mult: 0,
+                time_offset: 0,
+                time_cycles: 0,
+                time_mask: 0,
                 timestamp: None,
             };
             if page.load_lock(Ordering::Relaxed) == seq {

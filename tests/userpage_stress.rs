@@ -47,7 +47,7 @@ fn state(k: u64) -> PageState {
 fn check(s: &Snapshot) -> Result<u64, String> {
     let k = (s.offset / 3) as u64;
     let want = state(k);
-    let time = s.time.ok_or("no time conversion")?;
+    let time = s.time().ok_or("no time conversion")?;
     let got = PageState {
         index: s.index,
         offset: s.offset,
@@ -192,12 +192,11 @@ fn unchecked_snapshot(page: &SimPage) -> Snapshot {
         pmc_width: page.load_pmc_width(),
         // SAFETY: the simulated counter is a plain load.
         pmc: unsafe { page.read_counter(1) },
-        time: Some(perf_event_core::userpage::time::TimeConversion {
-            time_shift: page.load_time_shift(),
-            time_mult: page.load_time_mult(),
-            time_offset: page.load_time_offset(),
-            short: Some((page.load_time_cycles(), page.load_time_mask())),
-        }),
+        time_shift: page.load_time_shift(),
+        time_mult: page.load_time_mult(),
+        time_offset: page.load_time_offset(),
+        time_cycles: page.load_time_cycles(),
+        time_mask: page.load_time_mask(),
         timestamp: None,
     }
 }

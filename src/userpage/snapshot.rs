@@ -5,8 +5,8 @@
 //! runs on, so a thread reading its own event sees the lock change around
 //! any update that interrupted it). The reader:
 //!
-//! 1. loads `lock` with `Acquire` (retries while it is odd: an update is in
-//!    progress, which only a reader on another CPU can see);
+//! 1. loads `lock` with `Acquire` (an odd value, an update in progress that
+//!    only a reader on another CPU can see, makes the section fail);
 //! 2. loads the fields with relaxed atomic loads, and runs the counter
 //!    instruction when allowed, `cap_user_rdpmc` is set and `index != 0`,
 //!    and the timestamp instruction when `cap_user_time` is set;
@@ -49,10 +49,18 @@ pub struct Snapshot {
     pub capabilities: u64,
     /// `pmc_width`, read when the counter was read (else 0).
     pub pmc_width: u16,
+    /// `time_shift`, read when `cap_user_time` is set (else 0).
+    pub time_shift: u16,
+    /// `time_mult`, read when `cap_user_time` is set (else 0).
+    pub time_mult: u32,
+    /// `time_offset`, read when `cap_user_time` is set (else 0).
+    pub time_offset: u64,
+    /// `time_cycles`, read when `cap_user_time_short` is set (else 0).
+    pub time_cycles: u64,
+    /// `time_mask`, read when `cap_user_time_short` is set (else 0).
+    pub time_mask: u64,
     /// The counter instruction's raw value, when it was run.
     pub pmc: Option<u64>,
-    /// The time conversion, when `cap_user_time` was set.
-    pub time: Option<TimeConversion>,
     /// The timestamp instruction's value, when `cap_user_time` was set and
     /// the architecture has one.
     pub timestamp: Option<u64>,
@@ -96,43 +104,40 @@ pub unsafe fn read<S: PageSource + ?Sized>(
     page: &S,
     may_use_counter: bool,
 ) -> Result<Snapshot, Unstable> {
-    let rdpmc_bit = mmap_caps::CAP_USER_RDPMC.mask();
-    let time_bit = mmap_caps::CAP_USER_TIME.mask();
-    let short_bit = mmap_caps::CAP_USER_TIME_SHORT.mask();
+    const RDPMC_BIT: u64 = mmap_caps::CAP_USER_RDPMC.mask();
+    const TIME_BIT: u64 = mmap_caps::CAP_USER_TIME.mask();
+    const SHORT_BIT: u64 = mmap_caps::CAP_USER_TIME_SHORT.mask();
     let mut attempts = 0;
     while attempts < MAX_ATTEMPTS {
         attempts += 1;
-        let seq = page.load_lock(Ordering::Acquire);
-        if seq & 1 != 0 {
-            spin_loop();
-            continue;
-        }
+        // An odd lock (an update in progress, visible to a reader on another
+        // CPU) becomes the even value before it, which the lock never
+        // shows again (it only grows, and wraps after 2^31 updates): the
+        // closing check then fails and the section is read again.
+        let seq = page.load_lock(Ordering::Acquire) & !1;
         let capabilities = page.load_capabilities();
         let index = page.load_index();
         let offset = page.load_offset();
         let time_enabled = page.load_time_enabled();
         let time_running = page.load_time_running();
         let (mut pmc, mut pmc_width) = (None, 0);
-        if may_use_counter && capabilities & rdpmc_bit != 0 && index != 0 {
+        if may_use_counter && capabilities & RDPMC_BIT != 0 && index != 0 {
             pmc_width = page.load_pmc_width();
             // SAFETY: this section showed cap_user_rdpmc and a nonzero
             // index, and the caller vouched that the event monitors this
             // thread.
             pmc = unsafe { page.read_counter(index) };
         }
-        let (mut time, mut timestamp) = (None, None);
-        if capabilities & time_bit != 0 {
-            let short = if capabilities & short_bit != 0 {
-                Some((page.load_time_cycles(), page.load_time_mask()))
-            } else {
-                None
-            };
-            time = Some(TimeConversion {
-                time_shift: page.load_time_shift(),
-                time_mult: page.load_time_mult(),
-                time_offset: page.load_time_offset(),
-                short,
-            });
+        let (mut time_shift, mut time_mult, mut time_offset) = (0, 0, 0);
+        let (mut time_cycles, mut time_mask, mut timestamp) = (0, 0, None);
+        if capabilities & TIME_BIT != 0 {
+            if capabilities & SHORT_BIT != 0 {
+                time_cycles = page.load_time_cycles();
+                time_mask = page.load_time_mask();
+            }
+            time_shift = page.load_time_shift();
+            time_mult = page.load_time_mult();
+            time_offset = page.load_time_offset();
             // SAFETY: this section showed cap_user_time.
             timestamp = unsafe { page.read_timestamp() };
         }
@@ -146,8 +151,12 @@ pub unsafe fn read<S: PageSource + ?Sized>(
                 time_running,
                 capabilities,
                 pmc_width,
+                time_shift,
+                time_mult,
+                time_offset,
+                time_cycles,
+                time_mask,
                 pmc,
-                time,
                 timestamp,
             });
         }
@@ -181,6 +190,28 @@ impl Snapshot {
         self.capabilities & mmap_caps::CAP_USER_TIME.mask() != 0
     }
 
+    /// `cap_user_time_short` of this snapshot.
+    pub const fn cap_user_time_short(&self) -> bool {
+        self.capabilities & mmap_caps::CAP_USER_TIME_SHORT.mask() != 0
+    }
+
+    /// The time conversion, when `cap_user_time` was set.
+    pub const fn time(&self) -> Option<TimeConversion> {
+        if !self.cap_user_time() {
+            return None;
+        }
+        Some(TimeConversion {
+            time_shift: self.time_shift,
+            time_mult: self.time_mult,
+            time_offset: self.time_offset,
+            short: if self.cap_user_time_short() {
+                Some((self.time_cycles, self.time_mask))
+            } else {
+                None
+            },
+        })
+    }
+
     /// The event count, when the counter instruction ran: `offset` plus the
     /// counter sign-extended by `pmc_width`, wrapping; a negative sum (the
     /// `-2^pmc_width` transient, see [`time::correct_negative_count`]) is
@@ -198,7 +229,7 @@ impl Snapshot {
     /// The enabled and running times, extrapolated to the snapshot's
     /// timestamp when the page allows it (running only while `index != 0`).
     pub const fn times(&self) -> Times {
-        match (self.time, self.timestamp) {
+        match (self.time(), self.timestamp) {
             (Some(conversion), Some(cycles)) => {
                 let delta = conversion.delta_ns(cycles);
                 let (enabled, running) =

@@ -95,6 +95,7 @@ impl<'a> PagePtr<'a> {
     /// valid for writes; the reader never stores), aligned to 8 bytes (a
     /// mapping is page-aligned), and written by others only with atomic
     /// stores or by the kernel.
+    #[inline]
     pub const unsafe fn new(page: NonNull<sys::perf_event_mmap_page>) -> Self {
         PagePtr {
             page,
@@ -103,10 +104,12 @@ impl<'a> PagePtr<'a> {
     }
 
     /// The page's address (e.g. for a C reader of the same page).
+    #[inline]
     pub const fn as_ptr(&self) -> *const sys::perf_event_mmap_page {
         self.page.as_ptr()
     }
 
+    #[inline(always)]
     fn u32_at(&self, field: *const u32) -> u32 {
         // SAFETY: `field` points into the live, writable, 8-aligned page
         // (constructor contract); u32 fields are 4-aligned; all concurrent
@@ -114,12 +117,14 @@ impl<'a> PagePtr<'a> {
         unsafe { AtomicU32::from_ptr(field.cast_mut()) }.load(Ordering::Relaxed)
     }
 
+    #[inline(always)]
     fn u16_at(&self, field: *const u16) -> u16 {
         // SAFETY: as in `u32_at`; u16 fields are 2-aligned.
         unsafe { AtomicU16::from_ptr(field.cast_mut()) }.load(Ordering::Relaxed)
     }
 
     #[cfg(target_has_atomic = "64")]
+    #[inline(always)]
     fn u64_at(&self, field: *const u64) -> u64 {
         // SAFETY: as in `u32_at`; u64 fields are at offsets that are
         // multiples of 8 in an 8-aligned page.
@@ -130,6 +135,7 @@ impl<'a> PagePtr<'a> {
     /// A field torn between them belongs to a torn section, which the
     /// seqlock's re-check rejects.
     #[cfg(not(target_has_atomic = "64"))]
+    #[inline(always)]
     fn u64_at(&self, field: *const u64) -> u64 {
         let words = field.cast::<u32>();
         // SAFETY: both halves lie inside the 8-byte field.
@@ -153,41 +159,53 @@ macro_rules! field {
 }
 
 impl PageSource for PagePtr<'_> {
+    #[inline]
     fn load_lock(&self, order: Ordering) -> u32 {
         let at = field!(self, lock);
         // SAFETY: see `u32_at`.
         unsafe { AtomicU32::from_ptr(at.cast_mut()) }.load(order)
     }
+    #[inline]
     fn load_index(&self) -> u32 {
         self.u32_at(field!(self, index))
     }
+    #[inline]
     fn load_offset(&self) -> i64 {
         self.u64_at(field!(self, offset).cast()) as i64
     }
+    #[inline]
     fn load_time_enabled(&self) -> u64 {
         self.u64_at(field!(self, time_enabled))
     }
+    #[inline]
     fn load_time_running(&self) -> u64 {
         self.u64_at(field!(self, time_running))
     }
+    #[inline]
     fn load_capabilities(&self) -> u64 {
         self.u64_at(field!(self, __bindgen_anon_1.capabilities))
     }
+    #[inline]
     fn load_pmc_width(&self) -> u16 {
         self.u16_at(field!(self, pmc_width))
     }
+    #[inline]
     fn load_time_shift(&self) -> u16 {
         self.u16_at(field!(self, time_shift))
     }
+    #[inline]
     fn load_time_mult(&self) -> u32 {
         self.u32_at(field!(self, time_mult))
     }
+    #[inline]
     fn load_time_offset(&self) -> u64 {
         self.u64_at(field!(self, time_offset))
     }
+    #[inline]
     fn load_time_cycles(&self) -> u64 {
         self.u64_at(field!(self, time_cycles))
     }
+    #[inline]
     fn load_time_mask(&self) -> u64 {
         self.u64_at(field!(self, time_mask))
     }

@@ -12,9 +12,10 @@
 pub(crate) use core::hint::spin_loop;
 #[cfg(not(loom))]
 pub(crate) use core::sync::atomic::fence;
-#[cfg(not(loom))]
-#[allow(unused_imports)] // the simulated page needs them; it is absent on some targets
-pub(crate) use core::sync::atomic::{AtomicU32, AtomicU64};
+/// The simulated page's counter and clock (it exists only where the target
+/// has 64-bit atomics).
+#[cfg(all(not(loom), target_has_atomic = "64"))]
+pub(crate) use core::sync::atomic::AtomicU64;
 
 #[cfg(loom)]
 pub(crate) use loom::hint::spin_loop;
