@@ -55,10 +55,10 @@ extern "C" {
 /// perf-event-core's snapshot, not inlined so callgrind can count it alone.
 #[no_mangle]
 #[inline(never)]
-fn bench_rust_snapshot(page: &PagePtr<'_>, out: &mut Option<Snapshot>) {
+fn bench_rust_snapshot(page: &PagePtr<'_>, out: &mut Snapshot) -> bool {
     // SAFETY: the benchmark page has index 0, so the counter instruction
     // never runs (as for an event not on the PMU).
-    *out = unsafe { snapshot::read(page, true) }.ok();
+    unsafe { snapshot::read_into(page, true, out) }.is_ok()
 }
 
 #[no_mangle]
@@ -120,16 +120,16 @@ fn read_paths() {
     let mut buf = [0u64; 3];
     println!("\n## read(2) paths, one task-clock event (ns per read, median of rounds)\n");
     let results = timing::compare(
-        21,
-        100_000,
+        61,
+        20_000,
         &mut [
-            ("perf-event-core RawCounterFd::read_counts", &mut || {
-                black_box(ours.read_counts().expect("read"));
-            }),
             ("raw libc::read (24 bytes)", &mut || {
                 // SAFETY: 24 writable bytes.
                 let n = unsafe { libc::read(fd, buf.as_mut_ptr().cast(), 24) };
                 black_box((n, buf));
+            }),
+            ("perf-event-core RawCounterFd::read_counts", &mut || {
+                black_box(ours.read_counts().expect("read"));
             }),
             ("perf-event2 Counter::read", &mut || {
                 black_box(counter.read().expect("read"));
@@ -143,7 +143,7 @@ fn read_paths() {
         ],
     );
     timing::print(&results);
-    let ratio = results[0].1 / results[1].1;
+    let ratio = results[1].ratio_to_first;
     println!(
         "\nread(2) path vs raw libc::read: {:+.2} % (target: within 2 %) -> {}",
         (ratio - 1.0) * 100.0,
@@ -158,11 +158,10 @@ fn read_paths() {
 fn snapshots() {
     let sim = bench_page();
     let page = sim.page_ptr();
-    let mut rust_out = None;
+    let mut snap = Snapshot::default();
     let mut c_out = ManpageResult::default();
-    bench_rust_snapshot(&page, &mut rust_out);
+    assert!(bench_rust_snapshot(&page, &mut snap), "stable page");
     bench_c_snapshot(&page, &mut c_out);
-    let snap = rust_out.expect("stable page");
     assert_eq!(
         (snap.offset as u64, snap.time_enabled),
         (c_out.count, c_out.enabled)
@@ -173,10 +172,10 @@ fn snapshots() {
         1_000_000,
         &mut [
             (
-                "perf-event-core snapshot::read (PagePtr, rdtsc)",
+                "perf-event-core snapshot::read_into (PagePtr, rdtsc)",
                 &mut || {
-                    bench_rust_snapshot(&page, &mut rust_out);
-                    black_box(&rust_out);
+                    black_box(bench_rust_snapshot(&page, &mut snap));
+                    black_box(&snap);
                 },
             ),
             ("man page C loop, gcc -O2 (rdtsc)", &mut || {
@@ -226,11 +225,11 @@ fn instruction_counts() {
     };
     match (
         count("rust", "bench_rust_snapshot"),
-        count("c", "bench_c_snapshot"),
+        count("c", "bench_c_manpage_read"),
     ) {
         (Ok(rust), Ok(c)) => {
             println!("| reader | instructions per snapshot |\n|---|---:|");
-            println!("| perf-event-core snapshot::read | {rust:.1} |");
+            println!("| perf-event-core snapshot::read_into | {rust:.1} |");
             println!("| man page C loop (gcc -O2) | {c:.1} |");
             println!(
                 "\nsnapshot vs C loop: {rust:.1} vs {c:.1} instructions (target: no more) -> {}",
@@ -249,9 +248,9 @@ fn callgrind_target(args: &[String]) {
     let start = Instant::now();
     match args.first().map(String::as_str) {
         Some("rust") => {
-            let mut out = None;
+            let mut out = Snapshot::default();
             for _ in 0..n {
-                bench_rust_snapshot(&page, &mut out);
+                black_box(bench_rust_snapshot(&page, &mut out));
                 black_box(&out);
             }
         }

@@ -32,7 +32,7 @@ pub const MAX_ATTEMPTS: u32 = 1 << 16;
 /// A consistent copy of the page's read-side fields, taken between two
 /// equal even values of `lock`, with the counter and timestamp readings
 /// taken inside the same section.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Snapshot {
     /// The (even) `lock` value the section was read under.
     pub seq: u32,
@@ -104,6 +104,24 @@ pub unsafe fn read<S: PageSource + ?Sized>(
     page: &S,
     may_use_counter: bool,
 ) -> Result<Snapshot, Unstable> {
+    let mut snapshot = Snapshot::default();
+    // SAFETY: the caller's contract is read_into's.
+    unsafe { read_into(page, may_use_counter, &mut snapshot) }.map(|()| snapshot)
+}
+
+/// [`read`] into `out`: each field is stored as it is loaded, so nothing
+/// is held in registers across the section. On `Err`, `out` holds the
+/// last, torn, attempt and must not be used.
+///
+/// # Safety
+///
+/// As for [`read`].
+#[inline]
+pub unsafe fn read_into<S: PageSource + ?Sized>(
+    page: &S,
+    may_use_counter: bool,
+    out: &mut Snapshot,
+) -> Result<(), Unstable> {
     const RDPMC_BIT: u64 = mmap_caps::CAP_USER_RDPMC.mask();
     const TIME_BIT: u64 = mmap_caps::CAP_USER_TIME.mask();
     const SHORT_BIT: u64 = mmap_caps::CAP_USER_TIME_SHORT.mask();
@@ -117,48 +135,42 @@ pub unsafe fn read<S: PageSource + ?Sized>(
         let seq = page.load_lock(Ordering::Acquire) & !1;
         let capabilities = page.load_capabilities();
         let index = page.load_index();
-        let offset = page.load_offset();
-        let time_enabled = page.load_time_enabled();
-        let time_running = page.load_time_running();
-        let (mut pmc, mut pmc_width) = (None, 0);
+        out.capabilities = capabilities;
+        out.index = index;
+        out.offset = page.load_offset();
+        out.time_enabled = page.load_time_enabled();
+        out.time_running = page.load_time_running();
+        out.pmc = None;
+        out.pmc_width = 0;
         if may_use_counter && capabilities & RDPMC_BIT != 0 && index != 0 {
-            pmc_width = page.load_pmc_width();
+            out.pmc_width = page.load_pmc_width();
             // SAFETY: this section showed cap_user_rdpmc and a nonzero
             // index, and the caller vouched that the event monitors this
             // thread.
-            pmc = unsafe { page.read_counter(index) };
+            out.pmc = unsafe { page.read_counter(index) };
         }
-        let (mut time_shift, mut time_mult, mut time_offset) = (0, 0, 0);
-        let (mut time_cycles, mut time_mask, mut timestamp) = (0, 0, None);
+        out.time_cycles = 0;
+        out.time_mask = 0;
         if capabilities & TIME_BIT != 0 {
             if capabilities & SHORT_BIT != 0 {
-                time_cycles = page.load_time_cycles();
-                time_mask = page.load_time_mask();
+                out.time_cycles = page.load_time_cycles();
+                out.time_mask = page.load_time_mask();
             }
-            time_shift = page.load_time_shift();
-            time_mult = page.load_time_mult();
-            time_offset = page.load_time_offset();
+            out.time_shift = page.load_time_shift();
+            out.time_mult = page.load_time_mult();
+            out.time_offset = page.load_time_offset();
             // SAFETY: this section showed cap_user_time.
-            timestamp = unsafe { page.read_timestamp() };
+            out.timestamp = unsafe { page.read_timestamp() };
+        } else {
+            out.time_shift = 0;
+            out.time_mult = 0;
+            out.time_offset = 0;
+            out.timestamp = None;
         }
         fence(Ordering::Acquire);
         if page.load_lock(Ordering::Relaxed) == seq {
-            return Ok(Snapshot {
-                seq,
-                index,
-                offset,
-                time_enabled,
-                time_running,
-                capabilities,
-                pmc_width,
-                time_shift,
-                time_mult,
-                time_offset,
-                time_cycles,
-                time_mask,
-                pmc,
-                timestamp,
-            });
+            out.seq = seq;
+            return Ok(());
         }
         spin_loop();
     }
