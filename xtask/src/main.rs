@@ -18,7 +18,8 @@ const USAGE: &str = "usage: cargo xtask <task>
   abi [--check]  every ABI fact of every architecture vs the C compiler; the ABI history
                  (--check: fail if abi-tests/ABI-HISTORY.md is out of date instead of writing it)
   cross          cargo check --no-default-features for every vendored architecture
-  ci             everything CI runs (fmt, clippy, tests, docs, bindgen --check, cross, bindgen feature)
+  ci             everything CI runs (fmt, clippy, tests, the userpage loom model, docs,
+                 bindgen --check, cross, bindgen feature)
   help           this text";
 
 fn main() {
