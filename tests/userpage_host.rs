@@ -261,3 +261,51 @@ fn mapping_a_non_event_fd_is_an_explained_error() {
         "{text}"
     );
 }
+
+#[test]
+fn the_first_page_of_a_ring_buffer_mapping_serves_the_reader() {
+    let fd = open(sys::PERF_COUNT_SW_TASK_CLOCK, TIMES, 0, -1);
+    let len = page_size().expect("page size") * (1 + 2);
+    // SAFETY: a new shared mapping of 1 + 2^1 pages of the event, read-write.
+    let ring = unsafe {
+        libc::mmap(
+            std::ptr::null_mut(),
+            len,
+            libc::PROT_READ | libc::PROT_WRITE,
+            libc::MAP_SHARED,
+            fd,
+            0,
+        )
+    };
+    assert_ne!(
+        ring,
+        libc::MAP_FAILED,
+        "mmap ring: {}",
+        Error::last_os_error()
+    );
+    let first = std::ptr::NonNull::new(ring).expect("mapped");
+    // SAFETY: the first page of the live RW ring mapping, unmapped only
+    // after the reader is dropped.
+    let page = unsafe { UserPage::from_ring_mapping(first) };
+    let reader = CounterReader::new(
+        page,
+        RawCounterFd::new(fd, TIMES).expect("0x3"),
+        EventTarget::as_opened(0, -1),
+    );
+    ioctl(fd, sys::PERF_EVENT_IOC_ENABLE);
+    burn();
+    ioctl(fd, sys::PERF_EVENT_IOC_DISABLE);
+    let reading = reader.read().expect("read");
+    expect_fallback(reading.path);
+    let direct = raw_read(fd);
+    assert_eq!(reading.value, direct.value);
+    assert!(reader.snapshot().expect("stable").time_enabled <= direct.time_enabled);
+    drop(reader); // borrowed: must not unmap the ring
+                  // SAFETY: `lock` of the ring's first page. Were the ring unmapped by the
+                  // reader's drop, this load would fault and fail the test.
+    let lock = unsafe { std::ptr::read_volatile(ring.cast::<u32>().add(2)) };
+    assert!(lock > 0 && lock % 2 == 0, "lock {lock}");
+    // SAFETY: the ring mapped above, no longer used.
+    assert_eq!(unsafe { libc::munmap(ring, len) }, 0);
+    close(fd);
+}
