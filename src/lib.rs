@@ -25,6 +25,9 @@
 //! - [`sysfs`] (std): PMUs, format bit ranges, event aliases, tracefs ids,
 //!   kprobe / uprobe events, system limits.
 //! - [`parse`] (std): perf-style event strings to attrs and groups.
+//! - [`userpage`]: lock-free reads of a counter through its mmap'ed
+//!   `perf_event_mmap_page` (the seqlock protocol, `rdpmc` / `mrs` / `csrr`,
+//!   time extrapolation and scaling), falling back to `read(2)`.
 
 #![cfg_attr(not(feature = "std"), no_std)]
 #![warn(missing_docs, unsafe_op_in_unsafe_fn)]
@@ -45,3 +48,4 @@ pub mod ring;
 pub mod sys;
 #[cfg(feature = "std")]
 pub mod sysfs;
+pub mod userpage;

@@ -26,6 +26,7 @@ const STEPS: &[Step] = &[
     ("fmt", fmt),
     ("clippy", clippy),
     ("test", test),
+    ("loom model of the userpage seqlock reader", loom),
     ("example hello", example),
     ("doc", doc),
     ("bindgen --check", bindgen_check),
@@ -102,6 +103,25 @@ fn clippy() -> Result {
 fn test() -> Result {
     // abi-tests needs clang and the pinned headers: the `abi` step runs it.
     shell::run(shell::cargo(None).args(["test", "--workspace", "--exclude", "abi-tests"]))
+}
+
+/// The loom model (`tests/userpage_loom.rs`): the reader's atomics become
+/// loom's under `--cfg loom`. Its own target directory, so the changed
+/// RUSTFLAGS do not invalidate the other steps' builds.
+fn loom() -> Result {
+    shell::run(
+        shell::cargo(None)
+            .args([
+                "test",
+                "--release",
+                "--package",
+                "perf-event-core",
+                "--test",
+                "userpage_loom",
+            ])
+            .env("RUSTFLAGS", "--cfg loom")
+            .env("CARGO_TARGET_DIR", shell::root().join("target/loom")),
+    )
 }
 
 fn abi() -> Result {

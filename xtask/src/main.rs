@@ -26,7 +26,7 @@ const USAGE: &str = "usage: cargo xtask <task>
                  boot Debian kernels 6.1, 6.12 and the newest under QEMU (aarch64 with a
                  PMU, x86_64), run the kernel-facing tests there, print the matrix
   ci             everything CI runs (fmt, clippy, tests, docs, bindgen --check, cross,
-                 bindgen feature, miri, fuzz, lab)
+                 bindgen feature, userpage loom model, miri, fuzz, lab)
   help           this text";
 
 fn main() {

@@ -22,6 +22,8 @@ pub const TARGETS: &[&str] = &[
     "ioctl_kernel",
     "read_format_kernel",
     "ring_kernel",
+    "userpage_host",
+    "userpage_pmu",
 ];
 
 /// One built test binary.

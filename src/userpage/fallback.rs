@@ -1,0 +1,201 @@
+//! The `read(2)` path: what the reader uses whenever the counter
+//! instruction may not or cannot run.
+//!
+//! [`CounterFd`] is all the reader needs from an event file descriptor, so
+//! the owned event fd of the crate's `open`/`fd` layer can implement it;
+//! [`RawCounterFd`] implements it over a plain `c_int`.
+
+use crate::sys;
+use core::ffi::c_int;
+use core::fmt;
+
+/// `PERF_FORMAT_TOTAL_TIME_ENABLED | PERF_FORMAT_TOTAL_TIME_RUNNING`: what
+/// the fallback needs in the event's `read_format` (the times that make a
+/// `read(2)` value comparable to, and scalable like, a user-space read).
+pub const REQUIRED_READ_FORMAT: u64 =
+    (sys::PERF_FORMAT_TOTAL_TIME_ENABLED | sys::PERF_FORMAT_TOTAL_TIME_RUNNING) as u64;
+
+/// The `read_format` bits of a single (non-group) read the fallback parses:
+/// TOTAL_TIME_ENABLED, TOTAL_TIME_RUNNING, ID (Linux 2.6.31), LOST (6.0).
+const SINGLE_READ_BITS: u64 =
+    REQUIRED_READ_FORMAT | sys::PERF_FORMAT_ID as u64 | sys::PERF_FORMAT_LOST as u64;
+
+/// One event's value and times as `read(2)` returns them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct FdCounts {
+    /// The count.
+    pub value: u64,
+    /// `time_enabled` (ns).
+    pub time_enabled: u64,
+    /// `time_running` (ns).
+    pub time_running: u64,
+}
+
+/// An event file descriptor the reader can fall back to.
+pub trait CounterFd {
+    /// Reads value, `time_enabled` and `time_running` with `read(2)`.
+    fn read_counts(&self) -> Result<FdCounts, FdReadError>;
+}
+
+/// Why a `read_format` cannot serve the fallback.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ReadFormatError {
+    /// TOTAL_TIME_ENABLED and/or TOTAL_TIME_RUNNING (the bits given) are
+    /// not in the event's `read_format`.
+    MissingTimes {
+        /// The missing bits of [`REQUIRED_READ_FORMAT`].
+        missing: u64,
+    },
+    /// PERF_FORMAT_GROUP: `read(2)` returns the whole group, not this event.
+    Group,
+    /// Bits this crate does not know how to size (a newer kernel's format).
+    Unknown {
+        /// The unknown bits.
+        bits: u64,
+    },
+}
+
+impl fmt::Display for ReadFormatError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ReadFormatError::MissingTimes { missing } => write!(
+                f,
+                "the event's read_format lacks {missing:#x} of PERF_FORMAT_TOTAL_TIME_ENABLED | \
+                 PERF_FORMAT_TOTAL_TIME_RUNNING (0x3): open it with both so read(2) returns the \
+                 times the user-space reader reports"
+            ),
+            ReadFormatError::Group => f.write_str(
+                "the event's read_format has PERF_FORMAT_GROUP: read(2) on it returns the whole \
+                 group; open the event without GROUP to read it on its own",
+            ),
+            ReadFormatError::Unknown { bits } => write!(
+                f,
+                "the event's read_format has bits {bits:#x} this crate cannot size (it knows \
+                 TOTAL_TIME_ENABLED, TOTAL_TIME_RUNNING, ID, GROUP and LOST)"
+            ),
+        }
+    }
+}
+
+/// Why the `read(2)` fallback failed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FdReadError {
+    /// `read(2)` failed with this errno (e.g. EBADF: the fd is closed).
+    Os {
+        /// The errno.
+        errno: c_int,
+    },
+    /// `read(2)` returned another size than `read_format` implies.
+    Size {
+        /// Bytes `read_format` implies.
+        expected: usize,
+        /// Bytes `read(2)` returned.
+        got: usize,
+    },
+}
+
+impl fmt::Display for FdReadError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            FdReadError::Os { errno } => write!(
+                f,
+                "read(2) on the event fd failed with errno {errno} (EBADF: the fd is closed or \
+                 not an event; ENOSPC: the buffer was smaller than read_format implies)"
+            ),
+            FdReadError::Size { expected, got } => write!(
+                f,
+                "read(2) on the event fd returned {got} bytes where its read_format implies \
+                 {expected}: the read_format given does not match the one the event was opened with"
+            ),
+        }
+    }
+}
+
+#[cfg(feature = "std")]
+impl std::error::Error for ReadFormatError {}
+#[cfg(feature = "std")]
+impl std::error::Error for FdReadError {}
+
+/// An event fd (not owned: never closed here) and the `read_format` it was
+/// opened with.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RawCounterFd {
+    fd: c_int,
+    read_format: u64,
+    words: usize,
+}
+
+impl RawCounterFd {
+    /// The fd `fd`, opened with `read_format`, which must hold
+    /// TOTAL_TIME_ENABLED and TOTAL_TIME_RUNNING and not GROUP.
+    pub const fn new(fd: c_int, read_format: u64) -> Result<Self, ReadFormatError> {
+        let missing = REQUIRED_READ_FORMAT & !read_format;
+        if missing != 0 {
+            return Err(ReadFormatError::MissingTimes { missing });
+        }
+        if read_format & sys::PERF_FORMAT_GROUP as u64 != 0 {
+            return Err(ReadFormatError::Group);
+        }
+        let unknown = read_format & !SINGLE_READ_BITS;
+        if unknown != 0 {
+            return Err(ReadFormatError::Unknown { bits: unknown });
+        }
+        // value, then one u64 per set bit (enabled, running, id, lost).
+        let words = 1 + read_format.count_ones() as usize;
+        Ok(RawCounterFd {
+            fd,
+            read_format,
+            words,
+        })
+    }
+
+    /// The fd.
+    pub const fn fd(&self) -> c_int {
+        self.fd
+    }
+
+    /// The `read_format` it was opened with.
+    pub const fn read_format(&self) -> u64 {
+        self.read_format
+    }
+
+    /// Bytes one `read(2)` returns: 8 per `u64` of the layout.
+    pub const fn read_size(&self) -> usize {
+        self.words * 8
+    }
+}
+
+impl CounterFd for RawCounterFd {
+    fn read_counts(&self) -> Result<FdCounts, FdReadError> {
+        // struct read_format { value; [time_enabled]; [time_running]; [id]; [lost]; }
+        let mut buf = [0u64; 5];
+        let expected = self.read_size();
+        // SAFETY: `buf` has 40 writable bytes, and `expected` <= 40.
+        let n = unsafe { libc::read(self.fd, buf.as_mut_ptr().cast(), expected) };
+        if n < 0 {
+            return Err(FdReadError::Os {
+                errno: last_errno(),
+            });
+        }
+        if n as usize != expected {
+            return Err(FdReadError::Size {
+                expected,
+                got: n as usize,
+            });
+        }
+        // Enabled and running are the first two words after the value: both
+        // are required, and they precede ID and LOST.
+        Ok(FdCounts {
+            value: buf[0],
+            time_enabled: buf[1],
+            time_running: buf[2],
+        })
+    }
+}
+
+/// The calling thread's errno.
+pub(crate) fn last_errno() -> c_int {
+    // SAFETY: on Linux C libraries __errno_location returns the calling
+    // thread's errno slot, valid for the thread's lifetime.
+    unsafe { *libc::__errno_location() }
+}

@@ -1,0 +1,204 @@
+//! [`UserPage`]: an event's `perf_event_mmap_page`, mapped on its own or
+//! borrowed from the first page of a ring-buffer mapping.
+
+use super::fallback::last_errno;
+use super::source::{PagePtr, PageSource};
+use super::sync::Ordering;
+use crate::abi::layout::MMAP_PAGE_SIZE;
+use crate::sys;
+use core::ffi::{c_int, c_void};
+use core::fmt;
+use core::ptr::NonNull;
+
+/// The system page size, `sysconf(_SC_PAGESIZE)` (4 KiB, 16 KiB, 64 KiB
+/// depending on the architecture and kernel: never assumed).
+pub fn page_size() -> Option<usize> {
+    // SAFETY: sysconf has no memory-safety preconditions.
+    let size = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
+    usize::try_from(size).ok().filter(|s| *s >= MMAP_PAGE_SIZE)
+}
+
+/// Why mapping an event's page failed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum MapError {
+    /// `sysconf(_SC_PAGESIZE)` gave no usable page size.
+    PageSize,
+    /// `mmap(2)` failed with this errno.
+    Mmap {
+        /// The errno.
+        errno: c_int,
+    },
+}
+
+impl fmt::Display for MapError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            MapError::PageSize => f.write_str(
+                "sysconf(_SC_PAGESIZE) gave no page size that can hold a perf_event_mmap_page",
+            ),
+            MapError::Mmap { errno } => {
+                write!(
+                    f,
+                    "mmap of the event's first page failed with errno {errno}: "
+                )?;
+                f.write_str(match *errno {
+                    libc::EBADF | libc::ENODEV => "the fd is not an open perf event",
+                    libc::EINVAL => {
+                        "the kernel refused the size or offset (one page at offset 0), or the \
+                         event is a group member whose output goes to another event's buffer"
+                    }
+                    libc::EPERM => {
+                        "locked-memory limit: the mapping exceeds \
+                         /proc/sys/kernel/perf_event_mlock_kb plus RLIMIT_MEMLOCK and the \
+                         process lacks CAP_IPC_LOCK"
+                    }
+                    libc::ENOMEM => "out of memory",
+                    _ => "see mmap(2) and perf_event_open(2)",
+                })
+            }
+        }
+    }
+}
+
+#[cfg(feature = "std")]
+impl std::error::Error for MapError {}
+
+/// An event's metadata page.
+///
+/// Either mapped here ([`UserPage::map`]: one page, unmapped on drop) or
+/// the first page of a ring-buffer mapping someone else owns
+/// ([`UserPage::from_ring_mapping`]).
+#[derive(Debug)]
+pub struct UserPage {
+    page: PagePtr<'static>,
+    /// Bytes to unmap on drop; 0 when borrowed.
+    mapped_len: usize,
+}
+
+// SAFETY: the mapping belongs to the process, not to a thread, and is only
+// read with atomic loads (PagePtr).
+unsafe impl Send for UserPage {}
+// SAFETY: as above.
+unsafe impl Sync for UserPage {}
+
+impl UserPage {
+    /// Maps the first page of event `fd` (`mmap(NULL, page_size,
+    /// PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0)`): the metadata page alone,
+    /// with no ring buffer after it (allowed since Linux 2.6.31). Writable
+    /// because the reader loads it atomically; it never writes, and without
+    /// data pages writability changes nothing for the kernel.
+    pub fn map(fd: c_int) -> Result<Self, MapError> {
+        let len = page_size().ok_or(MapError::PageSize)?;
+        // SAFETY: a new shared mapping chosen by the kernel; no existing
+        // memory is affected.
+        let addr = unsafe {
+            libc::mmap(
+                core::ptr::null_mut(),
+                len,
+                libc::PROT_READ | libc::PROT_WRITE,
+                libc::MAP_SHARED,
+                fd,
+                0,
+            )
+        };
+        if addr == libc::MAP_FAILED {
+            return Err(MapError::Mmap {
+                errno: last_errno(),
+            });
+        }
+        let page = NonNull::new(addr.cast()).ok_or(MapError::Mmap { errno: 0 })?;
+        Ok(UserPage {
+            // SAFETY: the page-aligned, read-write mapping lives until drop,
+            // which ends every borrow of it; the kernel writes it.
+            page: unsafe { PagePtr::new(page) },
+            mapped_len: len,
+        })
+    }
+
+    /// The first page of a ring-buffer mapping (`mmap` of `1 + 2^n` pages of
+    /// the event fd) that the caller owns and unmaps.
+    ///
+    /// # Safety
+    ///
+    /// `first_page` must be the start of a live `MAP_SHARED` mapping of a
+    /// perf event fd at offset 0, mapped `PROT_READ | PROT_WRITE` (the
+    /// reader's atomic loads need writable memory), and must stay mapped
+    /// for as long as the returned `UserPage` lives.
+    pub unsafe fn from_ring_mapping(first_page: NonNull<c_void>) -> Self {
+        UserPage {
+            // SAFETY: the caller's contract.
+            page: unsafe { PagePtr::new(first_page.cast()) },
+            mapped_len: 0,
+        }
+    }
+
+    /// The page as a [`PageSource`] with the real counter instructions.
+    pub fn page(&self) -> PagePtr<'_> {
+        self.page
+    }
+
+    /// The page's address.
+    pub fn as_ptr(&self) -> *const sys::perf_event_mmap_page {
+        self.page.as_ptr()
+    }
+
+    /// The `version` field (since 2.6.31; 0 on every kernel so far).
+    pub fn version(&self) -> u32 {
+        let page = self.page.as_ptr();
+        // SAFETY: `version` of the live page; the kernel writes it once at
+        // mmap, before this mapping was returned.
+        let at = unsafe { core::ptr::addr_of!((*page).version) };
+        // SAFETY: an aligned u32 of the live, writable page.
+        unsafe { core::sync::atomic::AtomicU32::from_ptr(at.cast_mut()) }.load(Ordering::Relaxed)
+    }
+}
+
+impl Drop for UserPage {
+    fn drop(&mut self) {
+        if self.mapped_len != 0 {
+            // SAFETY: the mapping made in `map`, whose borrows all ended.
+            unsafe { libc::munmap(self.page.as_ptr().cast_mut().cast(), self.mapped_len) };
+        }
+    }
+}
+
+macro_rules! delegate_page_source {
+    ($(#[$m:meta])* impl$([$($g:tt)*])? for $ty:ty => |$s:ident| $page:expr) => {
+        $(#[$m])*
+        impl$(<$($g)*>)? PageSource for $ty {
+            fn load_lock(&self, order: Ordering) -> u32 { let $s = self; $page.load_lock(order) }
+            fn load_index(&self) -> u32 { let $s = self; $page.load_index() }
+            fn load_offset(&self) -> i64 { let $s = self; $page.load_offset() }
+            fn load_time_enabled(&self) -> u64 { let $s = self; $page.load_time_enabled() }
+            fn load_time_running(&self) -> u64 { let $s = self; $page.load_time_running() }
+            fn load_capabilities(&self) -> u64 { let $s = self; $page.load_capabilities() }
+            fn load_pmc_width(&self) -> u16 { let $s = self; $page.load_pmc_width() }
+            fn load_time_shift(&self) -> u16 { let $s = self; $page.load_time_shift() }
+            fn load_time_mult(&self) -> u32 { let $s = self; $page.load_time_mult() }
+            fn load_time_offset(&self) -> u64 { let $s = self; $page.load_time_offset() }
+            fn load_time_cycles(&self) -> u64 { let $s = self; $page.load_time_cycles() }
+            fn load_time_mask(&self) -> u64 { let $s = self; $page.load_time_mask() }
+            #[inline(always)]
+            unsafe fn read_counter(&self, index: u32) -> Option<u64> {
+                let $s = self;
+                // SAFETY: the caller's contract is passed on unchanged.
+                unsafe { $page.read_counter(index) }
+            }
+            #[inline(always)]
+            unsafe fn read_timestamp(&self) -> Option<u64> {
+                let $s = self;
+                // SAFETY: the caller's contract is passed on unchanged.
+                unsafe { $page.read_timestamp() }
+            }
+        }
+    };
+}
+
+delegate_page_source!(
+    /// The mapped page, with the real counter instructions.
+    impl for UserPage => |s| s.page
+);
+delegate_page_source!(
+    /// Any borrowed source.
+    impl['a, S: PageSource + ?Sized] for &'a S => |s| (**s)
+);

@@ -1,0 +1,256 @@
+//! [`CounterReader`]: the counter instruction when the page allows it,
+//! `read(2)` every other time.
+
+use super::fallback::{CounterFd, FdCounts, FdReadError};
+use super::snapshot::{self, Snapshot, Unstable};
+use super::source::PageSource;
+use super::time;
+use core::ffi::c_int;
+use core::fmt;
+use core::marker::PhantomData;
+
+/// The calling thread's id, `gettid(2)`.
+pub fn gettid() -> libc::pid_t {
+    // SAFETY: gettid takes no arguments and cannot fail.
+    unsafe { libc::syscall(libc::SYS_gettid) as libc::pid_t }
+}
+
+/// What an event monitors: the `pid` and `cpu` it was opened with, and the
+/// thread that opened it (which `pid == 0` means).
+///
+/// The counter instruction reads the counter of whatever runs on the CPU
+/// now, so only an event that counts exactly the calling thread on any CPU
+/// (`pid` 0 or the thread's own tid, `cpu` -1) may be read with it; for
+/// anything else the reader always uses `read(2)`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct EventTarget {
+    pid: libc::pid_t,
+    cpu: c_int,
+    opener: libc::pid_t,
+}
+
+impl EventTarget {
+    /// The `pid` and `cpu` just passed to `perf_event_open(2)`. Call it on
+    /// the thread that opened the event: `pid == 0` means that thread, and
+    /// this records its tid.
+    pub fn as_opened(pid: libc::pid_t, cpu: c_int) -> Self {
+        EventTarget {
+            pid,
+            cpu,
+            opener: gettid(),
+        }
+    }
+
+    /// The `pid` and `cpu` of an event opened by thread `opener`.
+    pub const fn opened_by(opener: libc::pid_t, pid: libc::pid_t, cpu: c_int) -> Self {
+        EventTarget { pid, cpu, opener }
+    }
+
+    /// The one thread the event counts on every CPU, if it counts exactly
+    /// one (`cpu == -1` and `pid >= 0`; `pid > 0` is a thread id).
+    pub const fn monitored_thread(&self) -> Option<libc::pid_t> {
+        if self.cpu != -1 || self.pid < 0 {
+            None
+        } else if self.pid == 0 {
+            Some(self.opener)
+        } else {
+            Some(self.pid)
+        }
+    }
+
+    /// Whether the event counts the calling thread, on any CPU.
+    pub fn monitors_calling_thread(&self) -> bool {
+        self.monitored_thread() == Some(gettid())
+    }
+}
+
+/// Why a read went through `read(2)`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FallbackReason {
+    /// The event does not monitor the thread that made the reader (another
+    /// thread, a CPU-wide event, a cgroup): the counter instruction would
+    /// read someone else's counter.
+    OtherThread,
+    /// `cap_user_rdpmc == 0`: the kernel does not let user space read this
+    /// counter (software event, no user access enabled, e.g.
+    /// `/sys/bus/event_source/devices/cpu/rdpmc` = 0 on x86 or
+    /// `perf_user_access` = 0 / no `config1` bit 1 on arm64).
+    NoUserAccess,
+    /// `index == 0`: the event is not on a hardware counter at this moment
+    /// (disabled, multiplexed out, or never scheduled).
+    NotOnPmu,
+    /// This architecture has no instruction for the page's index.
+    NoInstruction {
+        /// The page's index.
+        index: u32,
+    },
+    /// The page's lock kept changing ([`Unstable`]).
+    Unstable,
+}
+
+impl fmt::Display for FallbackReason {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            FallbackReason::OtherThread => {
+                f.write_str("the event does not monitor the calling thread on every CPU")
+            }
+            FallbackReason::NoUserAccess => {
+                f.write_str("cap_user_rdpmc is 0: the kernel does not allow user-space reads")
+            }
+            FallbackReason::NotOnPmu => {
+                f.write_str("index is 0: the event is not on a hardware counter now")
+            }
+            FallbackReason::NoInstruction { index } => write!(
+                f,
+                "this architecture has no counter instruction for page index {index}"
+            ),
+            FallbackReason::Unstable => f.write_str("the page's seqlock kept changing"),
+        }
+    }
+}
+
+/// How a [`Reading`] was made.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ReadPath {
+    /// The counter instruction, in one seqlock section.
+    Counter {
+        /// The page's index (counter + 1).
+        index: u32,
+        /// Whether the times were extrapolated to now (`cap_user_time`);
+        /// else they are as of the page's last update.
+        times_extrapolated: bool,
+        /// Whether the `-2^pmc_width` transient was corrected.
+        wrap_corrected: bool,
+    },
+    /// `read(2)` on the event fd.
+    Syscall {
+        /// Why.
+        reason: FallbackReason,
+    },
+}
+
+/// A counter value with its times.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Reading {
+    /// The count.
+    pub value: u64,
+    /// Nanoseconds the event was enabled.
+    pub time_enabled: u64,
+    /// Nanoseconds the event was on the PMU.
+    pub time_running: u64,
+    /// How it was read.
+    pub path: ReadPath,
+}
+
+impl Reading {
+    /// The multiplexing estimate `value * enabled / running` of this one
+    /// reading ([`time::scale`]): `None` when the event never ran.
+    pub const fn scaled(&self) -> Option<u64> {
+        time::scale(self.value, self.time_enabled, self.time_running)
+    }
+
+    /// Whether the counter instruction made it.
+    pub const fn used_counter(&self) -> bool {
+        matches!(self.path, ReadPath::Counter { .. })
+    }
+
+    fn from_fd(counts: FdCounts, reason: FallbackReason) -> Self {
+        Reading {
+            value: counts.value,
+            time_enabled: counts.time_enabled,
+            time_running: counts.time_running,
+            path: ReadPath::Syscall { reason },
+        }
+    }
+}
+
+/// Reads one event: user space when the page allows it, `read(2)` when not.
+///
+/// Not `Send` or `Sync`: whether the counter instruction may run was
+/// decided for the thread that made the reader, and stays true only there.
+#[derive(Debug)]
+pub struct CounterReader<P, F> {
+    page: P,
+    fd: F,
+    use_counter: bool,
+    _one_thread: PhantomData<*const ()>,
+}
+
+impl<P: PageSource, F: CounterFd> CounterReader<P, F> {
+    /// A reader of the event with page `page` and fd `fd`, opened for
+    /// `target`. The counter instruction is used only if `target` monitors
+    /// the calling thread.
+    pub fn new(page: P, fd: F, target: EventTarget) -> Self {
+        CounterReader {
+            page,
+            fd,
+            use_counter: target.monitors_calling_thread(),
+            _one_thread: PhantomData,
+        }
+    }
+
+    /// Whether reads may use the counter instruction (the event monitors
+    /// this thread); each read still checks the page.
+    pub fn may_use_counter(&self) -> bool {
+        self.use_counter
+    }
+
+    /// The page.
+    pub fn page(&self) -> &P {
+        &self.page
+    }
+
+    /// The fd.
+    pub fn fd(&self) -> &F {
+        &self.fd
+    }
+
+    /// A consistent snapshot of the page (with the counter read when this
+    /// reader may use it).
+    pub fn snapshot(&self) -> Result<Snapshot, Unstable> {
+        // SAFETY: `use_counter` is true only if the event monitors the
+        // thread that made this reader, which is the calling thread: the
+        // reader is neither Send nor Sync.
+        unsafe { snapshot::read(&self.page, self.use_counter) }
+    }
+
+    /// Reads the event: the counter instruction when the event monitors
+    /// this thread, `cap_user_rdpmc` is set, `index != 0` and the
+    /// architecture has the instruction; otherwise `read(2)`, decided anew
+    /// on every call.
+    pub fn read(&self) -> Result<Reading, FdReadError> {
+        if !self.use_counter {
+            return self.fallback(FallbackReason::OtherThread);
+        }
+        let snap = match self.snapshot() {
+            Ok(snap) => snap,
+            Err(_) => return self.fallback(FallbackReason::Unstable),
+        };
+        if !snap.cap_user_rdpmc() {
+            return self.fallback(FallbackReason::NoUserAccess);
+        }
+        if snap.index == 0 {
+            return self.fallback(FallbackReason::NotOnPmu);
+        }
+        let Some((value, wrap_corrected)) = snap.count() else {
+            return self.fallback(FallbackReason::NoInstruction { index: snap.index });
+        };
+        let times = snap.times();
+        Ok(Reading {
+            value,
+            time_enabled: times.enabled,
+            time_running: times.running,
+            path: ReadPath::Counter {
+                index: snap.index,
+                times_extrapolated: times.extrapolated,
+                wrap_corrected,
+            },
+        })
+    }
+
+    fn fallback(&self, reason: FallbackReason) -> Result<Reading, FdReadError> {
+        self.fd
+            .read_counts()
+            .map(|counts| Reading::from_fd(counts, reason))
+    }
+}

@@ -1,0 +1,297 @@
+//! The user-space reader on a real (emulated) aarch64 PMUv3: with
+//! `/proc/sys/kernel/perf_user_access = 1` and `attr.config1` bit 1 (user
+//! access; bit 0: 64-bit counter), the page of a thread's own hardware event
+//! shows `cap_user_rdpmc = 1` and an index (32: PMCCNTR_EL0 for cycles;
+//! 1..=31: PMEVCNTR<index-1>_EL0), and the reader must take the instruction
+//! path and agree with `read(2)` within 0.1 %, over five loops of growing
+//! length.
+//!
+//! `cargo xtask lab` runs this in its aarch64 QEMU guests (`-cpu max,pmu=on`
+//! and `-cpu cortex-a72`, `-icount shift=0` so instructions count). On any
+//! other machine each test prints
+//! `LAB-NOT-APPLICABLE <test> needs=aarch64-pmu: <reason>` and passes; the
+//! lab fails unless they pass in every guest that has the PMU.
+
+use perf_event_core::sys;
+use perf_event_core::userpage::{
+    CounterReader, EventTarget, RawCounterFd, ReadPath, Reading, UserPage, REQUIRED_READ_FORMAT,
+};
+use std::io::Error;
+
+/// `attr.config1` bit 0 of the arm64 PMU: a 64-bit counter (`long`).
+const CONFIG1_LONG: u64 = 1 << 0;
+/// `attr.config1` bit 1 of the arm64 PMU: user-space access (`rdpmc`).
+const CONFIG1_USER: u64 = 1 << 1;
+/// What the lab's guests provide and these tests need.
+const NEED: &str = "aarch64-pmu";
+/// The agreement required between the instruction path and `read(2)`.
+const TOLERANCE: f64 = 0.001;
+/// Iterations of the first measured loop; each next loop doubles it.
+const FIRST_LOOP: u64 = 200_000;
+
+/// Says for the lab that this test did not run here, and why.
+fn not_applicable(reason: &str) {
+    let thread = std::thread::current();
+    let test = thread.name().unwrap_or("<unnamed test>");
+    println!("\nLAB-NOT-APPLICABLE {test} needs={NEED}: {reason}");
+}
+
+fn open(config: u32, config1: u64) -> Result<libc::c_int, i32> {
+    let mut attr = sys::perf_event_attr {
+        type_: sys::PERF_TYPE_HARDWARE,
+        size: core::mem::size_of::<sys::perf_event_attr>() as u32,
+        config: u64::from(config),
+        read_format: REQUIRED_READ_FORMAT,
+        ..Default::default()
+    };
+    attr.__bindgen_anon_3.config1 = config1;
+    attr.set_exclude_kernel(1);
+    attr.set_exclude_hv(1);
+    // SAFETY: a whole perf_event_attr whose size is its own size.
+    let fd = unsafe {
+        libc::syscall(
+            libc::c_long::from(sys::__NR_perf_event_open),
+            &attr as *const sys::perf_event_attr,
+            0 as libc::pid_t,
+            -1 as libc::c_int,
+            -1 as libc::c_int,
+            libc::c_ulong::from(sys::PERF_FLAG_FD_CLOEXEC),
+        )
+    };
+    if fd < 0 {
+        Err(Error::last_os_error().raw_os_error().unwrap_or(0))
+    } else {
+        Ok(fd as libc::c_int)
+    }
+}
+
+/// `CPU part` of /proc/cpuinfo (`0xd08`: Cortex-A72).
+fn cpu_part() -> String {
+    std::fs::read_to_string("/proc/cpuinfo")
+        .unwrap_or_default()
+        .lines()
+        .find(|l| l.starts_with("CPU part"))
+        .and_then(|l| l.split(':').nth(1))
+        .map(|v| v.trim().to_owned())
+        .unwrap_or_default()
+}
+
+/// Whether this machine can run the tests; if not, says why for the lab.
+fn pmu_with_user_access() -> bool {
+    if !cfg!(target_arch = "aarch64") {
+        not_applicable(&format!(
+            "this is {}, not aarch64 (the reader falls back to read(2) here; \
+             tests/userpage_host.rs covers that)",
+            std::env::consts::ARCH
+        ));
+        return false;
+    }
+    match open(sys::PERF_COUNT_HW_CPU_CYCLES, CONFIG1_USER) {
+        Ok(fd) => {
+            // SAFETY: the fd just opened.
+            unsafe { libc::close(fd) };
+        }
+        Err(errno) => {
+            not_applicable(&format!(
+                "hardware cycles do not open (errno {errno}): no PMU on this machine"
+            ));
+            return false;
+        }
+    }
+    let access = std::fs::read_to_string("/proc/sys/kernel/perf_user_access").unwrap_or_default();
+    if access.trim() != "1" {
+        not_applicable(&format!(
+            "/proc/sys/kernel/perf_user_access is {:?}, not 1 (Linux 5.17+; as root: \
+             sysctl kernel.perf_user_access=1)",
+            access.trim()
+        ));
+        return false;
+    }
+    true
+}
+
+fn spin(iterations: u64) {
+    let mut x = 0u64;
+    for i in 0..iterations {
+        x = std::hint::black_box(x.wrapping_add(i));
+    }
+}
+
+fn within(user: u64, syscall: u64) -> bool {
+    (user as f64 - syscall as f64).abs() <= TOLERANCE * syscall as f64
+}
+
+/// Opens `config` with `config1`, checks the page and the instruction
+/// path, and compares five loops of growing length with `read(2)`.
+fn check(name: &str, config: u32, config1: u64, expect_index: Option<u32>) {
+    if !pmu_with_user_access() {
+        return;
+    }
+    let fd = match open(config, config1) {
+        Ok(fd) => fd,
+        Err(errno) if errno == libc::EOPNOTSUPP && config1 & CONFIG1_LONG != 0 => {
+            let part = cpu_part();
+            assert_eq!(
+                part, "0xd08",
+                "{name}: a 64-bit counter was refused (EOPNOTSUPP) on CPU part {part}; only \
+                 Cortex-A72 (0xd08, no FEAT_PMUv3p5) may refuse it"
+            );
+            println!("{name}: Cortex-A72 has no 64-bit event counters (EOPNOTSUPP), as expected");
+            return;
+        }
+        Err(errno) => panic!("{name}: perf_event_open failed with errno {errno}"),
+    };
+    let reader = CounterReader::new(
+        UserPage::map(fd).unwrap_or_else(|e| panic!("{name}: {e}")),
+        RawCounterFd::new(fd, REQUIRED_READ_FORMAT).expect("read_format 0x3"),
+        EventTarget::as_opened(0, -1),
+    );
+    assert!(reader.may_use_counter(), "pid 0, cpu -1 is this thread");
+    let snap = reader.snapshot().expect("stable page");
+    assert!(
+        snap.cap_user_rdpmc(),
+        "{name}: cap_user_rdpmc is 0: {snap:?}"
+    );
+    assert_ne!(snap.index, 0, "{name}: index is 0: {snap:?}");
+    if let Some(index) = expect_index {
+        assert_eq!(snap.index, index, "{name}: {snap:?}");
+    }
+    let width = if config1 & CONFIG1_LONG != 0 { 64 } else { 32 };
+    assert_eq!(snap.pmc_width, width, "{name}: {snap:?}");
+
+    let read_both = || -> (Reading, u64) {
+        let user = reader.read().expect("read");
+        let direct = reader.fd().read_counts_checked();
+        (user, direct)
+    };
+    let (mut user_before, mut fd_before) = read_both();
+    let mut last_delta = 0;
+    for step in 0..5 {
+        spin(FIRST_LOOP << step);
+        let (user, direct) = read_both();
+        match user.path {
+            ReadPath::Counter { index, .. } => assert_eq!(index, snap.index, "{name}"),
+            other => panic!("{name}: loop {step} read through {other:?}"),
+        }
+        let user_delta = user.value - user_before.value;
+        let fd_delta = direct - fd_before;
+        println!(
+            "{name}: loop {step}: user-space {} (delta {user_delta}), read(2) {direct} \
+             (delta {fd_delta}), index {}, pmc_width {}",
+            user.value, snap.index, snap.pmc_width
+        );
+        assert!(
+            within(user_delta, fd_delta),
+            "{name}: loop {step}: user-space delta {user_delta} vs read(2) delta {fd_delta}"
+        );
+        assert!(
+            within(user.value, direct),
+            "{name}: loop {step}: user-space {} vs read(2) {direct}",
+            user.value
+        );
+        assert!(
+            user_delta > last_delta,
+            "{name}: loop {step}: delta {user_delta} not above the previous {last_delta}"
+        );
+        last_delta = user_delta;
+        (user_before, fd_before) = (user, direct);
+    }
+    drop(reader);
+    // SAFETY: the fd opened above, no longer used.
+    unsafe { libc::close(fd) };
+}
+
+trait ReadChecked {
+    fn read_counts_checked(&self) -> u64;
+}
+
+impl ReadChecked for RawCounterFd {
+    fn read_counts_checked(&self) -> u64 {
+        use perf_event_core::userpage::CounterFd;
+        let counts = self.read_counts().expect("read(2)");
+        assert_eq!(counts.time_enabled, counts.time_running, "multiplexed");
+        counts.value
+    }
+}
+
+#[test]
+fn user_read_of_cycles_32bit() {
+    check(
+        "cycles, 32-bit",
+        sys::PERF_COUNT_HW_CPU_CYCLES,
+        CONFIG1_USER,
+        Some(32),
+    );
+}
+
+#[test]
+fn user_read_of_cycles_64bit() {
+    check(
+        "cycles, 64-bit",
+        sys::PERF_COUNT_HW_CPU_CYCLES,
+        CONFIG1_USER | CONFIG1_LONG,
+        Some(32),
+    );
+}
+
+#[test]
+fn user_read_of_instructions_32bit() {
+    check(
+        "instructions, 32-bit",
+        sys::PERF_COUNT_HW_INSTRUCTIONS,
+        CONFIG1_USER,
+        None,
+    );
+}
+
+#[test]
+fn user_read_of_instructions_64bit() {
+    check(
+        "instructions, 64-bit",
+        sys::PERF_COUNT_HW_INSTRUCTIONS,
+        CONFIG1_USER | CONFIG1_LONG,
+        None,
+    );
+}
+
+/// PERF_EVENT_IOC_RESET reads the counter and rewrites the page with the
+/// raw (unextended) register as prev_count: the rdpmc_jump transient. The
+/// reader must still agree with read(2) right after the reset.
+#[test]
+fn user_read_right_after_reset_agrees_with_read() {
+    if !pmu_with_user_access() {
+        return;
+    }
+    for (name, config1) in [
+        ("32-bit", CONFIG1_USER),
+        ("64-bit", CONFIG1_USER | CONFIG1_LONG),
+    ] {
+        let fd = match open(sys::PERF_COUNT_HW_CPU_CYCLES, config1) {
+            Ok(fd) => fd,
+            Err(errno) => panic!("cycles {name}: perf_event_open failed with errno {errno}"),
+        };
+        let reader = CounterReader::new(
+            UserPage::map(fd).unwrap_or_else(|e| panic!("{e}")),
+            RawCounterFd::new(fd, REQUIRED_READ_FORMAT).expect("read_format 0x3"),
+            EventTarget::as_opened(0, -1),
+        );
+        for round in 0..3 {
+            spin(FIRST_LOOP);
+            // SAFETY: RESET takes no argument.
+            let r = unsafe { libc::ioctl(fd, sys::PERF_EVENT_IOC_RESET as _, 0) };
+            assert_eq!(r, 0, "RESET: {}", Error::last_os_error());
+            spin(FIRST_LOOP);
+            let user = reader.read().expect("read");
+            let direct = reader.fd().read_counts_checked();
+            println!("cycles {name} after RESET {round}: user-space {user:?}, read(2) {direct}");
+            assert!(user.used_counter(), "{user:?}");
+            assert!(
+                user.value <= direct && within(user.value, direct),
+                "{user:?} vs {direct}"
+            );
+        }
+        drop(reader);
+        // SAFETY: the fd opened above, no longer used.
+        unsafe { libc::close(fd) };
+    }
+}
