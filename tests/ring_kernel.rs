@@ -69,8 +69,8 @@ fn a_hundred_prctls_give_a_hundred_samples_with_tid_and_rising_time() {
         let Record::Sample(s) = r else {
             panic!("unexpected {r:?}")
         };
-        assert_eq!(s.id.pid_tid.map(|p| p.1), Some(tid));
-        let t = s.id.time.unwrap();
+        assert_eq!(s.pid_tid().map(|p| p.1), Some(tid));
+        let t = s.time().unwrap();
         assert!(t > last_time, "time {t} after {last_time}");
         last_time = t;
         n += 1;
@@ -261,7 +261,7 @@ fn records_straddling_the_wrap_parse_like_the_others() {
             // same for every call: wrapped copies must equal the others.
             // Bytes 2..4 are trace_entry's common_flags and preempt count,
             // which the kernel sets per event (irqs-off, need-resched...).
-            let mut data = s.raw.unwrap().to_vec();
+            let mut data = s.raw().unwrap().to_vec();
             data[2..4].fill(0);
             match &first_raw {
                 None => first_raw = Some(data),
@@ -310,7 +310,7 @@ fn overwrite_snapshots_return_the_newest_records_first() {
         .records()
         .map(
             |r| match perf_event_core::record::parse(&layout, r).unwrap().record {
-                Record::Sample(s) => s.id.time.unwrap(),
+                Record::Sample(s) => s.time().unwrap(),
                 other => panic!("{other:?}"),
             },
         )

@@ -14,6 +14,9 @@
 //!    `snapshot::read` with the production loads, and the man page's C loop
 //!    (-O2) on the same page; wall time and, under callgrind, instructions.
 //!
+//! 3. Parsing the same buffer of real records with perf-event-core,
+//!    linux-perf-event-reader and perf-event-data, against a header-walk floor.
+//!
 //! `bench callgrind-target rust|c N` is what the benchmark runs under
 //! valgrind; it is not meant to be run by hand.
 
@@ -31,6 +34,7 @@ use std::os::fd::AsRawFd;
 use std::process::Command;
 use std::time::Instant;
 
+mod records;
 mod timing;
 
 /// What the C loop returns (its locals after the loop).
@@ -101,8 +105,12 @@ fn main() {
         std::thread::available_parallelism().map_or(0, |n| n.get()),
         kernel()
     );
-    read_paths();
-    snapshots();
+    // `bench records` runs only section 3.
+    if args.first().map(String::as_str) != Some("records") {
+        read_paths();
+        snapshots();
+    }
+    records::run();
 }
 
 fn read_paths() {

@@ -11,14 +11,22 @@ pub(crate) struct Cursor<'a> {
 }
 
 impl<'a> Cursor<'a> {
+    #[inline]
     pub(crate) const fn new(buf: &'a [u8]) -> Self {
         Cursor { buf, pos: 0 }
     }
 
+    #[inline]
+    pub(crate) fn position(&self) -> usize {
+        self.pos
+    }
+
+    #[inline]
     pub(crate) fn remaining(&self) -> usize {
         self.buf.len() - self.pos
     }
 
+    #[inline]
     pub(crate) fn bytes(&mut self, n: usize, field: &'static str) -> Result<&'a [u8], RecordError> {
         let end = self.pos.checked_add(n).filter(|e| *e <= self.buf.len());
         let end = end.ok_or(RecordError::Truncated {
@@ -31,6 +39,7 @@ impl<'a> Cursor<'a> {
         Ok(out)
     }
 
+    #[inline]
     pub(crate) fn u64(&mut self, field: &'static str) -> Result<u64, RecordError> {
         let b = self.bytes(8, field)?;
         Ok(u64::from_ne_bytes([
@@ -38,17 +47,20 @@ impl<'a> Cursor<'a> {
         ]))
     }
 
+    #[inline]
     pub(crate) fn u32(&mut self, field: &'static str) -> Result<u32, RecordError> {
         let b = self.bytes(4, field)?;
         Ok(u32::from_ne_bytes([b[0], b[1], b[2], b[3]]))
     }
 
+    #[inline]
     pub(crate) fn u16(&mut self, field: &'static str) -> Result<u16, RecordError> {
         let b = self.bytes(2, field)?;
         Ok(u16::from_ne_bytes([b[0], b[1]]))
     }
 
     /// `n` u64 values as raw bytes (`8 * n`), with overflow checked.
+    #[inline]
     pub(crate) fn u64s(&mut self, n: u64, field: &'static str) -> Result<U64s<'a>, RecordError> {
         let len = usize::try_from(n).ok().and_then(|n| n.checked_mul(8));
         let len = len.ok_or(RecordError::Truncated {
@@ -60,6 +72,7 @@ impl<'a> Cursor<'a> {
     }
 
     /// The rest of the body.
+    #[inline]
     pub(crate) fn rest(&mut self) -> &'a [u8] {
         let out = &self.buf[self.pos..];
         self.pos = self.buf.len();
@@ -67,6 +80,7 @@ impl<'a> Cursor<'a> {
     }
 
     /// Splits off the last `n` bytes (the sample_id trailer) for a later read.
+    #[inline]
     pub(crate) fn split_tail(
         &mut self,
         n: usize,
@@ -95,6 +109,11 @@ impl<'a> Cursor<'a> {
 pub struct U64s<'a>(&'a [u8]);
 
 impl<'a> U64s<'a> {
+    #[inline]
+    pub(crate) const fn new(bytes: &'a [u8]) -> Self {
+        U64s(bytes)
+    }
+
     /// Number of values.
     pub fn len(&self) -> usize {
         self.0.len() / 8

@@ -46,13 +46,20 @@ fn sample_with_many_fields() {
     let Record::Sample(s) = p.record else {
         panic!()
     };
-    assert_eq!(s.ip, Some(0x1234));
-    assert_eq!(s.id.pid_tid, Some((10, 11)));
-    assert_eq!(s.id.time, Some(999));
-    assert_eq!(s.id.cpu, Some(3));
-    assert_eq!(s.period, Some(1));
-    assert_eq!(s.callchain.unwrap().iter().collect::<Vec<_>>(), [0xa, 0xb]);
-    assert_eq!(s.raw, Some(&[1u8, 2, 3, 4][..]));
+    assert_eq!(s.ip(), Some(0x1234));
+    assert_eq!(s.pid_tid(), Some((10, 11)));
+    assert_eq!(s.time(), Some(999));
+    assert_eq!(s.cpu(), Some(3));
+    assert_eq!(s.period(), Some(1));
+    assert_eq!(
+        s.callchain().unwrap().iter().collect::<Vec<_>>(),
+        [0xa, 0xb]
+    );
+    assert_eq!(s.raw(), Some(&[1u8, 2, 3, 4][..]));
+    assert_eq!(
+        (s.addr(), s.id(), s.weight(), s.aux()),
+        (None, None, None, None)
+    );
 }
 
 #[test]
@@ -77,6 +84,83 @@ fn non_sample_records_with_trailer() {
         }
     );
     assert_eq!(p.sample_id.unwrap().time, Some(77));
+}
+
+#[test]
+fn sample_with_every_field_finds_each_in_order() {
+    let st = (sys::PERF_SAMPLE_MAX as u64 - 1) & !(sys::PERF_SAMPLE_WEIGHT_STRUCT as u64);
+    let layout = SampleLayout {
+        sample_type: st,
+        read_format: crate::read_format::ReadFormat(sys::PERF_FORMAT_ID as u64),
+        branch_sample_type: sys::PERF_SAMPLE_BRANCH_HW_INDEX as u64,
+        regs_user: 2,
+        regs_intr: 1,
+        sample_id_all: false,
+    };
+    // identifier ip pid/tid time addr id stream_id cpu/res period
+    let mut body = u64s(&[1, 2]);
+    body.extend(pid_tid(3, 4));
+    body.extend(u64s(&[5, 6, 7, 8]));
+    body.extend(pid_tid(9, 0));
+    body.extend(u64s(&[10]));
+    body.extend(u64s(&[11, 12])); // read: value, id
+    body.extend(u64s(&[1, 13])); // callchain
+    body.extend(4u32.to_ne_bytes());
+    body.extend([14, 14, 14, 14]); // raw
+    body.extend(u64s(&[1, 15, 16, 17, 18])); // branch: nr, hw_idx, from/to/flags
+    body.extend(u64s(&[1, 19, 20])); // regs_user: abi, 2 regs
+    body.extend(u64s(&[8, 21, 8])); // stack_user: size, data, dyn_size
+    body.extend(u64s(&[22, 23, 24])); // weight, data_src, transaction
+    body.extend(u64s(&[1, 25])); // regs_intr
+    body.extend(u64s(&[26, 27, 28, 29])); // phys, cgroup, data/code page size
+    body.extend(u64s(&[8, 30])); // aux
+    let bytes = record(sys::PERF_RECORD_SAMPLE, 0, &body);
+    let Record::Sample(s) = parse(&layout, &bytes).unwrap().record else {
+        panic!()
+    };
+    assert_eq!(
+        (s.id(), s.ip(), s.pid_tid(), s.time(), s.addr()),
+        (Some(1), Some(2), Some((3, 4)), Some(5), Some(6))
+    );
+    assert_eq!(
+        (s.stream_id(), s.cpu(), s.period()),
+        (Some(8), Some(9), Some(10))
+    );
+    let read = s.read_values(&layout).unwrap().get(0).unwrap();
+    assert_eq!((read.value, read.id), (11, Some(12)));
+    assert_eq!(s.callchain().unwrap().get(0), Some(13));
+    assert_eq!(s.raw(), Some(&[14u8; 4][..]));
+    let b = s.branch_stack().unwrap();
+    assert_eq!(
+        (b.hw_idx, b.entries.len(), b.entries.get(2)),
+        (Some(15), 3, Some(18))
+    );
+    assert_eq!(
+        s.regs_user().unwrap().values.iter().collect::<Vec<_>>(),
+        [19, 20]
+    );
+    assert_eq!(s.stack_user().map(|(d, n)| (d.len(), n)), Some((8, 8)));
+    assert_eq!(
+        (s.weight(), s.data_src(), s.transaction()),
+        (Some(22), Some(23), Some(24))
+    );
+    assert_eq!(s.regs_intr().unwrap().values.get(0), Some(25));
+    assert_eq!(
+        (
+            s.phys_addr(),
+            s.cgroup(),
+            s.data_page_size(),
+            s.code_page_size()
+        ),
+        (Some(26), Some(27), Some(28), Some(29))
+    );
+    assert_eq!(s.aux(), Some(&30u64.to_ne_bytes()[..]));
+    for cut in 0..body.len() {
+        assert!(
+            parse(&layout, &record(sys::PERF_RECORD_SAMPLE, 0, &body[..cut])).is_err(),
+            "cut at {cut}"
+        );
+    }
 }
 
 #[test]
