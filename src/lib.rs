@@ -21,6 +21,8 @@
 //!   the owned fd with every ioctl, and the exact-size read codec with scaling.
 //! - [`ring`], [`record`]: the mmap ring buffer (wrap-safe, zero-copy,
 //!   overwrite snapshots, AUX area) and every PERF_RECORD type.
+//! - [`monitor`]: self-monitoring for harnesses: a group on this thread,
+//!   read around a region through the user-space reader.
 //! - [`probe`] (std): which flags and attr size the running kernel accepts.
 //! - [`sysfs`] (std): PMUs, format bit ranges, event aliases, tracefs ids,
 //!   kprobe / uprobe events, system limits.
@@ -37,6 +39,7 @@ pub mod attr;
 pub mod errno;
 pub mod event;
 pub mod fd;
+pub mod monitor;
 pub mod open;
 #[cfg(feature = "std")]
 pub mod parse;

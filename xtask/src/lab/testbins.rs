@@ -24,6 +24,7 @@ pub const TARGETS: &[&str] = &[
     "ring_kernel",
     "userpage_host",
     "userpage_pmu",
+    "monitor_kernel",
 ];
 
 /// One built test binary.
