@@ -352,7 +352,8 @@ flags! {
     exclude_callchain_kernel => EXCLUDE_CALLCHAIN_KERNEL;
     /// `exclude_callchain_user`: no user callchains (since Linux 3.7).
     exclude_callchain_user => EXCLUDE_CALLCHAIN_USER;
-    /// `mmap2`: PERF_RECORD_MMAP2 records (since Linux 3.16).
+    /// `mmap2`: MMAP records in the PERF_RECORD_MMAP2 format; `mmap` (or
+    /// `mmap_data`) must be set too, or no record is written (since Linux 3.16).
     mmap2 => MMAP2;
     /// `comm_exec`: mark COMM records caused by exec (since Linux 3.16).
     comm_exec => COMM_EXEC;
