@@ -34,6 +34,9 @@ use std::os::fd::AsRawFd;
 use std::process::Command;
 use std::time::Instant;
 
+// Links the package library, which carries the C loop built by build.rs.
+use perf_bench as _;
+
 mod records;
 mod timing;
 

@@ -27,7 +27,11 @@ const STEPS: &[Step] = &[
     ("clippy", clippy),
     ("test", test),
     ("loom model of the userpage seqlock reader", loom),
-    ("example hello", example),
+    (
+        "examples (stat, printf, watchpoint, sample, hello)",
+        example,
+    ),
+    ("criterion measurement, short mode", criterion),
     ("doc", doc),
     ("bindgen --check", bindgen_check),
     (
@@ -129,7 +133,50 @@ fn abi() -> Result {
 }
 
 fn example() -> Result {
-    shell::run(shell::cargo(None).args(["run", "--example", "hello"]))
+    // The README's first command.
+    shell::run(shell::cargo(None).args([
+        "run",
+        "--release",
+        "--example",
+        "stat",
+        "--",
+        "ls",
+        "-l",
+        "/",
+    ]))?;
+    for (example, args) in [
+        ("printf", &[][..]),
+        ("watchpoint", &[][..]),
+        (
+            "sample",
+            &[
+                "sh",
+                "-c",
+                "i=0; while [ $i -lt 20000 ]; do i=$((i+1)); done",
+            ][..],
+        ),
+        ("hello", &[][..]),
+    ] {
+        shell::run(
+            shell::cargo(None)
+                .args(["run", "--release", "--example", example, "--"])
+                .args(args),
+        )?;
+    }
+    Ok(())
+}
+
+fn criterion() -> Result {
+    shell::run(shell::cargo(None).args([
+        "bench",
+        "-p",
+        "bench",
+        "--bench",
+        "criterion_monitor",
+        "--",
+        "--quick",
+        "--noplot",
+    ]))
 }
 
 fn doc() -> Result {
