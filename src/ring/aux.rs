@@ -36,9 +36,9 @@ impl RingBuffer {
             .checked_mul(page)
             .ok_or(RingError::PageCount { pages })?;
         self.meta_atomic(offset_of!(sys::perf_event_mmap_page, aux_offset))
-            .store(offset as u64, Ordering::Relaxed);
+            .store(offset, Ordering::Relaxed);
         self.meta_atomic(offset_of!(sys::perf_event_mmap_page, aux_size))
-            .store(len as u64, Ordering::Release);
+            .store(len, Ordering::Release);
         // SAFETY: mapping the AUX range of a perf fd as the man page describes.
         let ptr = unsafe {
             libc::mmap(
@@ -60,13 +60,13 @@ impl RingBuffer {
     /// `aux_head` with Acquire ordering.
     pub fn aux_head(&self) -> u64 {
         self.meta_atomic(offset_of!(sys::perf_event_mmap_page, aux_head))
-            .load(Ordering::Acquire)
+            .load(Ordering::Acquire) as u64
     }
 
     /// Frees AUX data below `tail` for the kernel (Release).
     pub fn set_aux_tail(&self, tail: u64) {
         self.meta_atomic(offset_of!(sys::perf_event_mmap_page, aux_tail))
-            .store(tail, Ordering::Release);
+            .store(tail as usize, Ordering::Release);
     }
 }
 

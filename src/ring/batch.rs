@@ -104,7 +104,8 @@ impl<'r> Batch<'r> {
             pos: tail,
             pending_error: None,
         };
-        let used = head.wrapping_sub(tail);
+        // Positions are the kernel's `unsigned long`: wrap in usize.
+        let used = (head as usize).wrapping_sub(tail as usize) as u64;
         if used > ring.data_size as u64 {
             batch.pending_error = Some(RingError::Overrun {
                 head,
@@ -118,7 +119,7 @@ impl<'r> Batch<'r> {
 
     /// Bytes not yet taken in this batch.
     pub fn remaining(&self) -> u64 {
-        self.head.wrapping_sub(self.pos)
+        (self.head as usize).wrapping_sub(self.pos as usize) as u64
     }
 
     /// The next record, or an error saying what was skipped and why.
@@ -166,7 +167,7 @@ impl<'r> Batch<'r> {
         let first_len = len.min(size - at);
         let first = &data[at..at + first_len];
         let second = &data[..len - first_len];
-        self.pos = self.pos.wrapping_add(len as u64);
+        self.pos = (self.pos as usize).wrapping_add(len) as u64;
         Some(Ok(RawRecord {
             header,
             first,

@@ -22,7 +22,7 @@ use crate::sys;
 use core::fmt;
 use core::mem::offset_of;
 use core::ptr::NonNull;
-use core::sync::atomic::{AtomicU64, Ordering};
+use core::sync::atomic::{AtomicUsize, Ordering};
 
 /// Why a mapping or a read of the ring failed.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -199,15 +199,28 @@ impl RingBuffer {
         Ok(ring)
     }
 
-    fn meta_atomic(&self, offset: usize) -> &AtomicU64 {
-        // SAFETY: `offset` is a field offset inside the mapped metadata page,
-        // 8-aligned (checked in abi::layout); the kernel writes it
-        // concurrently, so it is only ever accessed atomically.
-        unsafe { &*(self.base.as_ptr().add(offset) as *const AtomicU64) }
+    /// A u64 field of the metadata page as the kernel's `unsigned long`.
+    ///
+    /// The kernel keeps ring positions (data_head/tail, aux_head/tail) and
+    /// the area sizes in `unsigned long`: on 32-bit targets only the low
+    /// word of each u64 field is used (and wraps at 2^32), and many 32-bit
+    /// targets have no 64-bit atomics. So the field is accessed as an
+    /// `AtomicUsize` over its low word (the second word on big-endian).
+    fn meta_atomic(&self, offset: usize) -> &AtomicUsize {
+        let low_word = if cfg!(all(target_endian = "big", target_pointer_width = "32")) {
+            4
+        } else {
+            0
+        };
+        // SAFETY: `offset` is a u64 field offset inside the mapped metadata
+        // page, 8-aligned (checked in abi::layout), so its low word is
+        // usize-aligned; the kernel writes it concurrently, so it is only
+        // ever accessed atomically.
+        unsafe { &*(self.base.as_ptr().add(offset + low_word) as *const AtomicUsize) }
     }
 
     fn meta_u64(&self, offset: usize) -> u64 {
-        self.meta_atomic(offset).load(Ordering::Relaxed)
+        self.meta_atomic(offset).load(Ordering::Relaxed) as u64
     }
 
     /// The metadata page (`perf_event_mmap_page`), for the user-space
@@ -219,20 +232,20 @@ impl RingBuffer {
     /// `data_head` with Acquire ordering: records below it are complete.
     pub fn head(&self) -> u64 {
         self.meta_atomic(offset_of!(sys::perf_event_mmap_page, data_head))
-            .load(Ordering::Acquire)
+            .load(Ordering::Acquire) as u64
     }
 
     /// `data_tail`: where the reader is.
     pub fn tail(&self) -> u64 {
         self.meta_atomic(offset_of!(sys::perf_event_mmap_page, data_tail))
-            .load(Ordering::Relaxed)
+            .load(Ordering::Relaxed) as u64
     }
 
     /// Frees everything below `tail` for the kernel (Release).
     fn set_tail(&self, tail: u64) {
         if self.writable {
             self.meta_atomic(offset_of!(sys::perf_event_mmap_page, data_tail))
-                .store(tail, Ordering::Release);
+                .store(tail as usize, Ordering::Release);
         }
     }
 

@@ -41,7 +41,7 @@ fn put(ring: &RingBuffer, pos: u64, bytes: &[u8]) {
 
 fn set_head(ring: &RingBuffer, head: u64) {
     ring.meta_atomic(offset_of!(sys::perf_event_mmap_page, data_head))
-        .store(head, Ordering::Release);
+        .store(head as usize, Ordering::Release);
 }
 
 fn lost(id: u64, n: u64) -> Vec<u8> {
