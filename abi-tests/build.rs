@@ -11,6 +11,9 @@ mod model;
 #[allow(dead_code)]
 mod facts;
 
+#[path = "src/hand.rs"]
+mod hand;
+
 include!("../arches.rs");
 
 use std::fmt::Write;
@@ -20,6 +23,7 @@ fn main() {
     let root = std::path::PathBuf::from(var("CARGO_MANIFEST_DIR")).join("..");
     println!("cargo:rerun-if-changed=src/model.rs");
     println!("cargo:rerun-if-changed=src/facts.rs");
+    println!("cargo:rerun-if-changed=src/hand.rs");
     let arch = find_arch(
         &var("CARGO_CFG_TARGET_ARCH"),
         &var("CARGO_CFG_TARGET_ENDIAN"),

@@ -16,6 +16,7 @@ pub mod cgen;
 pub mod check;
 pub mod elf;
 pub mod facts;
+mod hand;
 pub mod history;
 pub mod model;
 
