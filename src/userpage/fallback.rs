@@ -160,12 +160,14 @@ impl RawCounterFd {
     }
 
     /// Bytes one `read(2)` returns: 8 per `u64` of the layout.
+    #[inline]
     pub const fn read_size(&self) -> usize {
         self.words * 8
     }
 }
 
 impl CounterFd for RawCounterFd {
+    #[inline]
     fn read_counts(&self) -> Result<FdCounts, FdReadError> {
         // struct read_format { value; [time_enabled]; [time_running]; [id]; [lost]; }
         let mut buf = [0u64; 5];
