@@ -6,11 +6,23 @@
 //! path and agree with `read(2)` within 0.1 %, over five loops of growing
 //! length.
 //!
+//! On riscv64 (SBI PMU with Sscofpmf, Linux 6.6+ with `perf_user_access`
+//! = 1, the default) the page of a thread's own user-only cycles or
+//! instructions event shows `cap_user_rdpmc = 1`, `pmc_width` 64 and an
+//! index whose counter CSR (`0xC00 + index - 1`) user space reads with
+//! `csrr`; the same five loops must agree with `read(2)` within 0.1 %.
+//!
+//! On 32-bit Arm the ARMv7 PMU counts cycles and instructions, but arm32
+//! gives user space no counter access: the page says `cap_user_rdpmc = 0`,
+//! and the reader must fall back to `read(2)` and still count.
+//!
 //! `cargo xtask lab` runs this in its aarch64 QEMU guests (`-cpu max,pmu=on`
-//! and `-cpu cortex-a72`, `-icount shift=0` so instructions count). On any
-//! other machine each test prints
-//! `LAB-NOT-APPLICABLE <test> needs=aarch64-pmu: <reason>` and passes; the
-//! lab fails unless they pass in every guest that has the PMU.
+//! and `-cpu cortex-a72`), riscv64 guests (`-cpu max`) and armhf guests
+//! (`-cpu max`, PMU node `arm,cortex-a15-pmu`), all with `-icount shift=0`
+//! so instructions count. Elsewhere each test prints
+//! `LAB-NOT-APPLICABLE <test> needs=<aarch64-pmu|riscv64-pmu|armhf-pmu>:
+//! <reason>` and passes; the lab fails unless they pass in every guest that
+//! has the PMU.
 
 use perf_event_core::sys;
 use perf_event_core::userpage::{
@@ -22,8 +34,12 @@ use std::io::Error;
 const CONFIG1_LONG: u64 = 1 << 0;
 /// `attr.config1` bit 1 of the arm64 PMU: user-space access (`rdpmc`).
 const CONFIG1_USER: u64 = 1 << 1;
-/// What the lab's guests provide and these tests need.
+/// What the lab's aarch64 guests provide and the aarch64 tests need.
 const NEED: &str = "aarch64-pmu";
+/// What the lab's riscv64 guests provide and the riscv64 tests need.
+const NEED_RISCV64: &str = "riscv64-pmu";
+/// What the lab's armhf guests provide and the armhf test needs.
+const NEED_ARMHF: &str = "armhf-pmu";
 /// The agreement required between the instruction path and `read(2)`.
 const TOLERANCE: f64 = 0.001;
 /// Iterations of the first measured loop; each next loop doubles it.
@@ -31,9 +47,13 @@ const FIRST_LOOP: u64 = 200_000;
 
 /// Says for the lab that this test did not run here, and why.
 fn not_applicable(reason: &str) {
+    not_applicable_for(NEED, reason);
+}
+
+fn not_applicable_for(need: &str, reason: &str) {
     let thread = std::thread::current();
     let test = thread.name().unwrap_or("<unnamed test>");
-    println!("\nLAB-NOT-APPLICABLE {test} needs={NEED}: {reason}");
+    println!("\nLAB-NOT-APPLICABLE {test} needs={need}: {reason}");
 }
 
 fn open(config: u32, config1: u64) -> Result<libc::c_int, i32> {
@@ -121,12 +141,56 @@ fn within(user: u64, syscall: u64) -> bool {
     (user as f64 - syscall as f64).abs() <= TOLERANCE * syscall as f64
 }
 
+/// Whether this is a riscv64 machine whose PMU user space may read; if
+/// not, says why for the lab.
+fn riscv64_pmu_with_user_access() -> bool {
+    if !cfg!(target_arch = "riscv64") {
+        not_applicable_for(
+            NEED_RISCV64,
+            &format!(
+                "reads riscv64 counter CSRs with csrr; this machine is {}",
+                std::env::consts::ARCH
+            ),
+        );
+        return false;
+    }
+    if let Err(errno) = open(sys::PERF_COUNT_HW_CPU_CYCLES, 0) {
+        not_applicable_for(
+            NEED_RISCV64,
+            &format!(
+                "user-only hardware cycles do not open (errno {errno}): no SBI PMU, or no \
+                 Sscofpmf for mode filtering (QEMU: -cpu max or rv64,sscofpmf=true)"
+            ),
+        );
+        return false;
+    }
+    let access = std::fs::read_to_string("/proc/sys/kernel/perf_user_access").unwrap_or_default();
+    if access.trim() != "1" {
+        not_applicable_for(
+            NEED_RISCV64,
+            &format!(
+                "/proc/sys/kernel/perf_user_access is {:?}, not 1 (Linux 6.6+ on riscv; \
+                 as root: sysctl kernel.perf_user_access=1)",
+                access.trim()
+            ),
+        );
+        return false;
+    }
+    true
+}
+
 /// Opens `config` with `config1`, checks the page and the instruction
 /// path, and compares five loops of growing length with `read(2)`.
 fn check(name: &str, config: u32, config1: u64, expect_index: Option<u32>) {
     if !pmu_with_user_access() {
         return;
     }
+    let width = if config1 & CONFIG1_LONG != 0 { 64 } else { 32 };
+    check_on_pmu(name, config, config1, expect_index, width);
+}
+
+/// [`check`] on a PMU this machine has: `width` is the expected `pmc_width`.
+fn check_on_pmu(name: &str, config: u32, config1: u64, expect_index: Option<u32>, width: u16) {
     let fd = match open(config, config1) {
         Ok(fd) => fd,
         Err(errno) if errno == libc::EOPNOTSUPP && config1 & CONFIG1_LONG != 0 => {
@@ -156,8 +220,20 @@ fn check(name: &str, config: u32, config1: u64, expect_index: Option<u32>) {
     if let Some(index) = expect_index {
         assert_eq!(snap.index, index, "{name}: {snap:?}");
     }
-    let width = if config1 & CONFIG1_LONG != 0 { 64 } else { 32 };
     assert_eq!(snap.pmc_width, width, "{name}: {snap:?}");
+    if cfg!(target_arch = "riscv64") {
+        let csr = perf_event_core::userpage::riscv64_csr_for_index(snap.index);
+        assert!(
+            csr.is_some(),
+            "{name}: no counter CSR for index {}",
+            snap.index
+        );
+        println!(
+            "{name}: index {} -> csrr {}",
+            snap.index,
+            csr.unwrap_or_default()
+        );
+    }
 
     let read_both = || -> (Reading, u64) {
         let user = reader.read().expect("read");
@@ -293,5 +369,265 @@ fn user_read_right_after_reset_agrees_with_read() {
         drop(reader);
         // SAFETY: the fd opened above, no longer used.
         unsafe { libc::close(fd) };
+    }
+}
+
+/// riscv64: user-only cycles on the SBI PMU; the reader must take the
+/// `csrr` path (cap_user_rdpmc, a nonzero index, pmc_width 64) and agree
+/// with `read(2)` within 0.1 % over five loops.
+#[test]
+fn riscv64_user_read_of_cycles() {
+    if riscv64_pmu_with_user_access() {
+        check_on_pmu("riscv64 cycles", sys::PERF_COUNT_HW_CPU_CYCLES, 0, None, 64);
+        deliberate_failure_point();
+    }
+}
+
+/// riscv64: user-only instructions on the SBI PMU, the same checks.
+#[test]
+fn riscv64_user_read_of_instructions() {
+    if riscv64_pmu_with_user_access() {
+        check_on_pmu(
+            "riscv64 instructions",
+            sys::PERF_COUNT_HW_INSTRUCTIONS,
+            0,
+            None,
+            64,
+        );
+    }
+}
+
+/// riscv64: the reader right after PERF_EVENT_IOC_RESET still takes the
+/// `csrr` path and agrees with `read(2)`.
+#[test]
+fn riscv64_user_read_right_after_reset_agrees_with_read() {
+    if !riscv64_pmu_with_user_access() {
+        return;
+    }
+    let fd = open(sys::PERF_COUNT_HW_INSTRUCTIONS, 0).expect("instructions open");
+    let reader = CounterReader::new(
+        UserPage::map(fd).unwrap_or_else(|e| panic!("{e}")),
+        RawCounterFd::new(fd, REQUIRED_READ_FORMAT).expect("read_format 0x3"),
+        EventTarget::as_opened(0, -1),
+    );
+    for round in 0..3 {
+        spin(FIRST_LOOP);
+        // SAFETY: RESET takes no argument.
+        let r = unsafe { libc::ioctl(fd, sys::PERF_EVENT_IOC_RESET as _, 0) };
+        assert_eq!(r, 0, "RESET: {}", Error::last_os_error());
+        spin(FIRST_LOOP);
+        let user = reader.read().expect("read");
+        let direct = reader.fd().read_counts_checked();
+        println!("instructions after RESET {round}: user-space {user:?}, read(2) {direct}");
+        assert!(user.used_counter(), "{user:?}");
+        assert!(
+            user.value <= direct && within(user.value, direct),
+            "{user:?} vs {direct}"
+        );
+    }
+    drop(reader);
+    // SAFETY: the fd opened above, no longer used.
+    unsafe { libc::close(fd) };
+}
+
+/// 32-bit Arm: cycles and instructions count on the ARMv7 PMU through
+/// `read(2)`; the page offers no user-space read (`cap_user_rdpmc` 0), so
+/// the reader falls back to `read(2)` and its values follow the counts.
+/// With `-icount shift=0` instructions and cycles grow with the loop.
+#[test]
+fn armhf_pmu_counts_through_read_and_the_reader_falls_back() {
+    if !cfg!(target_arch = "arm") {
+        not_applicable_for(
+            NEED_ARMHF,
+            &format!(
+                "counts on a 32-bit Arm PMU; this machine is {}",
+                std::env::consts::ARCH
+            ),
+        );
+        return;
+    }
+    for (name, config) in [
+        ("cycles", sys::PERF_COUNT_HW_CPU_CYCLES),
+        ("instructions", sys::PERF_COUNT_HW_INSTRUCTIONS),
+    ] {
+        let fd = match open(config, 0) {
+            Ok(fd) => fd,
+            Err(errno) => {
+                not_applicable_for(
+                    NEED_ARMHF,
+                    &format!(
+                        "hardware {name} do not open (errno {errno}): no PMU bound (QEMU: \
+                         -cpu max and a device tree whose PMU node is arm,cortex-a15-pmu)"
+                    ),
+                );
+                return;
+            }
+        };
+        let reader = CounterReader::new(
+            UserPage::map(fd).unwrap_or_else(|e| panic!("{name}: {e}")),
+            RawCounterFd::new(fd, REQUIRED_READ_FORMAT).expect("read_format 0x3"),
+            EventTarget::as_opened(0, -1),
+        );
+        let snap = reader.snapshot().expect("stable page");
+        println!("armhf {name}: page {snap:?}");
+        assert!(
+            !snap.cap_user_rdpmc(),
+            "arm32 offers no user access: {snap:?}"
+        );
+        assert_eq!(snap.index, 0, "{name}: {snap:?}");
+        let mut last = reader.fd().read_counts_checked();
+        let mut last_delta = 0;
+        for step in 0..4 {
+            let iterations = FIRST_LOOP << step;
+            spin(iterations);
+            let user = reader.read().expect("read");
+            let direct = reader.fd().read_counts_checked();
+            assert!(
+                matches!(user.path, ReadPath::Syscall { .. }),
+                "{name}: the reader took {:?} on arm32",
+                user.path
+            );
+            let delta = direct - last;
+            println!(
+                "armhf {name} loop {step}: {iterations} iterations, read(2) delta {delta}, \
+                 reader {} via {:?}",
+                user.value, user.path
+            );
+            assert!(
+                user.value >= last && user.value <= direct,
+                "{user:?} vs {direct}"
+            );
+            assert!(
+                delta >= iterations,
+                "{name}: {delta} counted for {iterations} iterations of a loop of several \
+                 instructions"
+            );
+            assert!(delta > last_delta, "{name}: {delta} after {last_delta}");
+            (last, last_delta) = (direct, delta);
+        }
+        drop(reader);
+        // SAFETY: the fd opened above, no longer used.
+        unsafe { libc::close(fd) };
+    }
+    deliberate_failure_point();
+}
+
+/// Fails on purpose under `cargo xtask lab --break` (see
+/// `tests/lab_support/mod.rs`, not included here to keep this file's
+/// helpers self-contained).
+fn deliberate_failure_point() {
+    assert!(
+        std::env::var_os("PERF_EVENT_CORE_LAB_BREAK").is_none(),
+        "PERF_EVENT_CORE_LAB_BREAK is set: this test fails on purpose so `cargo xtask lab \
+         --break` can prove that a failing guest test fails the lab"
+    );
+}
+
+/// Reads per measured batch of [`read_cost`].
+const COST_READS: u64 = 100_000;
+
+/// Opens a user+kernel instructions counter on this thread (read(2) only).
+fn open_all_modes_instructions() -> libc::c_int {
+    let mut attr = sys::perf_event_attr {
+        type_: sys::PERF_TYPE_HARDWARE,
+        size: core::mem::size_of::<sys::perf_event_attr>() as u32,
+        config: u64::from(sys::PERF_COUNT_HW_INSTRUCTIONS),
+        ..Default::default()
+    };
+    attr.set_exclude_hv(1);
+    // SAFETY: a whole perf_event_attr whose size is its own size.
+    let fd = unsafe {
+        libc::syscall(
+            libc::c_long::from(sys::__NR_perf_event_open),
+            &attr as *const sys::perf_event_attr,
+            0 as libc::pid_t,
+            -1 as libc::c_int,
+            -1 as libc::c_int,
+            libc::c_ulong::from(sys::PERF_FLAG_FD_CLOEXEC),
+        )
+    };
+    assert!(
+        fd >= 0,
+        "user+kernel instructions: {}",
+        Error::last_os_error()
+    );
+    fd as libc::c_int
+}
+
+fn read_plain(fd: libc::c_int) -> u64 {
+    let mut value = 0u64;
+    // SAFETY: 8 writable bytes, the size of a read with read_format 0.
+    let n = unsafe { libc::read(fd, (&mut value as *mut u64).cast(), 8) };
+    assert_eq!(n, 8, "read: {}", Error::last_os_error());
+    value
+}
+
+/// The guest PMU's instruction count (user + kernel) of [`COST_READS`]
+/// reads of a user-readable counter through `read(2)` and through the
+/// user-space instruction path (`CounterReader::read`), per read. Prints a
+/// `LAB-BENCH` line (BENCHMARKS.md quotes it) and requires the user path
+/// to cost at least 20x fewer instructions.
+fn read_cost(arch: &str, config1: u64) {
+    let fd = open(sys::PERF_COUNT_HW_CPU_CYCLES, config1).expect("cycles open");
+    let reader = CounterReader::new(
+        UserPage::map(fd).unwrap_or_else(|e| panic!("{e}")),
+        RawCounterFd::new(fd, REQUIRED_READ_FORMAT).expect("read_format 0x3"),
+        EventTarget::as_opened(0, -1),
+    );
+    assert!(reader.read().expect("read").used_counter());
+    let meter = open_all_modes_instructions();
+    let mut sink = 0u64;
+    let mut per_read = |via_syscall: bool| -> f64 {
+        let before = read_plain(meter);
+        for _ in 0..COST_READS {
+            let value = if via_syscall {
+                use perf_event_core::userpage::CounterFd;
+                reader.fd().read_counts().expect("read(2)").value
+            } else {
+                reader.read().expect("read").value
+            };
+            sink = sink.wrapping_add(std::hint::black_box(value));
+        }
+        let after = read_plain(meter);
+        (after - before) as f64 / COST_READS as f64
+    };
+    // Warm both paths once, then measure.
+    per_read(true);
+    per_read(false);
+    let syscall = per_read(true);
+    let user = per_read(false);
+    std::hint::black_box(sink);
+    println!(
+        "LAB-BENCH {arch} counter read, guest instructions (user+kernel) per read over \
+         {COST_READS} reads: read(2) {syscall:.1}, user-space path {user:.1}, ratio {:.1}x",
+        syscall / user
+    );
+    assert!(
+        syscall >= 20.0 * user,
+        "{arch}: the user-space path costs {user:.1} instructions per read, read(2) \
+         {syscall:.1}: under the 20x target"
+    );
+    // SAFETY: the fds opened above, no longer used.
+    unsafe {
+        libc::close(meter);
+    }
+    drop(reader);
+    // SAFETY: as above.
+    unsafe { libc::close(fd) };
+}
+
+/// aarch64: instruction cost of a counter read, read(2) vs `mrs`.
+#[test]
+fn aarch64_counter_read_instruction_cost() {
+    if pmu_with_user_access() {
+        read_cost("aarch64", CONFIG1_USER | CONFIG1_LONG);
+    }
+}
+
+/// riscv64: instruction cost of a counter read, read(2) vs `csrr`.
+#[test]
+fn riscv64_counter_read_instruction_cost() {
+    if riscv64_pmu_with_user_access() {
+        read_cost("riscv64", 0);
     }
 }

@@ -191,7 +191,7 @@ fn fetch(pin: &Pin, dest: &Path) -> Result {
     for sub in ["lists/partial", "cache/archives/partial", "download"] {
         std::fs::create_dir_all(apt.join(sub)).map_err(|e| format!("{}: {e}", apt.display()))?;
     }
-    let source = format!("deb http://deb.debian.org/debian {} main\n", pin.suite);
+    let source = crate::debian::archives()?.line(pin.suite, &[])? + "\n";
     std::fs::write(apt.join("sources.list"), source).map_err(|e| e.to_string())?;
     let opts = apt_options(&apt);
     run(Command::new("apt-get").args(&opts).arg("update"))?;

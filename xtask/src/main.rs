@@ -7,6 +7,7 @@ mod options;
 mod abi;
 mod ci;
 mod cross;
+mod debian;
 mod fuzz;
 mod generate;
 mod headers;

@@ -25,7 +25,7 @@ const SKIPPED_INDEXES: &[&str] = &[
 impl PrivateApt {
     /// A private apt in `dir` reading `sources` (one-line `deb` format) for
     /// the given Debian architectures.
-    pub fn new(dir: &Path, sources: &[&str], arches: &[&str]) -> Result<Self> {
+    pub fn new(dir: &Path, sources: &[String], arches: &[&str]) -> Result<Self> {
         for tool in ["apt-get", "apt-cache", "dpkg-deb", "sha256sum"] {
             if !shell::have(tool) {
                 return Err(format!(
