@@ -174,3 +174,21 @@ pub fn prctls(n: u32) {
         unsafe { libc::prctl(libc::PR_GET_DUMPABLE, 0, 0, 0, 0) };
     }
 }
+
+/// Whether the kernel has a hardware-breakpoint PMU
+/// (`/sys/bus/event_source/devices/breakpoint`: x86_64, aarch64, 32-bit
+/// Arm; not riscv64 under QEMU, nor s390x). When not, prints the lab's
+/// not-applicable line for `test` (need `hw-breakpoint`).
+pub fn hw_breakpoints(test: &str) -> bool {
+    let dir = std::path::Path::new("/sys/bus/event_source/devices/breakpoint");
+    if dir.is_dir() {
+        return true;
+    }
+    println!(
+        "\nLAB-NOT-APPLICABLE {test} needs=hw-breakpoint: this {} kernel has no \
+         hardware-breakpoint PMU ({} is missing)",
+        std::env::consts::ARCH,
+        dir.display()
+    );
+    false
+}

@@ -168,6 +168,9 @@ fn apt_options(apt: &Path) -> Vec<String> {
         format!("-oDir::State::Lists={}", apt.join("lists").display()),
         format!("-oDir::Cache={}", apt.join("cache").display()),
         "-oAPT::Sandbox::User=root".to_owned(),
+        // Keep the parsed package cache (docker-clean images disable it).
+        "-oDir::Cache::pkgcache=pkgcache.bin".to_owned(),
+        "-oDir::Cache::srcpkgcache=srcpkgcache.bin".to_owned(),
         "-qq".to_owned(),
     ]
 }

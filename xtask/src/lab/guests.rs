@@ -183,6 +183,10 @@ pub const NEEDS: &[(&str, &str)] = &[
         "32-bit Arm PMU (armv7_cortex_a15) counted through read(2)",
     ),
     (NEED_LINUX_5_10, "a Linux 5.10 kernel (attr size VER6)"),
+    (
+        NEED_HW_BREAKPOINT,
+        "a hardware-breakpoint PMU (x86_64, aarch64, armhf)",
+    ),
 ];
 
 /// An aarch64 PMUv3 user space may read.
@@ -193,6 +197,8 @@ pub const NEED_RISCV64_PMU: &str = "riscv64-pmu";
 pub const NEED_ARMHF_PMU: &str = "armhf-pmu";
 /// Linux 5.10.
 pub const NEED_LINUX_5_10: &str = "linux-5.10";
+/// The `breakpoint` PMU.
+pub const NEED_HW_BREAKPOINT: &str = "hw-breakpoint";
 
 /// One guest: a kernel, a CPU model and the QEMU flags that make it.
 #[derive(Clone, Debug)]
@@ -248,6 +254,9 @@ pub fn for_kernels(kernels: &[Kernel]) -> Vec<Guest> {
         };
         if series == "5.10" {
             base.provides.push(NEED_LINUX_5_10);
+        }
+        if matches!(kernel.arch, Arch::X86_64 | Arch::Aarch64 | Arch::Armhf) {
+            base.provides.push(NEED_HW_BREAKPOINT);
         }
         match kernel.arch {
             Arch::Aarch64 => {

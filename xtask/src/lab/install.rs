@@ -117,6 +117,9 @@ fn install(packages: &[&str]) -> Result {
         "-oAcquire::IndexTargets::deb::DEP-11::DefaultEnabled=false".to_owned(),
         // Our directories are root's; apt's _apt sandbox user cannot write them.
         "-oAPT::Sandbox::User=root".to_owned(),
+        // Keep the parsed package cache (docker-clean images disable it).
+        "-oDir::Cache::pkgcache=pkgcache.bin".to_owned(),
+        "-oDir::Cache::srcpkgcache=srcpkgcache.bin".to_owned(),
         "-qq".to_owned(),
     ];
     let sudo = !output(Command::new("id").arg("-u")).is_ok_and(|s| s.trim() == "0");

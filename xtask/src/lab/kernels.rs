@@ -203,6 +203,23 @@ pub fn fetch(with_newest: bool, arches: &[Arch]) -> Result<Fetched> {
         dir: cache.join("apt"),
         apt: None,
     };
+    // Everything missing in one apt call (each call loads the package
+    // cache; a pin Debian dropped is named by the per-pin fetch below).
+    let missing: Vec<String> = KERNELS
+        .iter()
+        .chain(BUSYBOX)
+        .filter(|p| arches.contains(&p.arch))
+        .filter(|p| !matches!(complete(&pin_dir(&cache, p)), Ok(Some(_))))
+        .map(|p| format!("{}:{}={}", p.package, p.arch.debian(), p.version))
+        .collect();
+    if !missing.is_empty() {
+        let apt = private_apt.get()?;
+        shell::step(&format!("fetching {} pinned packages", missing.len()));
+        let specs: Vec<&str> = missing.iter().map(String::as_str).collect();
+        if let Err(e) = apt.download_all(&specs) {
+            eprintln!("{e}: fetching them one at a time");
+        }
+    }
     let mut kernels = Vec::new();
     for pin in KERNELS.iter().filter(|p| arches.contains(&p.arch)) {
         let image = cached_file(&cache, pin, &mut private_apt)?;
@@ -259,28 +276,37 @@ impl LazyApt {
     }
 }
 
-/// The one file a pinned package contributes, fetched on first use.
-fn cached_file(cache: &Path, pin: &Pin, apt: &mut LazyApt) -> Result<PathBuf> {
-    let dir = cache.join(format!(
+/// Where a pin's file is cached.
+fn pin_dir(cache: &Path, pin: &Pin) -> PathBuf {
+    cache.join(format!(
         "{}_{}_{}",
         pin.package,
         pin.version.replace(':', "%3a"),
         pin.arch.debian()
-    ));
+    ))
+}
+
+/// The one file a pinned package contributes, fetched on first use.
+fn cached_file(cache: &Path, pin: &Pin, apt: &mut LazyApt) -> Result<PathBuf> {
+    let dir = pin_dir(cache, pin);
     if let Some(file) = complete(&dir)? {
         return Ok(file);
     }
     let apt = apt.get()?;
-    shell::step(&format!(
-        "fetching {} {} ({})",
-        pin.package,
-        pin.version,
-        pin.arch.debian()
-    ));
-    let spec = format!("{}:{}={}", pin.package, pin.arch.debian(), pin.version);
-    let deb = apt
-        .download(&spec, Some(pin.sha256))
-        .map_err(|e| format!("{e}\n{}", moved_on(apt, pin)))?;
+    let arch = pin.arch.debian();
+    let deb = match apt.deb(pin.package, pin.version, arch, pin.sha256) {
+        Ok(deb) => deb,
+        Err(_) => {
+            shell::step(&format!(
+                "fetching {} {} ({arch})",
+                pin.package, pin.version
+            ));
+            let spec = format!("{}:{arch}={}", pin.package, pin.version);
+            apt.download_all(&[&spec])
+                .and_then(|()| apt.deb(pin.package, pin.version, arch, pin.sha256))
+                .map_err(|e| format!("{e}\n{}", moved_on(apt, pin)))?
+        }
+    };
     unpack(&deb, pin.member, &dir, pin.sha256)
 }
 
@@ -386,7 +412,8 @@ fn newest(cache: &Path, arch: Arch, apt: &mut LazyApt) -> Result<Kernel> {
                 arch.debian()
             ));
             let spec = format!("{package}:{}={version}", arch.debian());
-            let deb = apt.download(&spec, Some(&sha256))?;
+            apt.download_all(&[&spec])?;
+            let deb = apt.deb(&package, &version, arch.debian(), &sha256)?;
             // Linux 7 packaging (linux-binary-*) ships the image as
             // usr/lib/modules/<release>/vmlinuz, older packages as
             // boot/vmlinuz-<release>.

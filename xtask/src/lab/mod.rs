@@ -46,11 +46,13 @@ pub const USAGE: &str =
   --break        boot the guests with perf_event_core_lab_break=1: tests fail on
                  purpose there, and the run must fail (proves failures are seen)
   --no-newest    only the pinned kernels (no look-up of Debian sid)
+  --jobs N       guests booted at a time (default: the number of CPUs)
   --timeout SECS per-guest limit (default 300)";
 
 /// Parsed arguments.
 struct Args {
     only: Vec<Only>,
+    jobs: usize,
     break_guests: bool,
     newest: bool,
     timeout: Duration,
@@ -60,6 +62,7 @@ impl Args {
     fn parse(args: impl Iterator<Item = String>) -> Result<Self> {
         let mut parsed = Args {
             only: Vec::new(),
+            jobs: std::thread::available_parallelism().map_or(2, |n| n.get()),
             break_guests: false,
             newest: true,
             timeout: Duration::from_secs(300),
@@ -75,6 +78,13 @@ impl Args {
                     parsed.only.push(Only::parse(&cell)?);
                 }
                 "--no-newest" => parsed.newest = false,
+                "--jobs" => {
+                    parsed.jobs = args
+                        .next()
+                        .and_then(|s| s.parse().ok())
+                        .filter(|n| *n > 0)
+                        .ok_or("--jobs needs a number of guests at a time, e.g. --jobs 2")?;
+                }
                 "--timeout" => {
                     let secs = args
                         .next()
@@ -141,14 +151,7 @@ pub fn main(args: impl Iterator<Item = String>) -> Result {
         initrds.push((arch, initrd));
     }
     let build_secs = started.elapsed().as_secs_f64();
-    for guest in &guests {
-        let initrd = &initrds
-            .iter()
-            .find(|(a, _)| *a == guest.arch)
-            .expect("built")
-            .1;
-        columns.push(run_guest(guest, initrd, &work, &args)?);
-    }
+    columns.extend(run_guests(&guests, &initrds, &work, &args)?);
 
     shell::step(&format!(
         "lab matrix{}",
@@ -162,11 +165,12 @@ pub fn main(args: impl Iterator<Item = String>) -> Result {
     let planned: Vec<&str> = guests.iter().flat_map(|g| g.provides.clone()).collect();
     let errors = matrix::verdict(&columns, &planned);
     eprintln!(
-        "lab: {:.0} s in all ({:.0} s install, fetch and build; {} guests booted one at a \
-         time); console logs in {}",
+        "lab: {:.0} s in all ({:.0} s install, fetch and build; {} guests, {} at a time); \
+         console logs in {}",
         started.elapsed().as_secs_f64(),
         build_secs,
         guests.len(),
+        args.jobs.min(guests.len()),
         work.display()
     );
     if errors.is_empty() {
@@ -186,6 +190,43 @@ pub fn main(args: impl Iterator<Item = String>) -> Result {
             }
         ))
     }
+}
+
+/// Boots the guests, `args.jobs` at a time (each QEMU under `-icount` is
+/// one host thread), and returns their columns in the guests' order.
+fn run_guests(
+    guests: &[guests::Guest],
+    initrds: &[(Arch, std::path::PathBuf)],
+    work: &Path,
+    args: &Args,
+) -> Result<Vec<Column>> {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::sync::Mutex;
+    let next = AtomicUsize::new(0);
+    let done: Mutex<Vec<Option<Result<Column>>>> =
+        Mutex::new(guests.iter().map(|_| None).collect());
+    std::thread::scope(|scope| {
+        for _ in 0..args.jobs.clamp(1, guests.len().max(1)) {
+            scope.spawn(|| loop {
+                let i = next.fetch_add(1, Ordering::Relaxed);
+                let Some(guest) = guests.get(i) else {
+                    break;
+                };
+                let initrd = &initrds
+                    .iter()
+                    .find(|(a, _)| *a == guest.arch)
+                    .expect("built")
+                    .1;
+                let column = run_guest(guest, initrd, work, args);
+                done.lock().expect("no panic while holding it")[i] = Some(column);
+            });
+        }
+    });
+    done.into_inner()
+        .expect("no panic while holding it")
+        .into_iter()
+        .map(|c| c.expect("every guest ran"))
+        .collect()
 }
 
 /// Runs the host's test binaries the way the guests run them.
@@ -240,7 +281,10 @@ fn run_guest(guest: &guests::Guest, initrd: &Path, work: &Path, args: &Args) -> 
     ));
     let log = work.join(format!("{}.log", guest.label.replace(' ', "-")));
     let dtb = if guest.a15_pmu_dtb {
-        Some(qemu::a15_pmu_dtb(guest, work)?)
+        Some(qemu::a15_pmu_dtb(
+            guest,
+            &work.join(guest.label.replace(' ', "-")),
+        )?)
     } else {
         None
     };

@@ -63,11 +63,16 @@ pub fn command(guest: &Guest, initrd: &Path, dtb: Option<&Path>, break_switch: b
 /// (what QEMU writes for `-cpu max`, which Debian's armmp kernels do not
 /// bind: CONFIG_ARM_PMUV3 is not set) rewritten to `arm,cortex-a15-pmu`, so
 /// the ARMv7 PMU driver binds to the emulated PMU (AArch32 PMUv3). QEMU's
-/// `-cpu cortex-a15` model has no PMU at all.
-pub fn a15_pmu_dtb(guest: &Guest, work: &Path) -> Result<std::path::PathBuf> {
+/// `-cpu cortex-a15` model has no PMU at all. Files are `<prefix>-*.dtb`.
+pub fn a15_pmu_dtb(guest: &Guest, prefix: &Path) -> Result<std::path::PathBuf> {
     const QEMU_PMU: &str = "\"arm,armv8-pmuv3\"";
-    let board = work.join(format!("{}-board.dtb", guest.arch.name()));
-    let out = work.join(format!("{}-a15-pmu.dtb", guest.arch.name()));
+    let file = |suffix: &str| {
+        let mut name = prefix.as_os_str().to_owned();
+        name.push(suffix);
+        std::path::PathBuf::from(name)
+    };
+    let board = file("-board.dtb");
+    let out = file("-a15-pmu.dtb");
     shell::run(
         Command::new(guest.arch.qemu())
             .args(["-accel", "tcg", "-nodefaults", "-display", "none"])
@@ -95,7 +100,7 @@ pub fn a15_pmu_dtb(guest: &Guest, work: &Path) -> Result<std::path::PathBuf> {
         ));
     }
     let patched = source.replace(QEMU_PMU, "\"arm,cortex-a15-pmu\"");
-    let dts = work.join(format!("{}-a15-pmu.dts", guest.arch.name()));
+    let dts = file("-a15-pmu.dts");
     std::fs::write(&dts, patched).map_err(|e| format!("{}: {e}", dts.display()))?;
     shell::run(
         Command::new("dtc")
