@@ -21,11 +21,13 @@ const PINNED: u64 = flag::PINNED.mask();
 const EXCLUSIVE: u64 = flag::EXCLUSIVE.mask();
 const INHERIT: u64 = flag::INHERIT.mask();
 const FREQ: u64 = flag::FREQ.mask();
-const P1: u64 = flag::PRECISE_IP.encode(1);
-const P2: u64 = flag::PRECISE_IP.encode(2);
-const P3: u64 = flag::PRECISE_IP.encode(3);
-/// `:u`, `:k`, `:h` as the perf tool sets them.
-const U: u64 = EK | EH;
+/// `p` as perf 6.1 sets it: precise_ip, and exclude_guest unless G / H.
+const P1: u64 = flag::PRECISE_IP.encode(1) | EXCL_GUEST;
+const P2: u64 = flag::PRECISE_IP.encode(2) | EXCL_GUEST;
+const P3: u64 = flag::PRECISE_IP.encode(3) | EXCL_GUEST;
+/// `:u`, `:k`, `:h` as the perf tool sets them (`u` also excludes guests
+/// unless G / H is written, as perf does without `--guest`).
+const U: u64 = EK | EH | EXCL_GUEST;
 const K: u64 = EU | EH;
 const H: u64 = EU | EK;
 
@@ -173,8 +175,9 @@ const TABLE: &[(&str, &[Want])] = &[
     ("cycles:u", &[w(HW, 0).f(U)]),
     ("cycles:k", &[w(HW, 0).f(K)]),
     ("cycles:h", &[w(HW, 0).f(H)]),
-    ("cycles:uk", &[w(HW, 0).f(EH)]),
-    ("instructions:ukh", &[w(HW, 1)]),
+    ("cycles:uk", &[w(HW, 0).f(EH | EXCL_GUEST)]),
+    ("instructions:ukh", &[w(HW, 1).f(EXCL_GUEST)]),
+    ("cycles:uG", &[w(HW, 0).f(EK | EH | EXCL_HOST)]),
     ("cycles:G", &[w(HW, 0).f(EXCL_HOST)]),
     ("cycles:H", &[w(HW, 0).f(EXCL_GUEST)]),
     ("cycles:GH", &[w(HW, 0)]),
@@ -272,7 +275,7 @@ const TABLE: &[(&str, &[Want])] = &[
     ("{cycles,instructions}:u", &[w(HW, 0).f(U), w(HW, 1).f(U)]),
     (
         "{cycles:k,instructions}:u",
-        &[w(HW, 0).f(EH), w(HW, 1).f(U)],
+        &[w(HW, 0).f(EH | EXCL_GUEST), w(HW, 1).f(U)],
     ),
     (
         "{cycles,instructions}:S",
@@ -301,10 +304,10 @@ const TABLE: &[(&str, &[Want])] = &[
 fn fixture_system(tree: &Tree) -> System {
     intel(tree);
     arm64(tree);
-    System {
-        pmus: Pmus::read_from(&tree.devices()).unwrap(),
-        tracefs: Some(Tracefs::at(&tracefs(tree))),
-    }
+    System::new(
+        Pmus::read_from(&tree.devices()).unwrap(),
+        Some(Tracefs::at(&tracefs(tree))),
+    )
 }
 
 #[test]
@@ -447,7 +450,17 @@ const MALFORMED: &[(&str, usize, &str)] = &[
     ("cpu/event=1/x", 12, "unknown modifier `x`"),
     ("cpu/event=1/:", 13, "modifier letters after `:`"),
     ("cycles/event=1/", 7, "takes only config terms"),
-    ("cpu/event=1,call-graph=fp/", 12, "perf tool setting"),
+    ("cpu/event=1,percore/", 12, "perf tool setting"),
+    (
+        "cpu/event=1,call-graph=xx/",
+        23,
+        "takes fp, dwarf[,size], lbr or no",
+    ),
+    ("cs/call-graph='fp,8'/", 14, "only `dwarf` takes a size"),
+    ("cs/stack-size=70000/", 14, "1 to 65528 bytes"),
+    ("cs/umask=1/", 3, "takes only config terms"),
+    ("sched:sched_switch/event=1/", 19, "takes only config terms"),
+    ("mem:0x1000/name=x", 10, "no closing `/`"),
     ("cpu/event=1,period=abc/", 19, "takes a number"),
     ("cpu/event=1,inherit=2/", 20, "takes 0 or 1"),
     (
@@ -457,8 +470,11 @@ const MALFORMED: &[(&str, usize, &str)] = &[
     ),
     ("sched:nope", 0, "sched/nope/id does not exist"),
     ("nosys:evt", 0, "no tracepoint system `nosys`"),
-    ("sched:sched_*", 0, "wildcards are not supported"),
-    ("cpu*/event=1/", 0, "wildcards are not supported"),
+    ("sched:nomatch_*", 0, "no tracepoint matches"),
+    ("*:nomatch", 0, "no tracepoint matches"),
+    ("cycl*", 0, "wildcards match tracepoints"),
+    ("nopmu*/event=1/", 0, "no PMU of that name"),
+    ("grp*{cycles}", 0, "a group name without wildcards"),
     ("mem:", 4, "expected an address"),
     ("mem:zz", 4, "expected an address"),
     ("mem:0x1000/9", 11, "length of 1 to 8"),

@@ -42,19 +42,23 @@
 //! assert_eq!(err.position, 7);
 //! ```
 
+mod config;
 mod error;
 mod event;
 mod mem;
 mod modifiers;
 mod names;
 mod pmu;
+mod tracepoints;
 
 pub use error::{ErrorKind, ParseError};
 pub use modifiers::{ModifierError, ModifierProblem, Modifiers};
+pub use tracepoints::{list_tracepoints, TracepointName};
 
 use crate::attr::Attr;
 use crate::sysfs::{Alias, Pmu, Pmus, SysfsError, Tracefs, TracepointError};
 use core::ops::Range;
+use std::sync::OnceLock;
 
 /// Where the parser looks up PMUs and tracepoints: the real system
 /// ([`System`]), a fixture tree ([`Pmus::read_from`]), or nothing
@@ -64,6 +68,11 @@ pub trait Resolver {
     fn pmus(&self) -> &[Pmu];
     /// The id of tracepoint `system:event`.
     fn tracepoint_id(&self, system: &str, event: &str) -> Result<u64, TracepointError>;
+    /// Every tracepoint, for wildcards (`sched:*`). The default: none
+    /// (tracefs not mounted).
+    fn tracepoints(&self) -> Result<&[TracepointName], TracepointError> {
+        Err(TracepointError::NotMounted)
+    }
 }
 
 /// No PMUs, no tracefs: only the generalized, cache, raw, numeric and
@@ -97,16 +106,24 @@ pub struct System {
     pub pmus: Pmus,
     /// The tracefs, when mounted.
     pub tracefs: Option<Tracefs>,
+    /// The tracefs's tracepoints, listed on the first wildcard.
+    tracepoint_names: OnceLock<Vec<TracepointName>>,
 }
 
 impl System {
+    /// A system of these PMUs and this tracefs (fixtures, other roots).
+    pub fn new(pmus: Pmus, tracefs: Option<Tracefs>) -> System {
+        System {
+            pmus,
+            tracefs,
+            tracepoint_names: OnceLock::new(),
+        }
+    }
+
     /// This machine: every PMU under /sys/bus/event_source/devices and the
     /// mounted tracefs (if any; tracepoint events fail without it).
     pub fn discover() -> Result<System, SysfsError> {
-        Ok(System {
-            pmus: Pmus::read()?,
-            tracefs: Tracefs::find().ok(),
-        })
+        Ok(System::new(Pmus::read()?, Tracefs::find().ok()))
     }
 }
 
@@ -119,6 +136,14 @@ impl Resolver for System {
             Some(t) => t.tracepoint_id(system, event),
             None => Err(TracepointError::NotMounted),
         }
+    }
+    fn tracepoints(&self) -> Result<&[TracepointName], TracepointError> {
+        if let Some(names) = self.tracepoint_names.get() {
+            return Ok(names);
+        }
+        let tracefs = self.tracefs.as_ref().ok_or(TracepointError::NotMounted)?;
+        let names = list_tracepoints(tracefs)?;
+        Ok(self.tracepoint_names.get_or_init(|| names))
     }
 }
 
@@ -133,6 +158,8 @@ pub struct ParsedEvent<'s, 'r> {
     pub position: usize,
     /// The `name=` term, if given.
     pub name: Option<&'s str>,
+    /// The tracepoint (`system:event`) a wildcard expanded to.
+    pub expanded: Option<&'r str>,
     /// The sysfs PMU, for `pmu/.../` and alias events.
     pub pmu: Option<&'r Pmu>,
     /// The `events/` alias used, with its `.scale` and `.unit`.
@@ -146,20 +173,22 @@ pub struct ParsedEvent<'s, 'r> {
 
 /// A group of events (a `{...}`, or one ungrouped event).
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Group {
+pub struct Group<'s> {
     /// The events' indices in [`EventList::events`]; the first leads.
     pub events: Range<usize>,
     /// Whether it was written with braces.
     pub braced: bool,
     /// The group's own modifiers (`{...}:mods`).
     pub modifiers: Modifiers,
+    /// Its name, when written `name{...}`.
+    pub name: Option<&'s str>,
 }
 
 /// The events of a string and their groups.
 #[derive(Clone, Debug)]
 pub struct EventList<'s, 'r> {
     events: Vec<ParsedEvent<'s, 'r>>,
-    groups: Vec<Group>,
+    groups: Vec<Group<'s>>,
 }
 
 impl<'s, 'r> EventList<'s, 'r> {
@@ -170,7 +199,7 @@ impl<'s, 'r> EventList<'s, 'r> {
     }
 
     /// The groups, in string order.
-    pub fn group_list(&self) -> &[Group] {
+    pub fn group_list(&self) -> &[Group<'s>] {
         &self.groups
     }
 
