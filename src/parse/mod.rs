@@ -11,17 +11,28 @@
 //! | `L1-dcache-load-misses`, `LLC-loads`, `dTLB-load-misses`, `branch-loads`, ... | `PERF_TYPE_HW_CACHE`: cache, then operation and / or result |
 //! | `rNNN` (hex, up to 16 digits) | `PERF_TYPE_RAW` with `config = 0xNNN` |
 //! | `TYPE:CONFIG` (numbers) | any type and config |
-//! | `pmu/term=value,term,.../` | a sysfs PMU, terms from its `format/` and `events/` (`pmu` may name numbered instances: `uncore_imc` is `uncore_imc_0`, `uncore_imc_1`, ...) |
+//! | `pmu/term=value,term,.../` | a sysfs PMU, terms from its `format/` and `events/` (`pmu` may name numbered instances: `uncore_imc` is `uncore_imc_0`, `uncore_imc_1`, ...; `*` / `?` glob PMU names) |
 //! | `name` | an `events/` alias of any PMU (`tsc` is `msr/tsc/`) |
-//! | `system:event` | a tracepoint, its id from tracefs |
+//! | `system:event` | a tracepoint, its id from tracefs; `*` / `?` in either part expand against tracefs (`syscalls:sys_enter_w*`, `*:sched_switch`) |
 //! | `mem:ADDR[/LEN][:rwx]` | a hardware breakpoint (default `rw`, length 4; 8 for `x`) |
-//! | `{a,b,...}` | a group, led by its first event |
+//! | `{a,b,...}`, `name{a,b,...}` | a group, led by its first event (named: [`Group::name`]) |
 //!
-//! Modifiers follow a `:` (or directly the closing `/` of a PMU event):
-//! `u k h G H I p pp ppp P S D e W` ([`Modifiers`]). Config terms inside
-//! `/.../` set attr fields rather than PMU bits: `period=`, `freq=`,
-//! `name=`, `inherit`, `no-inherit`, `max-stack=`, `aux-output`,
-//! `aux-sample-size=`, `time=`.
+//! Inside a PMU's terms, as in perf: a bare `config1` is `config1=1`;
+//! `event=NAME` names an alias of the PMU (`msr/event=tsc/`); `rNNN` or
+//! `r0xNNN` is `config=0xNNN` (`software/r1a/`); a generalized name on a
+//! core PMU (`cpu/cycles/`, `cpu_atom/L1-dcache-load-miss/`) is that
+//! hardware or cache event, with the PMU's type in config bits 32-63 when
+//! the machine has several core PMUs (hybrid; perf's extended type).
+//!
+//! Modifiers follow a `:` (or directly the closing `/` of a term list):
+//! `u k h G H I p pp ppp P S D e W` ([`Modifiers`]). Config terms in
+//! `/.../` after any event (`cycles/period=1000/`, `4:0x3c/name=x/`,
+//! `sched:sched_switch/call-graph=fp/`, `mem:0x1000/8/name=w/`) set attr
+//! fields rather than PMU bits: `period=`, `freq=`, `name=`, `inherit`,
+//! `no-inherit`, `time`, `config`..`config3`, `call-graph=fp|dwarf[,size]|lbr|no`
+//! with `stack-size=` and `max-stack=` (the callchain sample fields perf
+//! sets), `overwrite` / `no-overwrite` (`write_backward`), `aux-output`,
+//! `aux-sample-size=`. A bare switch term is 1.
 //!
 //! Attrs come out counting (no sample period unless `period=` / `freq=`
 //! asks), enabled, every privilege level unless a modifier says otherwise:

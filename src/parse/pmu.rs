@@ -199,17 +199,23 @@ impl<'s, 'r, R: Resolver + ?Sized> Parser<'s, 'r, R> {
             }
             let (attr, alias) = match legacy_event {
                 Some(event) => {
-                    // Only config terms may join a generalized event.
-                    if let Some(extra) = user.first() {
-                        return Err(self.error(
-                            extra.at,
-                            extra.name.len(),
-                            ErrorKind::ConfigTerm {
-                                why: "a generalized event in a PMU's terms takes only config                                       terms besides it",
-                            },
-                        ));
+                    // Besides config terms, only `config`..`config3` may
+                    // join a generalized event (`cpu/cycles,config2/`).
+                    let mut legacy_base = Base::plain(Attr::new(event));
+                    let mut chain = CallChain::default();
+                    for term in &user {
+                        if !self.config_term(&mut legacy_base, &mut chain, term, true)? {
+                            return Err(self.error(
+                                term.at,
+                                term.name.len(),
+                                ErrorKind::ConfigTerm {
+                                    why: "a generalized event in a PMU's terms takes only \
+                                          config terms besides it",
+                                },
+                            ));
+                        }
                     }
-                    let mut attr = Attr::new(event);
+                    let mut attr = legacy_base.attr;
                     if hybrid {
                         // perf's extended type: the PMU in config bits 32-63.
                         let config = attr.to_raw().config | u64::from(pmu.type_id()) << 32;

@@ -1,0 +1,464 @@
+//! The cases of the perf tool's own parser test (tools/perf/tests/parse-events.c,
+//! `test__events` and `test__events_pmu`) that apply to the PMUs this crate
+//! sees — software, tracepoint, breakpoint, msr, uprobe — and to fixture
+//! `cpu` (Intel), hybrid (`cpu_core` / `cpu_atom`) and arm64 PMUs, each
+//! asserting the attr fields perf's check function asserts (and the ones
+//! around them: every flag, every config word), plus the strings the perf
+//! documentation and issue reports use.
+//!
+//! Where this crate and perf's test deliberately differ, the row says so:
+//! - `period=` / `time` / `call-graph=` are applied here directly; perf's
+//!   parser stores them and `evlist__config` applies them later (its test
+//!   asserts 0 before that step; the attr perf opens has them).
+//! - tracepoints stay counting events; perf's parser makes them sample
+//!   (`RAW|TIME|CPU|PERIOD`, period 1) for `perf record`, and `perf stat`
+//!   turns that off again.
+//! - `exclude_guest` follows perf 6.1 (the perf on this machine): `u` and
+//!   `p` set it unless `G` / `H` is written. perf 6.1 also sets it on events
+//!   without modifiers (its `perf_guest` default); that is tool policy this
+//!   parser leaves to the caller, as perf itself stopped doing later.
+
+mod perf_cases;
+mod sysfs_support;
+
+use perf_cases::{EVENTS, EVENTS_PMU};
+use perf_event_core::abi::bitfield::attr as flag;
+use perf_event_core::parse::{parse, System};
+use perf_event_core::sys;
+use perf_event_core::sysfs::{Pmus, Tracefs};
+use sysfs_support::*;
+
+const EU: u64 = flag::EXCLUDE_USER.mask();
+const EK: u64 = flag::EXCLUDE_KERNEL.mask();
+const EH: u64 = flag::EXCLUDE_HV.mask();
+const EI: u64 = flag::EXCLUDE_IDLE.mask();
+const EHOST: u64 = flag::EXCLUDE_HOST.mask();
+const EG: u64 = flag::EXCLUDE_GUEST.mask();
+const PINNED: u64 = flag::PINNED.mask();
+const EXCL: u64 = flag::EXCLUSIVE.mask();
+const WB: u64 = flag::WRITE_BACKWARD.mask();
+const ECU: u64 = flag::EXCLUDE_CALLCHAIN_USER.mask();
+const P1: u64 = flag::PRECISE_IP.encode(1) | EG;
+const P2: u64 = flag::PRECISE_IP.encode(2) | EG;
+const P3: u64 = flag::PRECISE_IP.encode(3) | EG;
+const U: u64 = EK | EH | EG;
+const K: u64 = EU | EH;
+const H: u64 = EU | EK;
+
+const HW: u32 = sys::PERF_TYPE_HARDWARE;
+const SW: u32 = sys::PERF_TYPE_SOFTWARE;
+const TP: u32 = sys::PERF_TYPE_TRACEPOINT;
+const CACHE: u32 = sys::PERF_TYPE_HW_CACHE;
+const RAW: u32 = sys::PERF_TYPE_RAW;
+const BP: u32 = sys::PERF_TYPE_BREAKPOINT;
+const CALLCHAIN: u64 = sys::PERF_SAMPLE_CALLCHAIN as u64;
+const TIME: u64 = sys::PERF_SAMPLE_TIME as u64;
+const READ: u64 = sys::PERF_SAMPLE_READ as u64;
+const ID: u64 = sys::PERF_FORMAT_ID as u64;
+const GROUP: u64 = sys::PERF_FORMAT_GROUP as u64;
+const L1D_MISS: u64 = 1 << 16; // L1-dcache, read, miss
+
+/// Tracepoint ids of the fixture tracefs.
+const TRACEPOINTS: &[(&str, &str, u64)] = &[
+    ("syscalls", "sys_enter_openat", 640),
+    ("syscalls", "sys_exit_openat", 639),
+    ("syscalls", "sys_enter_write", 700),
+    ("syscalls", "sys_enter_wait4", 410),
+    ("sched", "sched_switch", 316),
+    ("9p", "9p_client_req", 1500),
+];
+const OPENAT: u64 = 640;
+
+/// Which fixture machine a row runs on.
+#[derive(Clone, Copy, Debug)]
+enum Sys {
+    Intel,
+    Hybrid,
+    Arm64,
+}
+
+/// The attr fields a row asserts, and the event's `name=`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Want {
+    ty: u32,
+    config: u64,
+    config1: u64,
+    config2: u64,
+    flags: u64,
+    period: u64,
+    bp_type: u32,
+    sample_type: u64,
+    read_format: u64,
+    branch: u64,
+    max_stack: u16,
+    regs_user: u64,
+    stack_user: u32,
+    name: Option<&'static str>,
+}
+
+const fn w(ty: u32, config: u64) -> Want {
+    Want {
+        ty,
+        config,
+        config1: 0,
+        config2: 0,
+        flags: 0,
+        period: 0,
+        bp_type: 0,
+        sample_type: 0,
+        read_format: 0,
+        branch: 0,
+        max_stack: 0,
+        regs_user: 0,
+        stack_user: 0,
+        name: None,
+    }
+}
+
+const fn tp(id: u64) -> Want {
+    w(TP, id)
+}
+
+/// A breakpoint at 0: `bp_addr` / `bp_len` share storage with config1/2.
+const fn bp(kind: u32, len: u64) -> Want {
+    let mut want = w(BP, 0).c2(len);
+    want.bp_type = kind;
+    want
+}
+
+impl Want {
+    const fn f(mut self, flags: u64) -> Want {
+        self.flags = flags;
+        self
+    }
+    const fn c1(mut self, v: u64) -> Want {
+        self.config1 = v;
+        self
+    }
+    const fn c2(mut self, v: u64) -> Want {
+        self.config2 = v;
+        self
+    }
+    const fn period(mut self, v: u64) -> Want {
+        self.period = v;
+        self
+    }
+    const fn st(mut self, v: u64) -> Want {
+        self.sample_type = v;
+        self
+    }
+    const fn group_read(mut self) -> Want {
+        self.sample_type = READ;
+        self.read_format = ID | GROUP;
+        self
+    }
+    const fn named(mut self, name: &'static str) -> Want {
+        self.name = Some(name);
+        self
+    }
+}
+
+fn got(e: &perf_event_core::parse::ParsedEvent<'_, '_>) -> Want {
+    let raw = e.attr.to_raw();
+    // SAFETY: the unions are plain u64 storage; every member is valid.
+    let (config1, config2, period) = unsafe {
+        (
+            raw.__bindgen_anon_3.config1,
+            raw.__bindgen_anon_4.config2,
+            raw.__bindgen_anon_1.sample_period,
+        )
+    };
+    Want {
+        ty: raw.type_,
+        config: raw.config,
+        config1,
+        config2,
+        flags: e.attr.flags(),
+        period,
+        bp_type: raw.bp_type,
+        sample_type: raw.sample_type,
+        read_format: raw.read_format,
+        branch: raw.branch_sample_type,
+        max_stack: raw.sample_max_stack,
+        regs_user: raw.sample_regs_user,
+        stack_user: raw.sample_stack_user,
+        name: e
+            .name
+            .map(|n| -> &'static str { Box::leak(n.to_owned().into_boxed_str()) }),
+    }
+}
+
+use Sys::*;
+
+/// (string, machine, events in order, groups as (size, name) in order).
+type Row = (
+    &'static str,
+    Sys,
+    &'static [Want],
+    &'static [(usize, Option<&'static str>)],
+);
+
+const G1: &[(usize, Option<&str>)] = &[(1, None)];
+const G11: &[(usize, Option<&str>)] = &[(1, None), (1, None)];
+const G111: &[(usize, Option<&str>)] = &[(1, None), (1, None), (1, None)];
+const G2: &[(usize, Option<&str>)] = &[(2, None)];
+const G3: &[(usize, Option<&str>)] = &[(3, None)];
+
+/// Hybrid and arm64 fixtures: generalized events inside a core PMU's terms
+/// carry the PMU type in config bits 32-63 (perf's extended type) when
+/// there are several core PMUs; aliases and formats encode as usual.
+const CORE_PMUS: &[Row] = &[
+    ("cpu_core/cycles/", Hybrid, &[w(HW, 4 << 32)], G1),
+    ("cpu_atom/cycles/u", Hybrid, &[w(HW, 10 << 32).f(U)], G1),
+    (
+        "cpu_atom/L1-dcache-load-miss/",
+        Hybrid,
+        &[w(CACHE, 10 << 32 | L1D_MISS)],
+        G1,
+    ),
+    ("cpu_core/instructions/", Hybrid, &[w(4, 0xc0)], G1),
+    ("cpu_atom/instructions/k", Hybrid, &[w(10, 0xc0).f(K)], G1),
+    ("cpu_*/event=0x3c/", Hybrid, &[w(10, 0x3c), w(4, 0x3c)], G11),
+    (
+        "{cpu_core/cycles/,cpu_core/instructions/}:S",
+        Hybrid,
+        &[w(HW, 4 << 32).group_read(), w(4, 0xc0).group_read()],
+        G2,
+    ),
+    (
+        "cpu_core/event=0x3c,cmask=1,ldlat=3,period=1000/pp",
+        Hybrid,
+        &[w(4, 0x3c | 1 << 24).c1(3).period(1000).f(P2)],
+        G1,
+    ),
+    ("armv8_pmuv3_0/cycles/", Arm64, &[w(HW, 10 << 32)], G1),
+    (
+        "armv8_pmuv3_1/instructions/u",
+        Arm64,
+        &[w(HW, 11 << 32 | 1).f(U)],
+        G1,
+    ),
+    ("armv8_pmuv3_0/cpu_cycles/", Arm64, &[w(10, 0x11)], G1),
+    ("armv8_pmuv3_0/r11/", Arm64, &[w(10, 0x11)], G1),
+    ("armv8_pmuv3_0/event=cpu_cycles/", Arm64, &[w(10, 0x11)], G1),
+    ("armv8_pmuv3/event=0x8/", Arm64, &[w(10, 8), w(11, 8)], G11),
+];
+
+/// The strings of the issue and perf's documentation (perf-list(1),
+/// perf-record(1)) that the older parser refused.
+const DOCUMENTED: &[Row] = &[
+    (
+        "cs/config1=1,config2=2/",
+        Intel,
+        &[w(SW, 3).c1(1).c2(2)],
+        G1,
+    ),
+    (
+        "cycles/config1,config2/",
+        Intel,
+        &[w(HW, 0).c1(1).c2(1)],
+        G1,
+    ),
+    ("cs/no-inherit=1/", Intel, &[w(SW, 3)], G1),
+    ("cs/time/", Intel, &[w(SW, 3).st(TIME)], G1),
+    ("4:0x3c/period=5/u", Intel, &[w(4, 0x3c).period(5).f(U)], G1),
+    ("cpu/r0xead/", Intel, &[w(RAW, 0xead)], G1),
+    ("msr/event=tsc/", Intel, &[w(9, 0)], G1),
+    ("msr/event=aperf/u", Intel, &[w(9, 1).f(U)], G1),
+    ("uprobe/retprobe/", Intel, &[w(7, 1)], G1),
+    (
+        "sched:sched_switch/call-graph=fp,max-stack=16/",
+        Intel,
+        &[{
+            let mut want = tp(316).st(CALLCHAIN);
+            want.max_stack = 16;
+            want
+        }],
+        G1,
+    ),
+    (
+        "sched:sched_switch/max-stack=16/",
+        Intel,
+        &[{
+            let mut want = tp(316).st(CALLCHAIN);
+            want.max_stack = 16;
+            want
+        }],
+        G1,
+    ),
+    ("sched:sched_switch/overwrite/", Intel, &[tp(316).f(WB)], G1),
+    ("sched:sched_switch/no-overwrite/", Intel, &[tp(316)], G1),
+    (
+        "sched:sched_switch/call-graph=lbr/",
+        Intel,
+        &[{
+            let mut want = tp(316).st(CALLCHAIN | sys::PERF_SAMPLE_BRANCH_STACK as u64);
+            want.branch = (sys::PERF_SAMPLE_BRANCH_USER
+                | sys::PERF_SAMPLE_BRANCH_CALL_STACK
+                | sys::PERF_SAMPLE_BRANCH_NO_FLAGS
+                | sys::PERF_SAMPLE_BRANCH_NO_CYCLES
+                | sys::PERF_SAMPLE_BRANCH_HW_INDEX) as u64;
+            want
+        }],
+        G1,
+    ),
+    ("syscalls:sys_enter_w*", Intel, &[tp(410), tp(700)], G11),
+    ("*:sys_enter_openat", Intel, &[tp(OPENAT)], G1),
+    ("sys*:sys_?xit_openat:k", Intel, &[tp(639).f(K)], G1),
+    (
+        "watch{mem:0x1000:w,cs}:u",
+        Intel,
+        &[
+            {
+                let mut want = bp(2, 4).f(U);
+                want.config1 = 0x1000;
+                want
+            },
+            w(SW, 3).f(U),
+        ],
+        &[(2, Some("watch"))],
+    ),
+];
+
+#[cfg(target_arch = "x86_64")]
+const DWARF: &[Row] = &[
+    (
+        "sched:sched_switch/call-graph=dwarf,stack-size=4096/",
+        Intel,
+        &[{
+            let mut want = tp(316)
+                .st(CALLCHAIN | (sys::PERF_SAMPLE_REGS_USER | sys::PERF_SAMPLE_STACK_USER) as u64)
+                .f(ECU);
+            want.regs_user = 0xff0fff;
+            want.stack_user = 4096;
+            want
+        }],
+        G1,
+    ),
+    (
+        "cs/call-graph='dwarf,1000'/",
+        Intel,
+        &[{
+            let mut want = w(SW, 3)
+                .st(CALLCHAIN | (sys::PERF_SAMPLE_REGS_USER | sys::PERF_SAMPLE_STACK_USER) as u64)
+                .f(ECU);
+            want.regs_user = 0xff0fff;
+            want.stack_user = 1000;
+            want
+        }],
+        G1,
+    ),
+    (
+        "cs/call-graph=dwarf/",
+        Intel,
+        &[{
+            let mut want = w(SW, 3)
+                .st(CALLCHAIN | (sys::PERF_SAMPLE_REGS_USER | sys::PERF_SAMPLE_STACK_USER) as u64)
+                .f(ECU);
+            want.regs_user = 0xff0fff;
+            want.stack_user = 8192;
+            want
+        }],
+        G1,
+    ),
+];
+#[cfg(not(target_arch = "x86_64"))]
+const DWARF: &[Row] = &[];
+
+fn systems(tag: &str) -> [(Sys, System, Tree); 3] {
+    let make = |sys: Sys, fill: fn(&Tree)| {
+        let tree = Tree::new(&format!("{tag}-{sys:?}"));
+        fill(&tree);
+        for (system, event, id) in TRACEPOINTS {
+            tree.file(
+                &format!("tracing/events/{system}/{event}/id"),
+                &id.to_string(),
+            );
+        }
+        tree.file("tracing/events/enable", "0");
+        tree.file("tracing/events/header_page", "");
+        let system = System::new(
+            Pmus::read_from(&tree.devices()).unwrap(),
+            Some(Tracefs::at(&tree.root().join("tracing"))),
+        );
+        assert!(
+            system.pmus.skipped().is_empty(),
+            "{:?}",
+            system.pmus.skipped()
+        );
+        (sys, system, tree)
+    };
+    [make(Intel, intel), make(Hybrid, hybrid), make(Arm64, arm64)]
+}
+
+#[test]
+fn perfs_own_parse_events_cases_give_the_attrs_perf_asserts() {
+    let systems = systems("perf-cases");
+    let mut failures = Vec::new();
+    let tables = [EVENTS, EVENTS_PMU, CORE_PMUS, DOCUMENTED, DWARF];
+    let total: usize = tables.iter().map(|t| t.len()).sum();
+    for &(input, which, want, want_groups) in tables.iter().copied().flatten() {
+        let system = &systems
+            .iter()
+            .find(|(s, ..)| core::mem::discriminant(s) == core::mem::discriminant(&which))
+            .unwrap()
+            .1;
+        let list = match parse(input, system) {
+            Ok(list) => list,
+            Err(e) => {
+                failures.push(format!("{input}: {e}"));
+                continue;
+            }
+        };
+        let have: Vec<Want> = list.events().iter().map(got).collect();
+        if have != want {
+            failures.push(format!("{input}:\n  want {want:x?}\n  have {have:x?}"));
+        }
+        let groups: Vec<(usize, Option<&str>)> = list
+            .group_list()
+            .iter()
+            .map(|g| (g.events.len(), g.name))
+            .collect();
+        if groups != want_groups {
+            failures.push(format!("{input}: groups {groups:?}, want {want_groups:?}"));
+        }
+        for e in list.events() {
+            if let Err(why) = e.attr.check() {
+                failures.push(format!("{input}: attr check: {why}"));
+            }
+        }
+    }
+    assert!(
+        failures.is_empty(),
+        "{} failures in {total} strings:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
+    assert!(total >= 120, "{total}");
+    println!("{total} strings of perf's parse-events test and docs agree");
+}
+
+#[test]
+fn wildcard_tracepoints_are_named_as_perf_names_them() {
+    let systems = systems("tp-names");
+    let system = &systems[0].1;
+    let list = parse("syscalls:sys_enter_*,sched:sched_switch", system).unwrap();
+    let names: Vec<&str> = list
+        .events()
+        .iter()
+        .map(|e| e.expanded.unwrap_or(e.text))
+        .collect();
+    assert_eq!(
+        names,
+        [
+            "syscalls:sys_enter_openat",
+            "syscalls:sys_enter_wait4",
+            "syscalls:sys_enter_write",
+            "sched:sched_switch"
+        ]
+    );
+    // A wildcard inside a group expands into the group.
+    let list = parse("{syscalls:sys_enter_w*,cs}", system).unwrap();
+    assert_eq!(list.group_list().len(), 1);
+    assert_eq!(list.group_list()[0].events, 0..3);
+}
