@@ -448,3 +448,21 @@ fn tracepoints_and_wildcards_count_what_the_command_does() {
     assert_eq!(count("syscalls:sys_enter_execve"), 3, "{text}");
     assert!(text.contains(",syscalls:sys_enter_execveat,"), "{text}");
 }
+
+#[test]
+fn repeat_zero_runs_until_interrupted_then_reports_every_run() {
+    let child = spawn(&["-r0", "-e", "task-clock", "sleep", "0.05"], false);
+    std::thread::sleep(Duration::from_millis(400));
+    signal(child.id() as i32, libc::SIGINT);
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    let text = String::from_utf8(out.stderr).unwrap();
+    let runs: usize = text
+        .split(" Performance counter stats for 'sleep 0.05' (")
+        .nth(1)
+        .and_then(|rest| rest.split(' ').next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("no run count in {text}"));
+    assert!((2..=9).contains(&runs), "{runs} runs in 0.4 s: {text}");
+    assert!(text.contains(" seconds time elapsed  ( +-"), "{text}");
+}
