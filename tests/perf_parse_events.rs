@@ -18,45 +18,16 @@
 //!   without modifiers (its `perf_guest` default); that is tool policy this
 //!   parser leaves to the caller, as perf itself stopped doing later.
 
+mod attr_want;
 mod perf_cases;
 mod sysfs_support;
 
+use attr_want::*;
 use perf_cases::{EVENTS, EVENTS_PMU};
-use perf_event_core::abi::bitfield::attr as flag;
 use perf_event_core::parse::{parse, System};
 use perf_event_core::sys;
 use perf_event_core::sysfs::{Pmus, Tracefs};
 use sysfs_support::*;
-
-const EU: u64 = flag::EXCLUDE_USER.mask();
-const EK: u64 = flag::EXCLUDE_KERNEL.mask();
-const EH: u64 = flag::EXCLUDE_HV.mask();
-const EI: u64 = flag::EXCLUDE_IDLE.mask();
-const EHOST: u64 = flag::EXCLUDE_HOST.mask();
-const EG: u64 = flag::EXCLUDE_GUEST.mask();
-const PINNED: u64 = flag::PINNED.mask();
-const EXCL: u64 = flag::EXCLUSIVE.mask();
-const WB: u64 = flag::WRITE_BACKWARD.mask();
-const ECU: u64 = flag::EXCLUDE_CALLCHAIN_USER.mask();
-const P1: u64 = flag::PRECISE_IP.encode(1) | EG;
-const P2: u64 = flag::PRECISE_IP.encode(2) | EG;
-const P3: u64 = flag::PRECISE_IP.encode(3) | EG;
-const U: u64 = EK | EH | EG;
-const K: u64 = EU | EH;
-const H: u64 = EU | EK;
-
-const HW: u32 = sys::PERF_TYPE_HARDWARE;
-const SW: u32 = sys::PERF_TYPE_SOFTWARE;
-const TP: u32 = sys::PERF_TYPE_TRACEPOINT;
-const CACHE: u32 = sys::PERF_TYPE_HW_CACHE;
-const RAW: u32 = sys::PERF_TYPE_RAW;
-const BP: u32 = sys::PERF_TYPE_BREAKPOINT;
-const CALLCHAIN: u64 = sys::PERF_SAMPLE_CALLCHAIN as u64;
-const TIME: u64 = sys::PERF_SAMPLE_TIME as u64;
-const READ: u64 = sys::PERF_SAMPLE_READ as u64;
-const ID: u64 = sys::PERF_FORMAT_ID as u64;
-const GROUP: u64 = sys::PERF_FORMAT_GROUP as u64;
-const L1D_MISS: u64 = 1 << 16; // L1-dcache, read, miss
 
 /// Tracepoint ids of the fixture tracefs.
 const TRACEPOINTS: &[(&str, &str, u64)] = &[
@@ -78,116 +49,6 @@ enum Sys {
 }
 
 /// The attr fields a row asserts, and the event's `name=`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-struct Want {
-    ty: u32,
-    config: u64,
-    config1: u64,
-    config2: u64,
-    flags: u64,
-    period: u64,
-    bp_type: u32,
-    sample_type: u64,
-    read_format: u64,
-    branch: u64,
-    max_stack: u16,
-    regs_user: u64,
-    stack_user: u32,
-    name: Option<&'static str>,
-}
-
-const fn w(ty: u32, config: u64) -> Want {
-    Want {
-        ty,
-        config,
-        config1: 0,
-        config2: 0,
-        flags: 0,
-        period: 0,
-        bp_type: 0,
-        sample_type: 0,
-        read_format: 0,
-        branch: 0,
-        max_stack: 0,
-        regs_user: 0,
-        stack_user: 0,
-        name: None,
-    }
-}
-
-const fn tp(id: u64) -> Want {
-    w(TP, id)
-}
-
-/// A breakpoint at 0: `bp_addr` / `bp_len` share storage with config1/2.
-const fn bp(kind: u32, len: u64) -> Want {
-    let mut want = w(BP, 0).c2(len);
-    want.bp_type = kind;
-    want
-}
-
-impl Want {
-    const fn f(mut self, flags: u64) -> Want {
-        self.flags = flags;
-        self
-    }
-    const fn c1(mut self, v: u64) -> Want {
-        self.config1 = v;
-        self
-    }
-    const fn c2(mut self, v: u64) -> Want {
-        self.config2 = v;
-        self
-    }
-    const fn period(mut self, v: u64) -> Want {
-        self.period = v;
-        self
-    }
-    const fn st(mut self, v: u64) -> Want {
-        self.sample_type = v;
-        self
-    }
-    const fn group_read(mut self) -> Want {
-        self.sample_type = READ;
-        self.read_format = ID | GROUP;
-        self
-    }
-    const fn named(mut self, name: &'static str) -> Want {
-        self.name = Some(name);
-        self
-    }
-}
-
-fn got(e: &perf_event_core::parse::ParsedEvent<'_, '_>) -> Want {
-    let raw = e.attr.to_raw();
-    // SAFETY: the unions are plain u64 storage; every member is valid.
-    let (config1, config2, period) = unsafe {
-        (
-            raw.__bindgen_anon_3.config1,
-            raw.__bindgen_anon_4.config2,
-            raw.__bindgen_anon_1.sample_period,
-        )
-    };
-    Want {
-        ty: raw.type_,
-        config: raw.config,
-        config1,
-        config2,
-        flags: e.attr.flags(),
-        period,
-        bp_type: raw.bp_type,
-        sample_type: raw.sample_type,
-        read_format: raw.read_format,
-        branch: raw.branch_sample_type,
-        max_stack: raw.sample_max_stack,
-        regs_user: raw.sample_regs_user,
-        stack_user: raw.sample_stack_user,
-        name: e
-            .name
-            .map(|n| -> &'static str { Box::leak(n.to_owned().into_boxed_str()) }),
-    }
-}
-
 use Sys::*;
 
 /// (string, machine, events in order, groups as (size, name) in order).
@@ -244,6 +105,13 @@ const CORE_PMUS: &[Row] = &[
     ("armv8_pmuv3/event=0x8/", Arm64, &[w(10, 8), w(11, 8)], G11),
 ];
 
+/// `call-graph=fp` (or `max-stack` alone) with 16 frames on sched_switch.
+const FP_16: Want = {
+    let mut want = tp(316).st(CALLCHAIN);
+    want.max_stack = 16;
+    want
+};
+
 /// The strings of the issue and perf's documentation (perf-list(1),
 /// perf-record(1)) that the older parser refused.
 const DOCUMENTED: &[Row] = &[
@@ -269,23 +137,10 @@ const DOCUMENTED: &[Row] = &[
     (
         "sched:sched_switch/call-graph=fp,max-stack=16/",
         Intel,
-        &[{
-            let mut want = tp(316).st(CALLCHAIN);
-            want.max_stack = 16;
-            want
-        }],
+        &[FP_16],
         G1,
     ),
-    (
-        "sched:sched_switch/max-stack=16/",
-        Intel,
-        &[{
-            let mut want = tp(316).st(CALLCHAIN);
-            want.max_stack = 16;
-            want
-        }],
-        G1,
-    ),
+    ("sched:sched_switch/max-stack=16/", Intel, &[FP_16], G1),
     ("sched:sched_switch/overwrite/", Intel, &[tp(316).f(WB)], G1),
     ("sched:sched_switch/no-overwrite/", Intel, &[tp(316)], G1),
     (
@@ -320,47 +175,32 @@ const DOCUMENTED: &[Row] = &[
     ),
 ];
 
+/// `call-graph=dwarf` on x86_64: call chains, user registers (perf's
+/// PERF_REGS_MASK) and `size` bytes of user stack, no user call chain.
+#[cfg(target_arch = "x86_64")]
+const fn dwarf(base: Want, size: u32) -> Want {
+    let regs = (sys::PERF_SAMPLE_REGS_USER | sys::PERF_SAMPLE_STACK_USER) as u64;
+    let mut want = base.st(CALLCHAIN | regs).f(ECU);
+    want.regs_user = 0xff0fff;
+    want.stack_user = size;
+    want
+}
+
 #[cfg(target_arch = "x86_64")]
 const DWARF: &[Row] = &[
     (
         "sched:sched_switch/call-graph=dwarf,stack-size=4096/",
         Intel,
-        &[{
-            let mut want = tp(316)
-                .st(CALLCHAIN | (sys::PERF_SAMPLE_REGS_USER | sys::PERF_SAMPLE_STACK_USER) as u64)
-                .f(ECU);
-            want.regs_user = 0xff0fff;
-            want.stack_user = 4096;
-            want
-        }],
+        &[dwarf(tp(316), 4096)],
         G1,
     ),
     (
         "cs/call-graph='dwarf,1000'/",
         Intel,
-        &[{
-            let mut want = w(SW, 3)
-                .st(CALLCHAIN | (sys::PERF_SAMPLE_REGS_USER | sys::PERF_SAMPLE_STACK_USER) as u64)
-                .f(ECU);
-            want.regs_user = 0xff0fff;
-            want.stack_user = 1000;
-            want
-        }],
+        &[dwarf(w(SW, 3), 1000)],
         G1,
     ),
-    (
-        "cs/call-graph=dwarf/",
-        Intel,
-        &[{
-            let mut want = w(SW, 3)
-                .st(CALLCHAIN | (sys::PERF_SAMPLE_REGS_USER | sys::PERF_SAMPLE_STACK_USER) as u64)
-                .f(ECU);
-            want.regs_user = 0xff0fff;
-            want.stack_user = 8192;
-            want
-        }],
-        G1,
-    ),
+    ("cs/call-graph=dwarf/", Intel, &[dwarf(w(SW, 3), 8192)], G1),
 ];
 #[cfg(not(target_arch = "x86_64"))]
 const DWARF: &[Row] = &[];

@@ -192,15 +192,20 @@ fn help_line(o: &Opt) -> String {
     }
 }
 
-/// perf's message for an unknown option: the whole help, status 129.
-fn unknown(what: &str) -> ! {
-    let mut text = format!("  Error: {what}\n\n{USAGE}\n\n");
+/// `head`, the usage line and every option's help; status 129.
+fn full_usage(head: &str) -> ! {
+    let mut text = format!("{head}\n{USAGE}\n\n");
     for o in OPTIONS {
         text.push_str(&help_line(o));
         text.push('\n');
     }
     eprintln!("{text}");
     std::process::exit(129)
+}
+
+/// perf's message for an unknown option: the whole help, status 129.
+fn unknown(what: &str) -> ! {
+    full_usage(&format!("  Error: {what}\n"))
 }
 
 /// perf's message for a bad value: that option's help, status 129.
@@ -234,15 +239,7 @@ impl Options {
             Id::Append => self.append = true,
             Id::NoInherit => self.inherit = false,
             Id::Verbose => self.verbose = true,
-            Id::Help => {
-                let mut text = format!("\n{USAGE}\n\n");
-                for o in OPTIONS {
-                    text.push_str(&help_line(o));
-                    text.push('\n');
-                }
-                eprintln!("{text}");
-                std::process::exit(129)
-            }
+            Id::Help => full_usage(""),
             Id::AllCpus
             | Id::Cpu
             | Id::Pid
