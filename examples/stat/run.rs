@@ -223,6 +223,13 @@ pub fn run_once(events: &[Wanted], argv: &[CString], verbose: bool) -> Result<Ru
         }
     };
     close(failed[0]);
+    // A signal that came while the events were being opened reached the
+    // child before exec, where it was caught: pass it on now.
+    let early = RECEIVED.load(Ordering::SeqCst);
+    if early != 0 && !exec_failed {
+        // SAFETY: signalling our own child, which has not been waited for.
+        unsafe { libc::kill(pid, early) };
+    }
     let (status, usage) = wait(pid);
     let elapsed = start.elapsed();
     CHILD.store(0, Ordering::SeqCst);
