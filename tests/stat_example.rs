@@ -352,17 +352,30 @@ fn signal(pid: i32, sig: i32) {
 
 #[test]
 fn sigint_to_the_tool_waits_for_a_child_that_ignores_it() {
-    let start = Instant::now();
-    let child = spawn(
-        &["-e", "cs", "sh", "-c", "trap '' INT; sleep 1; echo done"],
+    use std::io::BufRead;
+    let mut child = spawn(
+        &[
+            "-e",
+            "cs",
+            "sh",
+            "-c",
+            "trap '' INT; echo ready; sleep 1; echo done",
+        ],
         false,
     );
-    std::thread::sleep(Duration::from_millis(300));
+    // Signal only once the command ignores SIGINT.
+    let mut stdout = std::io::BufReader::new(child.stdout.take().unwrap());
+    let mut line = String::new();
+    stdout.read_line(&mut line).unwrap();
+    assert_eq!(line, "ready\n");
+    let start = Instant::now();
     signal(child.id() as i32, libc::SIGINT);
     let out = child.wait_with_output().unwrap();
-    assert!(start.elapsed() >= Duration::from_millis(900));
+    line.clear();
+    stdout.read_line(&mut line).unwrap();
+    assert_eq!(line, "done\n", "the command ran to its end");
+    assert!(start.elapsed() >= Duration::from_millis(500));
     assert_eq!(out.status.code(), Some(0));
-    assert_eq!(out.stdout, b"done\n");
     let text = String::from_utf8(out.stderr).unwrap();
     assert!(text.contains("Performance counter stats for"), "{text}");
 }
@@ -452,7 +465,7 @@ fn tracepoints_and_wildcards_count_what_the_command_does() {
 #[test]
 fn repeat_zero_runs_until_interrupted_then_reports_every_run() {
     let child = spawn(&["-r0", "-e", "task-clock", "sleep", "0.05"], false);
-    std::thread::sleep(Duration::from_millis(400));
+    std::thread::sleep(Duration::from_millis(1000));
     signal(child.id() as i32, libc::SIGINT);
     let out = child.wait_with_output().unwrap();
     assert_eq!(out.status.code(), Some(0));
@@ -463,6 +476,9 @@ fn repeat_zero_runs_until_interrupted_then_reports_every_run() {
         .and_then(|rest| rest.split(' ').next())
         .and_then(|n| n.parse().ok())
         .unwrap_or_else(|| panic!("no run count in {text}"));
-    assert!((2..=9).contains(&runs), "{runs} runs in 0.4 s: {text}");
+    assert!(
+        (2..=20).contains(&runs),
+        "{runs} runs of 0.05 s in 1 s: {text}"
+    );
     assert!(text.contains(" seconds time elapsed  ( +-"), "{text}");
 }
