@@ -62,7 +62,8 @@ fn summarize(runs: &[Run], i: usize) -> Summary {
     let (value, rsd) = mean_rsd(&values);
     let n = runs.len() as f64;
     Summary::Counted {
-        value,
+        // perf keeps the mean in its u64 count: whole units (ns, events).
+        value: value.trunc(),
         rsd,
         running: running.iter().sum::<f64>() / n,
         percent: percent.iter().sum::<f64>() / n,
@@ -74,7 +75,7 @@ fn is_clock(name: &str) -> bool {
 }
 
 /// The value as perf prints it: msec for the clocks, else a count
-/// (two decimals when a mean is not whole).
+/// (two decimals when not whole, as for a scaled unit).
 fn value_text(name: &str, v: f64) -> (String, &'static str) {
     if is_clock(name) {
         (format!("{:.2}", v / 1e6), "msec")
