@@ -302,3 +302,60 @@ fn wildcard_tracepoints_are_named_as_perf_names_them() {
     assert_eq!(list.group_list().len(), 1);
     assert_eq!(list.group_list()[0].events, 0..3);
 }
+
+/// perf's "Parsing of all PMU events from sysfs" (`test__pmu_events`): for
+/// every alias of every PMU (names with `.` and aliases with `?`
+/// parameters skipped), `pmu/event=ALIAS/u` parses into user-only events
+/// of that PMU; on core PMUs `ALIAS:u,pmu/event=ALIAS/u` does too. Run on
+/// the fixtures and on this machine's sysfs.
+#[test]
+fn every_sysfs_alias_parses_as_perf_requires() {
+    let fixtures = systems("all-aliases");
+    let here = System::discover().ok();
+    let mut all: Vec<(&str, &System)> = fixtures.iter().map(|(_, s, _)| ("fixture", s)).collect();
+    if let Some(s) = &here {
+        all.push(("this machine", s));
+    }
+    let mut checked = 0;
+    let mut failures = Vec::new();
+    for (which, system) in all {
+        for pmu in system.pmus.all() {
+            for alias in pmu.aliases() {
+                let name = alias.name();
+                if name.contains('.') || alias.terms_text().contains('?') {
+                    continue;
+                }
+                let mut inputs = vec![format!("{}/event={name}/u", pmu.name())];
+                let core = pmu.name() == "cpu" || pmu.cpus().is_some();
+                if core && !name.contains('-') {
+                    inputs.push(format!("{name}:u,{}/event={name}/u", pmu.name()));
+                }
+                for input in inputs {
+                    checked += 1;
+                    let list = match parse(&input, system) {
+                        Ok(list) => list,
+                        Err(e) => {
+                            failures.push(format!("{which}: {e}"));
+                            continue;
+                        }
+                    };
+                    let last = list.events().last().unwrap();
+                    if last.attr.to_raw().type_ != pmu.type_id() {
+                        failures.push(format!("{which}: {input}: not of PMU {}", pmu.name()));
+                    }
+                    for e in list.events() {
+                        let flags = e.attr.flags();
+                        if flags & (EU | EK | EH | PINNED | EXCL) != EK | EH
+                            || e.attr.to_raw().precise_ip() != 0
+                        {
+                            failures.push(format!("{which}: {input}: flags {flags:#x}"));
+                        }
+                    }
+                }
+            }
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+    assert!(checked >= 40, "{checked}");
+    println!("{checked} PMU alias strings parse as perf's test requires");
+}
