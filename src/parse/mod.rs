@@ -14,7 +14,7 @@
 //! | `pmu/term=value,term,.../` | a sysfs PMU, terms from its `format/` and `events/` (`pmu` may name numbered instances: `uncore_imc` is `uncore_imc_0`, `uncore_imc_1`, ...; `*` / `?` glob PMU names) |
 //! | `name` | an `events/` alias of any PMU (`tsc` is `msr/tsc/`) |
 //! | `system:event` | a tracepoint, its id from tracefs; `*` / `?` in either part expand against tracefs (`syscalls:sys_enter_w*`, `*:sched_switch`) |
-//! | `mem:ADDR[/LEN][:rwx]` | a hardware breakpoint (default `rw`, length 4; 8 for `x`) |
+//! | `mem:ADDR[/LEN][:rwx]` | a hardware breakpoint (default `rw`, length 4; 8 for `x`); config terms may follow in slashes (`mem:0x1000/8/name=w/`) |
 //! | `{a,b,...}`, `name{a,b,...}` | a group, led by its first event (named: [`Group::name`]) |
 //!
 //! Inside a PMU's terms, as in perf: a bare `config1` is `config1=1`;
