@@ -22,7 +22,9 @@
 //! `r0xNNN` is `config=0xNNN` (`software/r1a/`); a generalized name on a
 //! core PMU (`cpu/cycles/`, `cpu_atom/L1-dcache-load-miss/`) is that
 //! hardware or cache event, with the PMU's type in config bits 32-63 when
-//! the machine has several core PMUs (hybrid; perf's extended type).
+//! the machine has several core PMUs (hybrid; perf's extended type). A
+//! bare generalized name (`cycles`) stays one event; opening it on each
+//! core PMU of a hybrid machine is the event-set layer's work.
 //!
 //! Modifiers follow a `:` (or directly the closing `/` of a term list):
 //! `u k h G H I p pp ppp P S D e W` ([`Modifiers`]). Config terms in
