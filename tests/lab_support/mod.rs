@@ -99,6 +99,13 @@ pub fn parse_version(release: &str) -> (u32, u32) {
     (next(), next())
 }
 
+/// Whether the running kernel accepts `PERF_FORMAT_LOST` (Linux 6.0) as a
+/// stable backport: the 5.10 LTS series carries it (Debian's 5.10.223, the
+/// lab's 5.10 guests, accepts it), so a version check alone would be wrong.
+pub fn read_format_lost_backported() -> bool {
+    kernel_version() == (5, 10)
+}
+
 /// `(major, minor)` of the running kernel.
 pub fn kernel_version() -> (u32, u32) {
     parse_version(&kernel_release())
