@@ -252,7 +252,15 @@ fn unknown_bits_are_refused_with_einval() {
         ("flag bit 63", {
             let mut b = AttrBuf::task_clock(|_| {});
             let word = u64::from_ne_bytes(b.0[flags..flags + 8].try_into().expect("8"));
-            b.set_u64(flags, word | 1 << 63);
+            // C bit fields fill the word from its least significant bit on
+            // little-endian targets and from its most significant bit on
+            // big-endian ones (s390x): the 64th flag bit is bit 63 or bit 0.
+            let top = if cfg!(target_endian = "big") {
+                1
+            } else {
+                1 << 63
+            };
+            b.set_u64(flags, word | top);
             b
         }),
     ];
