@@ -4,6 +4,8 @@
 //! so a wrong `_IOC` encoding cannot pass). Software events and hardware
 //! breakpoints only: this works without a hardware PMU.
 
+mod kernel_support;
+
 use perf_event_core::sys;
 use std::io::Error;
 
@@ -189,15 +191,7 @@ fn the_kernel_knows_every_ioctl_number() {
 
 #[test]
 fn modify_attributes_moves_a_hardware_breakpoint() {
-    let pmu = std::path::Path::new("/sys/bus/event_source/devices/breakpoint");
-    if !pmu.is_dir() {
-        println!(
-            "\nLAB-NOT-APPLICABLE modify_attributes_moves_a_hardware_breakpoint \
-             needs=hw-breakpoint: this {} kernel has no hardware-breakpoint PMU ({} is \
-             missing)",
-            std::env::consts::ARCH,
-            pmu.display()
-        );
+    if !kernel_support::hw_breakpoints("modify_attributes_moves_a_hardware_breakpoint") {
         return;
     }
     static WATCHED: [u64; 2] = [0; 2];

@@ -3,7 +3,7 @@
 //! guests emulate a PMUv3 whose counters user space reads with `mrs`,
 //! riscv64 guests an SBI PMU read with `csrr`, armhf guests a 32-bit ARMv7
 //! PMU (read(2) only), s390x guests are big-endian, x86_64 and aarch64 also
-//! boot Linux 5.10. Every guest has several CPUs. The host runs the same
+//! boot Linux 5.10. Guests have 4 CPUs (armhf: 1, see `Arch::cpus`). The host runs the same
 //! tests as the first column.
 //!
 //! - `install.rs`: QEMU and rustup targets on the host
@@ -345,7 +345,7 @@ fn run_guest(guest: &guests::Guest, initrd: &Path, work: &Path, args: &Args) -> 
                 &guest.kernel.version
             },
             guest.cpu,
-            guests::CPUS,
+            guest.arch.cpus(),
             if guest.extra.is_empty() { "" } else { " " },
             guest.extra.join(" "),
             if guest.a15_pmu_dtb {

@@ -1,7 +1,7 @@
 //! Boots one guest under QEMU's TCG (no KVM), captures its serial console to
 //! a log file and ends it when it powers off or the timeout passes.
 
-use super::guests::{Guest, CPUS, MEMORY_MIB};
+use super::guests::{Guest, MEMORY_MIB};
 use super::initramfs::{marker, BREAK_SWITCH};
 use crate::shell::{self, Result};
 use std::io::{Read, Write};
@@ -45,7 +45,7 @@ pub fn command(guest: &Guest, initrd: &Path, dtb: Option<&Path>, break_switch: b
         .args(["-no-reboot", "-serial", "stdio", "-monitor", "none"])
         .args(["-M", guest.arch.machine()])
         .args(["-m", &MEMORY_MIB.to_string()])
-        .args(["-cpu", guest.cpu, "-smp", &CPUS.to_string()])
+        .args(["-cpu", guest.cpu, "-smp", &guest.arch.cpus().to_string()])
         .args(guest.extra);
     if let Some(dtb) = dtb {
         cmd.arg("-dtb").arg(dtb);
@@ -83,7 +83,7 @@ pub fn a15_pmu_dtb(guest: &Guest, prefix: &Path) -> Result<std::path::PathBuf> {
                 board.display()
             ))
             .args(["-m", &MEMORY_MIB.to_string()])
-            .args(["-cpu", guest.cpu, "-smp", &CPUS.to_string()])
+            .args(["-cpu", guest.cpu, "-smp", &guest.arch.cpus().to_string()])
             .stdout(Stdio::null()),
     )?;
     let source = shell::output(
