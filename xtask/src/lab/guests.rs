@@ -245,7 +245,8 @@ pub const MEMORY_MIB: u32 = 1024;
 
 /// `-icount shift=0`: instructions retire at a fixed rate, so the emulated
 /// PMU's instruction counter moves (aarch64: without it INST_RETIRED never
-/// counts; riscv64: without it the counters follow host time).
+/// counts; riscv64: without it the counters follow host time), and guest
+/// time follows the guest's work (every guest uses it).
 const ICOUNT: &[&str] = &["-icount", "shift=0"];
 
 /// The guests for the fetched kernels: every aarch64 kernel with `-cpu max`
@@ -295,7 +296,13 @@ pub fn for_kernels(kernels: &[Kernel]) -> Vec<Guest> {
                     guests.push(a72);
                 }
             }
-            Arch::X86_64 | Arch::S390x => guests.push(base),
+            Arch::X86_64 | Arch::S390x => {
+                // Without a PMU to count, -icount still matters: with
+                // several vCPUs on a busy host, time (task-clock, sample
+                // timestamps) would follow host scheduling, not the work.
+                base.extra = ICOUNT;
+                guests.push(base);
+            }
             Arch::Riscv64 => {
                 base.extra = ICOUNT;
                 base.provides.push(NEED_RISCV64_PMU);
