@@ -18,6 +18,26 @@ use super::results::{MachineRun, Outcome};
 use super::testbins::TARGETS;
 use std::collections::BTreeSet;
 
+/// Known failures the lab accepts, each with its reason: `(binary::test,
+/// kernel series, why)`. The cell shows `xfail`; the run fails if such a
+/// test passes there (remove the mark) or fails anywhere else.
+pub const EXPECTED_FAILURES: &[(&str, &str, &str)] = &[(
+    "ioctl_kernel::period_changes_the_sampling_period",
+    "5.10",
+    "Linux 5.10 writes 7 samples for 10 tracepoint hits at sample_period 2 where 6.1 and \
+     later write 5 (seen on x86_64 and aarch64 5.10.223); the test asserts the newer \
+     behaviour and is not keyed by version yet",
+)];
+
+/// The reason `binary::test` may fail on `column`, if it is marked.
+fn expected_failure(column: &Column, name: &str) -> Option<&'static str> {
+    let series = column.label.split_whitespace().nth(1)?;
+    EXPECTED_FAILURES
+        .iter()
+        .find(|(n, s, _)| *n == name && *s == series)
+        .map(|(_, _, why)| *why)
+}
+
 /// One column of the matrix.
 pub struct Column {
     /// Short heading (`host`, `a64 6.12 a72`).
@@ -70,6 +90,11 @@ fn cell(column: &Column, binary: &str, test: &str) -> &'static str {
     }
     match outcome(column, binary, test) {
         Some(Outcome::Passed) => "passed",
+        Some(Outcome::Failed)
+            if expected_failure(column, &format!("{binary}::{test}")).is_some() =>
+        {
+            "xfail"
+        }
         Some(Outcome::Failed) => "FAILED",
         Some(Outcome::NotApplicable { .. }) => "n/a",
         Some(Outcome::Ignored) => "ignored",
@@ -105,6 +130,11 @@ pub fn render(columns: &[Column]) -> String {
             .filter(|c| *c == what)
             .count()
     };
+    for (name, series, why) in EXPECTED_FAILURES {
+        out.push_str(&format!(
+            "\nxfail: {name} on Linux {series} (marked expected): {why}\n"
+        ));
+    }
     out.push_str("\nper machine (tests not run are named, by need):\n");
     for c in columns {
         out.push_str(&summary(c));
@@ -136,6 +166,7 @@ fn summary(c: &Column) -> String {
     };
     let mut passed = 0;
     let mut failed = 0;
+    let mut xfail = 0;
     let mut not_run: std::collections::BTreeMap<&str, Vec<String>> = Default::default();
     for b in &run.binaries {
         for (test, o) in &b.tests {
@@ -145,15 +176,20 @@ fn summary(c: &Column) -> String {
                     .entry(need.as_str())
                     .or_default()
                     .push(format!("{}::{test}", b.name)),
+                Outcome::Failed
+                    if expected_failure(c, &format!("{}::{test}", b.name)).is_some() =>
+                {
+                    xfail += 1
+                }
                 Outcome::Failed | Outcome::Ignored => failed += 1,
             }
         }
     }
     let na: usize = not_run.values().map(Vec::len).sum();
     let mut out = format!(
-        "  {:<14} {} tests: {passed} passed, {failed} failed, {na} n/a\n",
+        "  {:<14} {} tests: {passed} passed, {failed} failed, {xfail} xfail, {na} n/a\n",
         c.label,
-        passed + failed + na
+        passed + failed + xfail + na
     );
     for (need, tests) in not_run {
         out.push_str(&format!(
@@ -198,7 +234,18 @@ pub fn verdict(columns: &[Column], planned: &[&str]) -> Vec<String> {
         for c in columns.iter().filter(|c| c.run.is_some()) {
             match outcome(c, &binary, &test) {
                 None => errors.push(format!("{name} is missing on {}", c.label)),
-                Some(Outcome::Failed) => errors.push(format!("{name} FAILED on {}", c.label)),
+                Some(Outcome::Failed) => {
+                    if expected_failure(c, &name).is_none() {
+                        errors.push(format!("{name} FAILED on {}", c.label));
+                    }
+                }
+                Some(Outcome::Passed) if expected_failure(c, &name).is_some() => {
+                    errors.push(format!(
+                        "{name} passed on {}, where it is marked as an expected failure: \
+                         remove its mark in xtask/src/lab/matrix.rs",
+                        c.label
+                    ))
+                }
                 Some(Outcome::Ignored) => errors.push(format!(
                     "{name} is #[ignore]d on {}: the project runs every test",
                     c.label
