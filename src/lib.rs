@@ -40,7 +40,8 @@
 //!   overwrite snapshots, AUX area) and every PERF_RECORD type.
 //! - [`monitor`]: self-monitoring for harnesses: a group on this thread,
 //!   read around a region through the user-space reader.
-//! - [`probe`] (std): which flags and attr size the running kernel accepts.
+//! - [`features`] (std): which flags and attr size the running kernel
+//!   accepts, found by opening cheap events.
 //! - [`sysfs`] (std): PMUs, format bit ranges, event aliases, tracefs ids,
 //!   kprobe / uprobe events, system limits.
 //! - [`parse`] (std): perf-style event strings to attrs and groups.
@@ -57,14 +58,14 @@ pub mod attr;
 pub mod errno;
 pub mod event;
 pub mod fd;
+#[cfg(feature = "std")]
+pub mod features;
 #[allow(unsafe_code)]
 pub mod linux;
 pub mod monitor;
 pub mod open;
 #[cfg(feature = "std")]
 pub mod parse;
-#[cfg(feature = "std")]
-pub mod probe;
 pub mod read_format;
 pub mod record;
 #[allow(unsafe_code)]

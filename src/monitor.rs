@@ -24,8 +24,8 @@ use crate::fd::EventFd;
 use crate::open::{open, OpenError, OpenFlags, Scope};
 use crate::sys;
 use crate::userpage::{
-    CounterFd, CounterReader, EventTarget, FdCounts, FdReadError, MapError, RawCounterFd, Reading,
-    UserPage, REQUIRED_READ_FORMAT,
+    CounterFd, CounterReader, CounterReading, EventTarget, FdCounts, FdReadError, MapError,
+    RawCounterFd, UserPage, REQUIRED_READ_FORMAT,
 };
 use core::fmt;
 
@@ -120,7 +120,7 @@ impl Measured {
 #[derive(Debug)]
 pub struct Monitor<const N: usize> {
     readers: [CounterReader<UserPage, MonitoredFd>; N],
-    start: [Reading; N],
+    start: [CounterReading; N],
 }
 
 impl<const N: usize> Monitor<N> {
@@ -160,7 +160,7 @@ impl<const N: usize> Monitor<N> {
             let page = pages.next().flatten().expect("one page per event");
             CounterReader::new(page, MonitoredFd { fd, raw }, EventTarget::as_opened(0, -1))
         });
-        let zero = Reading {
+        let zero = CounterReading {
             value: 0,
             time_enabled: 0,
             time_running: 0,
@@ -174,7 +174,7 @@ impl<const N: usize> Monitor<N> {
         })
     }
 
-    fn read_all(&self) -> Result<[Reading; N], MonitorError> {
+    fn read_all(&self) -> Result<[CounterReading; N], MonitorError> {
         let mut out = self.start;
         for (index, (slot, reader)) in out.iter_mut().zip(&self.readers).enumerate() {
             *slot = reader

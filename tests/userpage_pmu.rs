@@ -14,7 +14,8 @@
 
 use perf_event_core::sys;
 use perf_event_core::userpage::{
-    CounterReader, EventTarget, RawCounterFd, ReadPath, Reading, UserPage, REQUIRED_READ_FORMAT,
+    CounterReader, CounterReading, EventTarget, RawCounterFd, ReadPath, UserPage,
+    REQUIRED_READ_FORMAT,
 };
 use std::io::Error;
 
@@ -159,7 +160,7 @@ fn check(name: &str, config: u32, config1: u64, expect_index: Option<u32>) {
     let width = if config1 & CONFIG1_LONG != 0 { 64 } else { 32 };
     assert_eq!(snap.pmc_width, width, "{name}: {snap:?}");
 
-    let read_both = || -> (Reading, u64) {
+    let read_both = || -> (CounterReading, u64) {
         let user = reader.read().expect("read");
         let direct = reader.fd().read_counts_checked();
         (user, direct)

@@ -7,6 +7,7 @@
 //! - [`bitfield`]: the bit fields of the attr flags word, `aux_action` and
 //!   the mmap page capabilities as constants over the raw word.
 //! - [`since`]: the kernel version of every attr field, flag and format bit.
+//! - [`paranoid`]: the `perf_event_paranoid` levels and what each allows.
 //! - [`ioctl`]: the `_IOC` encodings as `const fn`, and every perf ioctl
 //!   request composed for the target.
 //!
@@ -17,8 +18,10 @@ pub mod attr_size;
 pub mod bitfield;
 pub mod ioctl;
 pub mod layout;
+pub mod paranoid;
 pub mod since;
 
 pub use attr_size::AttrSize;
 pub use bitfield::BitField;
+pub use paranoid::Paranoid;
 pub use since::KernelVersion;

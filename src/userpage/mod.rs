@@ -83,7 +83,7 @@
 //! - [`time`]: sign extension, time conversion, extrapolation, scaling.
 //! - [`fallback`]: [`CounterFd`], [`RawCounterFd`]: the `read(2)` path.
 //! - [`mapping`]: [`UserPage`], mapping the page.
-//! - [`reader`]: [`CounterReader`], [`EventTarget`], [`Reading`].
+//! - [`reader`]: [`CounterReader`], [`EventTarget`], [`CounterReading`].
 //! - [`sim`]: [`sim::SimPage`], the simulated page and kernel-protocol
 //!   writer (where the target has 64-bit atomics).
 
@@ -105,6 +105,6 @@ pub use fallback::{
     CounterFd, FdCounts, FdReadError, RawCounterFd, ReadFormatError, REQUIRED_READ_FORMAT,
 };
 pub use mapping::{MapError, UserPage};
-pub use reader::{CounterReader, EventTarget, FallbackReason, ReadPath, Reading};
+pub use reader::{CounterReader, CounterReading, EventTarget, FallbackReason, ReadPath};
 pub use snapshot::{Snapshot, Times, Unstable};
 pub use source::{PagePtr, PageSource};
