@@ -108,7 +108,7 @@ pub struct Measured {
 impl Measured {
     /// `value * enabled / running` in 128 bits; `None` if it never ran.
     pub const fn scaled(&self) -> Option<u64> {
-        crate::userpage::time::scale(self.value, self.time_enabled, self.time_running)
+        crate::read_format::scale(self.value, self.time_enabled, self.time_running)
     }
 }
 

@@ -34,6 +34,11 @@ fn summarize(runs: &[Vec<Outcome>], i: usize) -> Option<(f64, f64, Option<f64>, 
             }
             Scaled::NotCounted => return Some((0.0, 0.0, None, false)),
             Scaled::Inconsistent { value, .. } => values.push(value as f64),
+            Scaled::TooLarge {
+                value,
+                enabled,
+                running,
+            } => values.push(value as f64 * enabled as f64 / running as f64),
         }
     }
     let (mean, rsd) = mean_rsd(&values);

@@ -226,6 +226,23 @@ impl<'a> Reading<'a> {
     }
 }
 
+/// The multiplexing estimate `count * enabled / running`, the crate's one
+/// scaling rule: the product in `u128`, floor division; `None` when there
+/// is no estimate: `running == 0` (the event never ran) or the estimate
+/// does not fit in `u64` (never clipped, never a division by zero).
+/// [`Counts::scaled`] and the user-space reader's readings use it.
+pub const fn scale(count: u64, enabled: u64, running: u64) -> Option<u64> {
+    if running == 0 {
+        return None;
+    }
+    let estimate = count as u128 * enabled as u128 / running as u128;
+    if estimate > u64::MAX as u128 {
+        None
+    } else {
+        Some(estimate as u64)
+    }
+}
+
 /// A count with the times it was enabled and running.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 pub struct Counts {
@@ -242,7 +259,7 @@ pub struct Counts {
 pub enum Scaled {
     /// The event ran the whole time it was enabled: the count is exact.
     Exact(u64),
-    /// `value * enabled / running`, computed in 128 bits (saturating at u64::MAX).
+    /// `value * enabled / running` ([`scale`]).
     Estimated {
         /// The estimate.
         value: u64,
@@ -253,6 +270,16 @@ pub enum Scaled {
     NotCounted,
     /// The times were not read (read_format without both time bits).
     NoTimes(u64),
+    /// `value * enabled / running` does not fit in `u64`: no estimate
+    /// (the raw count and times are passed on, nothing is clipped).
+    TooLarge {
+        /// The raw count.
+        value: u64,
+        /// ns enabled.
+        enabled: u64,
+        /// ns running.
+        running: u64,
+    },
     /// running > enabled, which the kernel should not report but has been
     /// seen: the raw count is passed on unscaled.
     Inconsistent {
@@ -284,11 +311,12 @@ impl Counts {
         if running == enabled {
             return Scaled::Exact(self.value);
         }
-        let v = self.value as u128 * enabled as u128 / running as u128;
-        let value = if v > u64::MAX as u128 {
-            u64::MAX
-        } else {
-            v as u64
+        let Some(value) = scale(self.value, enabled, running) else {
+            return Scaled::TooLarge {
+                value: self.value,
+                enabled,
+                running,
+            };
         };
         let percent_running = (running as u128 * 100 / enabled as u128) as u8;
         Scaled::Estimated {

@@ -114,13 +114,20 @@ fn scaling_rules() {
             running: 200
         }
     );
+    // One overflow rule (read_format::scale): no estimate, nothing clipped.
     assert_eq!(
         c(u64::MAX, u64::MAX, 1).scaled(),
-        Scaled::Estimated {
+        Scaled::TooLarge {
             value: u64::MAX,
-            percent_running: 0
+            enabled: u64::MAX,
+            running: 1
         }
     );
+    assert_eq!(scale(10, 0, 0), None);
+    assert_eq!(scale(u64::MAX, 2, 2), Some(u64::MAX));
+    assert_eq!(scale(u64::MAX, 3, 2), None);
+    assert_eq!(scale(u64::MAX, u64::MAX, u64::MAX), Some(u64::MAX));
+    assert_eq!(scale(7, 3, 2), Some(10));
     assert_eq!(
         c(u64::MAX / 2, 4, 2).scaled(),
         Scaled::Estimated {

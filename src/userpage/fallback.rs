@@ -5,6 +5,7 @@
 //! the owned event fd of the crate's `open`/`fd` layer can implement it;
 //! [`RawCounterFd`] implements it over a plain `c_int`.
 
+use crate::read_format::ReadFormat;
 use crate::sys;
 use core::ffi::c_int;
 use core::fmt;
@@ -175,20 +176,17 @@ impl CounterFd for RawCounterFd {
         // `expected` is at most 40 (RawCounterFd::new allows 5 words).
         let n = crate::linux::io::read(self.fd, &mut buf[..expected])
             .map_err(|e| FdReadError::Os { errno: e.0 })?;
-        if n != expected {
-            return Err(FdReadError::Size { expected, got: n });
-        }
-        let word = |i: usize| {
-            let mut w = [0u8; 8];
-            w.copy_from_slice(&buf[i * 8..i * 8 + 8]);
-            u64::from_ne_bytes(w)
-        };
-        // Enabled and running are the first two words after the value: both
-        // are required, and they precede ID and LOST.
+        // The codec of the fd's own read path (read_format), so both agree
+        // on every layout.
+        let counts = ReadFormat(self.read_format)
+            .parse(&buf[..n])
+            .map_err(|_| FdReadError::Size { expected, got: n })?
+            .counts();
+        // Both times are in the format (checked by `new`).
         Ok(FdCounts {
-            value: word(0),
-            time_enabled: word(1),
-            time_running: word(2),
+            value: counts.value,
+            time_enabled: counts.enabled.unwrap_or(0),
+            time_running: counts.running.unwrap_or(0),
         })
     }
 }

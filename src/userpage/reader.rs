@@ -4,7 +4,6 @@
 use super::fallback::{CounterFd, FdCounts, FdReadError};
 use super::snapshot::{self, Snapshot, Unstable};
 use super::source::PageSource;
-use super::time;
 use core::ffi::c_int;
 use core::fmt;
 use core::marker::PhantomData;
@@ -141,9 +140,9 @@ pub struct CounterReading {
 
 impl CounterReading {
     /// The multiplexing estimate `value * enabled / running` of this one
-    /// reading ([`time::scale`]): `None` when the event never ran.
+    /// reading ([`crate::read_format::scale`]): `None` when the event never ran.
     pub const fn scaled(&self) -> Option<u64> {
-        time::scale(self.value, self.time_enabled, self.time_running)
+        crate::read_format::scale(self.value, self.time_enabled, self.time_running)
     }
 
     /// Whether the counter instruction made it.
