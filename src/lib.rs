@@ -25,6 +25,8 @@
 //!
 //! - [`linux`]: the raw layer: the syscall, one function per ioctl, prctl,
 //!   and the plain OS calls, exactly as the kernel defines them.
+//! - [`migration`]: moving from perf-event-open-sys / perf-event-open-sys2,
+//!   item by item, with compiled examples.
 //! - [`sys`]: the kernel's perf ABI as bindgen generates it from the UAPI
 //!   headers, vendored per architecture (or generated at build time with
 //!   feature `bindgen`).
@@ -62,6 +64,7 @@ pub mod fd;
 pub mod features;
 #[allow(unsafe_code)]
 pub mod linux;
+pub mod migration;
 pub mod monitor;
 pub mod open;
 #[cfg(feature = "std")]
