@@ -15,9 +15,23 @@ const ID: u64 = sys::PERF_FORMAT_ID as u64;
 const GROUP: u64 = sys::PERF_FORMAT_GROUP as u64;
 const LOST: u64 = sys::PERF_FORMAT_LOST as u64;
 
-/// A `read_format` word (`PERF_FORMAT_*` bits).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
+/// A `read_format` word (`PERF_FORMAT_*` bits), a typed flag set like
+/// [`crate::abi::SampleType`].
+#[derive(Clone, Copy, PartialEq, Eq, Hash, Default)]
 pub struct ReadFormat(pub u64);
+
+crate::abi::flags::flag_set!(ReadFormat {
+    /// `PERF_FORMAT_TOTAL_TIME_ENABLED` (since Linux 2.6.31).
+    TOTAL_TIME_ENABLED = sys::PERF_FORMAT_TOTAL_TIME_ENABLED;
+    /// `PERF_FORMAT_TOTAL_TIME_RUNNING` (2.6.31).
+    TOTAL_TIME_RUNNING = sys::PERF_FORMAT_TOTAL_TIME_RUNNING;
+    /// `PERF_FORMAT_ID` (2.6.31).
+    ID = sys::PERF_FORMAT_ID;
+    /// `PERF_FORMAT_GROUP` (2.6.31).
+    GROUP = sys::PERF_FORMAT_GROUP;
+    /// `PERF_FORMAT_LOST` (6.0).
+    LOST = sys::PERF_FORMAT_LOST;
+});
 
 impl ReadFormat {
     const fn has(self, bit: u64) -> bool {
