@@ -108,12 +108,16 @@ fn main() {
         std::thread::available_parallelism().map_or(0, |n| n.get()),
         kernel()
     );
-    // `bench records` runs only section 3.
-    if args.first().map(String::as_str) != Some("records") {
-        read_paths();
-        snapshots();
+    // `bench records` runs only section 3, `bench read` only section 1.
+    match args.first().map(String::as_str) {
+        Some("records") => records::run(),
+        Some("read") => read_paths(),
+        _ => {
+            read_paths();
+            snapshots();
+            records::run();
+        }
     }
-    records::run();
 }
 
 fn read_paths() {

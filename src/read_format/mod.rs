@@ -34,27 +34,32 @@ crate::abi::flags::flag_set!(ReadFormat {
 });
 
 impl ReadFormat {
+    #[inline]
     const fn has(self, bit: u64) -> bool {
         self.0 & bit != 0
     }
 
     /// Whether reads return a whole group.
+    #[inline]
     pub const fn is_group(self) -> bool {
         self.has(GROUP)
     }
 
     /// u64 words per event value (value, id, lost).
+    #[inline]
     const fn words_per_value(self) -> usize {
         1 + self.has(ID) as usize + self.has(LOST) as usize
     }
 
     /// u64 words in the header (nr for groups, then the times).
+    #[inline]
     const fn header_words(self) -> usize {
         self.is_group() as usize + self.has(ENABLED) as usize + self.has(RUNNING) as usize
     }
 
     /// The exact number of bytes `read(2)` returns for this format and a
     /// group of `members` events (leader included; ignored without GROUP).
+    #[inline]
     pub const fn size(self, members: usize) -> usize {
         let values = if self.is_group() { members } else { 1 };
         8 * (self.header_words() + values * self.words_per_value())
@@ -62,6 +67,7 @@ impl ReadFormat {
 
     /// Parses a `read(2)` result. The buffer must hold exactly what the
     /// kernel returned (`bytes_read` bytes); anything else is an error.
+    #[inline]
     pub fn parse(self, buf: &[u8]) -> Result<Reading<'_>, ReadError> {
         if buf.len() % 8 != 0 || buf.len() < self.size(1) {
             return Err(ReadError::Size {
@@ -167,6 +173,7 @@ pub struct Value {
 }
 
 impl<'a> Reading<'a> {
+    #[inline]
     fn word(&self, i: usize) -> u64 {
         let mut w = [0u8; 8];
         w.copy_from_slice(&self.buf[8 * i..8 * i + 8]);
@@ -174,18 +181,21 @@ impl<'a> Reading<'a> {
     }
 
     /// `PERF_FORMAT_TOTAL_TIME_ENABLED`: ns the event was enabled.
+    #[inline]
     pub fn time_enabled(&self) -> Option<u64> {
         // Word 0 is `nr` (group) or the value (single): the times follow it.
         self.format.has(ENABLED).then(|| self.word(1))
     }
 
     /// `PERF_FORMAT_TOTAL_TIME_RUNNING`: ns the event was on the PMU.
+    #[inline]
     pub fn time_running(&self) -> Option<u64> {
         let at = 1 + self.format.has(ENABLED) as usize;
         self.format.has(RUNNING).then(|| self.word(at))
     }
 
     /// Number of values: 1, or the group's members.
+    #[inline]
     pub fn len(&self) -> usize {
         if self.format.is_group() {
             self.word(0) as usize
@@ -200,6 +210,7 @@ impl<'a> Reading<'a> {
     }
 
     /// The `i`-th value (0 = the event itself, or the group leader).
+    #[inline]
     pub fn get(&self, i: usize) -> Option<Value> {
         if i >= self.len() {
             return None;
@@ -231,6 +242,7 @@ impl<'a> Reading<'a> {
     }
 
     /// The first value with its times, ready for scaling.
+    #[inline]
     pub fn counts(&self) -> Counts {
         Counts {
             value: self.get(0).map_or(0, |v| v.value),
