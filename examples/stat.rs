@@ -126,11 +126,8 @@ fn wanted(events: &str) -> Vec<Wanted> {
 fn run_once(events: &[Wanted], argv: &[CString]) -> (Vec<Outcome>, Duration, i32) {
     let mut pipe = [0; 2];
     // SAFETY: pipe2 fills two fds.
-    assert_eq!(
-        unsafe { libc::pipe2(pipe.as_mut_ptr(), libc::O_CLOEXEC) },
-        0,
-        "pipe2"
-    );
+    let rc = unsafe { libc::pipe2(pipe.as_mut_ptr(), libc::O_CLOEXEC) };
+    assert_eq!(rc, 0, "pipe2");
     let mut ptrs: Vec<*const libc::c_char> = argv.iter().map(|a| a.as_ptr()).collect();
     ptrs.push(std::ptr::null());
     // SAFETY: the child only calls async-signal-safe functions (read,

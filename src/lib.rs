@@ -32,7 +32,8 @@
 //!   time extrapolation and scaling), falling back to `read(2)`.
 
 #![cfg_attr(not(feature = "std"), no_std)]
-#![warn(missing_docs, unsafe_op_in_unsafe_fn)]
+// Lints (missing_docs, unsafe_op_in_unsafe_fn, the clippy set): the
+// `[lints]` table of Cargo.toml, denied for every target of the crate.
 
 pub mod abi;
 pub mod attr;
@@ -52,3 +53,8 @@ pub mod sys;
 #[cfg(feature = "std")]
 pub mod sysfs;
 pub mod userpage;
+
+/// The README's examples, compiled and run as doctests (`cargo test --doc`).
+#[cfg(all(doctest, feature = "std"))]
+#[doc = include_str!("../README.md")]
+pub struct ReadmeDoctests;

@@ -225,10 +225,8 @@ fn inherit_counts_a_childs_work() {
 fn enable_on_exec_starts_counting_at_exec() {
     let mut pipe = [0; 2];
     // SAFETY: pipe2 fills two fds.
-    assert_eq!(
-        unsafe { libc::pipe2(pipe.as_mut_ptr(), libc::O_CLOEXEC) },
-        0
-    );
+    let rc = unsafe { libc::pipe2(pipe.as_mut_ptr(), libc::O_CLOEXEC) };
+    assert_eq!(rc, 0);
     let sh = c"/bin/sh";
     let script = c"i=0; while [ $i -lt 20000 ]; do i=$((i+1)); done";
     // SAFETY: the child blocks on read, then execs; only async-signal-safe calls.

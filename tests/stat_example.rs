@@ -26,10 +26,8 @@ fn direct_page_faults() -> u64 {
         .inherit(true);
     let mut pipe = [0; 2];
     // SAFETY: pipe2 fills two fds.
-    assert_eq!(
-        unsafe { libc::pipe2(pipe.as_mut_ptr(), libc::O_CLOEXEC) },
-        0
-    );
+    let rc = unsafe { libc::pipe2(pipe.as_mut_ptr(), libc::O_CLOEXEC) };
+    assert_eq!(rc, 0);
     let args: Vec<std::ffi::CString> = WORKLOAD
         .iter()
         .map(|a| std::ffi::CString::new(*a).unwrap())
