@@ -32,7 +32,27 @@ const STEPS: &[Step] = &[
         example,
     ),
     ("criterion measurement, short mode", criterion),
-    ("doc", doc),
+    (
+        "doc: default features and --no-default-features, -D warnings",
+        doc,
+    ),
+    (
+        "MSRV: cargo check with the rust-version toolchain",
+        crate::msrv::main,
+    ),
+    (
+        "links of README/ARCHITECTURE/CONTRIBUTING/CHANGELOG",
+        crate::links::main,
+    ),
+    (
+        "package: publish --dry-run without warnings, the unpacked crate builds and runs",
+        crate::package::main,
+    ),
+    ("public API vs the snapshot", public_api),
+    (
+        "public-API check fails on a removed public item",
+        crate::public_api::can_fail,
+    ),
     ("bindgen --check", bindgen_check),
     (
         "bindgen --check fails on a changed byte",
@@ -184,7 +204,24 @@ fn doc() -> Result {
         shell::cargo(None)
             .args(["doc", "--workspace", "--no-deps"])
             .env("RUSTDOCFLAGS", "-D warnings"),
+    )?;
+    // What no_std users read: the std-only modules are gone, and no link
+    // may point at them.
+    shell::run(
+        shell::cargo(None)
+            .args([
+                "doc",
+                "--no-deps",
+                "-p",
+                "perf-event-core",
+                "--no-default-features",
+            ])
+            .env("RUSTDOCFLAGS", "-D warnings"),
     )
+}
+
+fn public_api() -> Result {
+    crate::public_api::main(&[])
 }
 
 fn fuzz() -> Result {
