@@ -3,6 +3,7 @@
 //! SET_OUTPUT and PAUSE_OUTPUT, inherit, enable_on_exec, prctl.
 
 mod kernel_support;
+mod lab_support;
 
 use kernel_support::*;
 use perf_event_core::attr::Attr;
@@ -15,7 +16,8 @@ use std::sync::atomic::Ordering;
 /// marker printed) when tracefs cannot be mounted here.
 fn prctl_tracepoint(test: &str) -> Option<Attr> {
     if let Err(why) = tracefs() {
-        println!("LAB-NOT-APPLICABLE {test}: {why}");
+        let _ = test; // the skip names the running test itself
+        lab_support::not_applicable(lab_support::Need::Tracefs, &why);
         return None;
     }
     let id = tracepoint_id("syscalls", "sys_enter_prctl");
