@@ -29,9 +29,10 @@ const USAGE: &str = "usage: cargo xtask <task>
   lab [--break] [--no-newest] [--timeout SECS]
                  boot Debian kernels 6.1, 6.12 and the newest under QEMU (aarch64 with a
                  PMU, x86_64), run the kernel-facing tests there, print the matrix
-  public-api [--bless]
+  public-api [--bless | --prove-it-fails]
                  the public API vs the snapshot public-api/perf-event-core.txt (diff);
-                 --bless writes the snapshot after a deliberate change
+                 --bless writes the snapshot after a deliberate change;
+                 --prove-it-fails: a copy with one public item removed must fail
   links          every link of README/ARCHITECTURE/CONTRIBUTING/CHANGELOG leads into the package
   package        cargo publish --dry-run without warnings; the unpacked .crate builds,
                  runs its examples and doctests

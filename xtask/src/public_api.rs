@@ -25,9 +25,10 @@ pub fn main(args: &[String]) -> Result {
     let bless = match args {
         [] => false,
         [flag] if flag == "--bless" => true,
+        [flag] if flag == "--prove-it-fails" => return can_fail(),
         _ => {
             return Err(format!(
-                "usage: cargo xtask public-api [--bless]\n({BLESS} writes {SNAPSHOT})"
+                "usage: cargo xtask public-api [--bless | --prove-it-fails]\n({BLESS} writes {SNAPSHOT})"
             ))
         }
     };
