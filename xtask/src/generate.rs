@@ -297,3 +297,19 @@ fn compare(sys: &Path, fresh: &Path, files: &[String]) -> Result {
         ))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    /// `src/sys/mod.rs` depends only on the architecture table, so it can
+    /// be checked without headers or libclang (`bindgen --check` checks it
+    /// too, with everything else).
+    #[test]
+    fn the_vendored_selector_is_what_the_generator_writes() {
+        let vendored =
+            std::fs::read_to_string(crate::shell::root().join("src/sys/mod.rs")).unwrap();
+        assert!(
+            super::rustfmt(&super::selector()).unwrap() == vendored,
+            "src/sys/mod.rs differs from the generator's selector: run `cargo xtask bindgen`"
+        );
+    }
+}
