@@ -134,7 +134,7 @@ pub fn links(text: &str) -> Vec<(usize, String)> {
             fenced = !fenced;
             continue;
         }
-        if fenced || line.starts_with("    ") && !trimmed.starts_with('-') {
+        if fenced {
             continue;
         }
         let line = without_code_spans(line);
