@@ -24,8 +24,8 @@ use crate::fd::EventFd;
 use crate::open::{open, OpenError, OpenFlags, Scope};
 use crate::sys;
 use crate::userpage::{
-    CounterFd, CounterReader, CounterReading, EventTarget, FdCounts, FdReadError, MapError,
-    RawCounterFd, UserPage, REQUIRED_READ_FORMAT,
+    CounterFd, CounterReader, CounterReading, EventTarget, FdReadError, MapError, RawCounterFd,
+    UserPage, REQUIRED_READ_FORMAT,
 };
 use core::fmt;
 
@@ -38,7 +38,7 @@ pub struct MonitoredFd {
 }
 
 impl CounterFd for MonitoredFd {
-    fn read_counts(&self) -> Result<FdCounts, FdReadError> {
+    fn read_counts(&self) -> Result<crate::read_format::Counts, FdReadError> {
         self.raw.read_counts()
     }
 }

@@ -208,7 +208,7 @@ impl ReadChecked for RawCounterFd {
     fn read_counts_checked(&self) -> u64 {
         use perf_event_core::userpage::CounterFd;
         let counts = self.read_counts().expect("read(2)");
-        assert_eq!(counts.time_enabled, counts.time_running, "multiplexed");
+        assert_eq!(counts.enabled, counts.running, "multiplexed");
         counts.value
     }
 }

@@ -97,6 +97,38 @@ impl ReadFormat {
     }
 }
 
+impl ReadFormat {
+    /// The first value and the times of a `read(2)` result: what
+    /// [`ReadFormat::parse`] then [`Reading::counts`] give, in one pass
+    /// for the single-event layout (the `read(2)` paths of
+    /// [`crate::fd::EventFd`] and of the user-space reader's fallback).
+    #[inline]
+    pub fn counts(self, buf: &[u8]) -> Result<Counts, ReadError> {
+        if self.is_group() {
+            return self.parse(buf).map(|r| r.counts());
+        }
+        let expected = self.size(1);
+        if buf.len() != expected {
+            return Err(ReadError::Size {
+                expected,
+                got: buf.len(),
+            });
+        }
+        let word = |i: usize| {
+            let mut w = [0u8; 8];
+            w.copy_from_slice(&buf[8 * i..8 * i + 8]);
+            u64::from_ne_bytes(w)
+        };
+        // value; [time_enabled]; [time_running]; ...
+        let enabled = self.has(ENABLED);
+        Ok(Counts {
+            value: word(0),
+            enabled: enabled.then(|| word(1)),
+            running: self.has(RUNNING).then(|| word(1 + enabled as usize)),
+        })
+    }
+}
+
 /// Why a read buffer could not be parsed.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ReadError {

@@ -5,7 +5,7 @@
 //! the owned event fd of the crate's `open`/`fd` layer can implement it;
 //! [`RawCounterFd`] implements it over a plain `c_int`.
 
-use crate::read_format::ReadFormat;
+use crate::read_format::{Counts, ReadFormat};
 use crate::sys;
 use core::ffi::c_int;
 use core::fmt;
@@ -21,21 +21,13 @@ pub const REQUIRED_READ_FORMAT: u64 =
 const SINGLE_READ_BITS: u64 =
     REQUIRED_READ_FORMAT | sys::PERF_FORMAT_ID as u64 | sys::PERF_FORMAT_LOST as u64;
 
-/// One event's value and times as `read(2)` returns them.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct FdCounts {
-    /// The count.
-    pub value: u64,
-    /// `time_enabled` (ns).
-    pub time_enabled: u64,
-    /// `time_running` (ns).
-    pub time_running: u64,
-}
-
 /// An event file descriptor the reader can fall back to.
 pub trait CounterFd {
-    /// Reads value, `time_enabled` and `time_running` with `read(2)`.
-    fn read_counts(&self) -> Result<FdCounts, FdReadError>;
+    /// Reads value, `time_enabled` and `time_running` with `read(2)`, as
+    /// the fd's own read path does ([`Counts`], both times present: the
+    /// reader refuses counts without them with
+    /// [`FdReadError::MissingTimes`]).
+    fn read_counts(&self) -> Result<Counts, FdReadError>;
 }
 
 /// Why a `read_format` cannot serve the fallback.
@@ -86,6 +78,10 @@ pub enum FdReadError {
         /// The errno.
         errno: c_int,
     },
+    /// The counts came without `time_enabled` / `time_running` (a
+    /// [`CounterFd`] whose event lacks TOTAL_TIME_ENABLED |
+    /// TOTAL_TIME_RUNNING): the reader cannot report or scale them.
+    MissingTimes,
     /// `read(2)` returned another size than `read_format` implies.
     Size {
         /// Bytes `read_format` implies.
@@ -102,6 +98,10 @@ impl fmt::Display for FdReadError {
                 f,
                 "read(2) on the event fd failed with errno {errno} (EBADF: the fd is closed or \
                  not an event; ENOSPC: the buffer was smaller than read_format implies)"
+            ),
+            FdReadError::MissingTimes => f.write_str(
+                "the event fd's counts have no time_enabled / time_running: open it with \
+                 read_format TOTAL_TIME_ENABLED | TOTAL_TIME_RUNNING",
             ),
             FdReadError::Size { expected, got } => write!(
                 f,
@@ -169,7 +169,7 @@ impl RawCounterFd {
 
 impl CounterFd for RawCounterFd {
     #[inline]
-    fn read_counts(&self) -> Result<FdCounts, FdReadError> {
+    fn read_counts(&self) -> Result<Counts, FdReadError> {
         // struct read_format { value; [time_enabled]; [time_running]; [id]; [lost]; }
         let mut buf = [0u8; 40];
         let expected = self.read_size();
@@ -178,15 +178,10 @@ impl CounterFd for RawCounterFd {
             .map_err(|e| FdReadError::Os { errno: e.0 })?;
         // The codec of the fd's own read path (read_format), so both agree
         // on every layout.
-        let counts = ReadFormat(self.read_format)
-            .parse(&buf[..n])
-            .map_err(|_| FdReadError::Size { expected, got: n })?
-            .counts();
-        // Both times are in the format (checked by `new`).
-        Ok(FdCounts {
-            value: counts.value,
-            time_enabled: counts.enabled.unwrap_or(0),
-            time_running: counts.running.unwrap_or(0),
-        })
+        // The codec of the fd's own read path (read_format), so both agree
+        // on every layout; both times are in the format (checked by `new`).
+        ReadFormat(self.read_format)
+            .counts(&buf[..n])
+            .map_err(|_| FdReadError::Size { expected, got: n })
     }
 }

@@ -1,9 +1,10 @@
 //! [`CounterReader`]: the counter instruction when the page allows it,
 //! `read(2)` every other time.
 
-use super::fallback::{CounterFd, FdCounts, FdReadError};
+use super::fallback::{CounterFd, FdReadError};
 use super::snapshot::{self, Snapshot, Unstable};
 use super::source::PageSource;
+use crate::read_format::Counts;
 use core::ffi::c_int;
 use core::fmt;
 use core::marker::PhantomData;
@@ -150,13 +151,16 @@ impl CounterReading {
         matches!(self.path, ReadPath::Counter { .. })
     }
 
-    fn from_fd(counts: FdCounts, reason: FallbackReason) -> Self {
-        CounterReading {
+    fn from_fd(counts: Counts, reason: FallbackReason) -> Result<Self, FdReadError> {
+        let (Some(time_enabled), Some(time_running)) = (counts.enabled, counts.running) else {
+            return Err(FdReadError::MissingTimes);
+        };
+        Ok(CounterReading {
             value: counts.value,
-            time_enabled: counts.time_enabled,
-            time_running: counts.time_running,
+            time_enabled,
+            time_running,
             path: ReadPath::Syscall { reason },
-        }
+        })
     }
 }
 
@@ -247,6 +251,6 @@ impl<P: PageSource, F: CounterFd> CounterReader<P, F> {
     fn fallback(&self, reason: FallbackReason) -> Result<CounterReading, FdReadError> {
         self.fd
             .read_counts()
-            .map(|counts| CounterReading::from_fd(counts, reason))
+            .and_then(|counts| CounterReading::from_fd(counts, reason))
     }
 }
