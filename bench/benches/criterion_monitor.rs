@@ -1,10 +1,10 @@
-//! A criterion benchmark measured in perf events through
-//! `perf_bench::measurement::PerfMeasurement` (instructions where the machine has
-//! a PMU, task-clock ns otherwise). Short mode in `cargo xtask ci`:
+//! A criterion benchmark measured in perf events through the published
+//! adapter, `perf_event_criterion::PerfMeasurement` (instructions where the
+//! machine has a PMU, task-clock ns otherwise, saying why). Short mode in `cargo xtask ci`:
 //! `cargo bench -p bench --bench criterion_monitor -- --quick`.
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion};
-use perf_bench::measurement::PerfMeasurement;
+use perf_event_criterion::{Counter, PerfMeasurement};
 use std::hint::black_box;
 
 fn sums(c: &mut Criterion<PerfMeasurement>) {
@@ -22,7 +22,10 @@ fn sums(c: &mut Criterion<PerfMeasurement>) {
 }
 
 fn config() -> Criterion<PerfMeasurement> {
-    let m = PerfMeasurement::instructions_or_task_clock();
+    let m = PerfMeasurement::new(Counter::Instructions).unwrap_or_else(|e| {
+        eprintln!("{e}\n-> measuring task-clock instead");
+        PerfMeasurement::new(Counter::TaskClock).unwrap_or_else(|e| panic!("{e}"))
+    });
     eprintln!("criterion_monitor: measuring in {}", m.unit());
     Criterion::default().with_measurement(m)
 }

@@ -32,6 +32,10 @@ const STEPS: &[Step] = &[
         example,
     ),
     ("criterion measurement, short mode", criterion),
+    (
+        "criterion adapter: oldest and newest criterion, short mode",
+        criterion_adapter,
+    ),
     ("doc", doc),
     ("bindgen --check", bindgen_check),
     (
@@ -177,6 +181,26 @@ fn criterion() -> Result {
         "--quick",
         "--noplot",
     ]))
+}
+
+/// perf-event-criterion with the oldest (0.5) and the newest (0.8)
+/// criterion it supports, each a short run of its bench.
+fn criterion_adapter() -> Result {
+    for (feature, bench) in [("criterion-0_5", "oldest"), ("criterion-0_8", "newest")] {
+        shell::run(shell::cargo(None).args([
+            "bench",
+            "-p",
+            "perf-event-criterion",
+            "--features",
+            feature,
+            "--bench",
+            bench,
+            "--",
+            "--quick",
+            "--noplot",
+        ]))?;
+    }
+    Ok(())
 }
 
 fn doc() -> Result {
