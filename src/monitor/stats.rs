@@ -132,6 +132,34 @@ pub struct Stats {
     pub overhead: Overhead,
 }
 
+impl std::fmt::Display for Stats {
+    /// One line: `median M (min, mean ± deviation), scale, running
+    /// fraction, empty region`.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "median {:.1} (min {:.1}, mean {:.1} ± {:.1}) per iteration, scale {:.2}, \
+             running {:.0} %, empty region {:.1} {}",
+            self.median,
+            self.min,
+            self.mean,
+            self.deviation,
+            self.scale,
+            self.running_fraction * 100.0,
+            self.overhead.median,
+            if self.overhead.subtracted {
+                "subtracted"
+            } else {
+                "not subtracted"
+            }
+        )?;
+        if self.not_counted > 0 {
+            write!(f, ", {} regions never ran", self.not_counted)?;
+        }
+        Ok(())
+    }
+}
+
 /// What [`measure`] returns: one [`Stats`] per counter, in the monitor's
 /// order.
 #[derive(Clone, Debug, PartialEq)]
