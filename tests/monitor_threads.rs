@@ -131,7 +131,7 @@ fn a_thread_set_counts_the_listed_threads() {
         .map(|_| {
             let (ready, go, tx) = (ready.clone(), go.clone(), tx.clone());
             std::thread::spawn(move || {
-                tx.send(perf_event_core::userpage::gettid()).unwrap();
+                tx.send(perf_event_core::linux::system::gettid()).unwrap();
                 ready.wait();
                 go.wait();
                 work();
