@@ -31,7 +31,6 @@ const STEPS: &[Step] = &[
         "examples (stat, printf, watchpoint, sample, hello)",
         example,
     ),
-    ("criterion measurement, short mode", criterion),
     (
         "criterion adapter: oldest and newest criterion, short mode",
         criterion_adapter,
@@ -168,19 +167,6 @@ fn example() -> Result {
         )?;
     }
     Ok(())
-}
-
-fn criterion() -> Result {
-    shell::run(shell::cargo(None).args([
-        "bench",
-        "-p",
-        "bench",
-        "--bench",
-        "criterion_monitor",
-        "--",
-        "--quick",
-        "--noplot",
-    ]))
 }
 
 /// perf-event-criterion with the oldest (0.5) and the newest (0.8)
