@@ -117,14 +117,19 @@ impl PerfMeasurement {
         self.read().user_space
     }
 
-    fn read(&self) -> Count {
+    /// Reads the counter now (what criterion's `start` does). Panics with
+    /// the reason when the read fails: criterion cannot take an error.
+    pub fn read(&self) -> Count {
         match self.monitor.read() {
             Ok([count]) => count,
             Err(e) => panic!("perf-event-criterion: reading `{}`: {e}", self.counter),
         }
     }
 
-    fn value(&self, start: Count) -> u64 {
+    /// The scaled count since `start` (what criterion's `end` does):
+    /// criterion's value for a batch. Panics with the reason when the event
+    /// never ran on the PMU since `start`, rather than report a zero.
+    pub fn since(&self, start: Count) -> u64 {
         let end = self.read();
         let m = Measured::between(&start, &end);
         m.scaled().unwrap_or_else(|| {
@@ -140,6 +145,12 @@ impl PerfMeasurement {
 
 /// `Measurement` and `ValueFormatter` for one criterion release; the
 /// match arms turn its `Throughput` variants into (count, unit).
+#[cfg(any(
+    feature = "criterion-0_5",
+    feature = "criterion-0_6",
+    feature = "criterion-0_7",
+    feature = "criterion-0_8"
+))]
 macro_rules! measurement_for {
     ($krate:ident { $($pat:pat => $per:expr,)* }) => {
         impl $krate::measurement::Measurement for PerfMeasurement {
@@ -151,7 +162,7 @@ macro_rules! measurement_for {
             }
 
             fn end(&self, start: Count) -> u64 {
-                self.value(start)
+                self.since(start)
             }
 
             fn add(&self, a: &u64, b: &u64) -> u64 {
@@ -237,7 +248,7 @@ mod tests {
         assert_eq!(m.unit(), "ns");
         let start = m.read();
         std::hint::black_box((0..1_000_000u64).sum::<u64>());
-        assert!(m.value(start) > 0);
+        assert!(m.since(start) > 0);
     }
 
     #[test]
