@@ -92,32 +92,6 @@ fn hardware_events_are_measured_in_user_space() {
     }
 }
 
-/// `n` iterations of `add; subs; b.ne`: exactly `3 * n` instructions.
-#[cfg(target_arch = "aarch64")]
-#[inline(never)]
-fn additions(n: u64) -> u64 {
-    let mut acc = 0u64;
-    let mut left = n.max(1);
-    // SAFETY: register arithmetic and a local branch only.
-    unsafe {
-        core::arch::asm!(
-            "2:",
-            "add {acc}, {acc}, #1",
-            "subs {left}, {left}, #1",
-            "b.ne 2b",
-            acc = inout(reg) acc,
-            left = inout(reg) left,
-            options(nomem, nostack),
-        );
-    }
-    acc + left
-}
-
-#[cfg(not(target_arch = "aarch64"))]
-fn additions(n: u64) -> u64 {
-    work(n)
-}
-
 #[test]
 fn instructions_of_a_fixed_loop_match_its_static_count() {
     if let Err(why) = user_access() {
@@ -128,7 +102,7 @@ fn instructions_of_a_fixed_loop_match_its_static_count() {
     let mut m =
         Counter::open(&[Counter::Instructions], Threads::Caller).unwrap_or_else(|e| panic!("{e}"));
     let report = measure(&mut m, &Runs::new(31), || {
-        additions(std::hint::black_box(N))
+        kernel_support::additions(std::hint::black_box(N))
     })
     .unwrap_or_else(|e| panic!("{e}"));
     let s = &report.counters[0];

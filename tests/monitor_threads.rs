@@ -7,8 +7,10 @@
 //! anonymous pages (huge pages off for them, so one fault per page).
 
 mod kernel_support;
+mod lab_support;
 
-use kernel_support::{tracefs, tracepoint_id};
+use kernel_support::{additions, tracefs, tracepoint_id};
+use lab_support::{not_applicable, Need};
 use perf_event_core::attr::Attr;
 use perf_event_core::event::{Event, Software};
 use perf_event_core::monitor::{Counter, Monitor, ThreadSet, Threads};
@@ -208,5 +210,50 @@ fn a_missing_hardware_counter_names_the_software_one() {
             let (_, [instructions, clock]) = m.measure(|| getppid_calls(100)).unwrap();
             assert!(instructions.value > 0 && clock.value > 0);
         }
+    }
+}
+
+/// Hardware instructions in the lab's aarch64 guests: with inherit the
+/// region counts the caller's loop and its 4 threads' loops, without it
+/// only the caller's (each loop exactly `3 * N` instructions).
+#[test]
+fn inherit_counts_the_threads_instructions() {
+    let access = std::fs::read_to_string("/proc/sys/kernel/perf_user_access");
+    if !cfg!(target_arch = "aarch64") || access.map_or(true, |v| v.trim() != "1") {
+        not_applicable(
+            Need::Aarch64Pmu,
+            "hardware instructions are counted in the lab's aarch64 guests",
+        );
+        return;
+    }
+    const N: u64 = 1_000_000;
+    let attr = Counter::Instructions
+        .attr()
+        .unwrap_or_else(|e| panic!("{e}"));
+    for (threads, loops) in [
+        (Threads::CallerAndNew, 1 + THREADS as u64),
+        (Threads::Caller, 1),
+    ] {
+        let mut m = Monitor::open_for([attr], threads).unwrap_or_else(|e| panic!("{e}"));
+        m.start().unwrap();
+        additions(N);
+        let spawned: Vec<_> = (0..THREADS)
+            .map(|_| std::thread::spawn(|| additions(N)))
+            .collect();
+        for t in spawned {
+            t.join().unwrap();
+        }
+        let [instructions] = m.stop().unwrap();
+        let want = 3 * N * loops;
+        println!(
+            "{threads:?}: {} instructions, loops {want}",
+            instructions.value
+        );
+        assert!(
+            (want..want + want / 10).contains(&instructions.value),
+            "{threads:?}: {} instructions for {loops} loops of {}",
+            instructions.value,
+            3 * N
+        );
     }
 }
