@@ -41,7 +41,7 @@
 //! - [`monitor`]: self-monitoring for harnesses: a group kept enabled and
 //!   read around a region (counter instruction, or one PERF_FORMAT_GROUP
 //!   `read(2)`), on this thread, its new threads (inherit) or a thread
-//!   set; with std, named counters and [`monitor::stats`], the
+//!   set; with std, named counters and `monitor::stats`, the
 //!   harness-agnostic measuring API (the criterion adapter is the
 //!   `perf-event-criterion` crate).
 //! - [`userpage`]: lock-free reads of a counter through its mmap'ed

@@ -29,6 +29,7 @@ fn getppid_calls(n: u64) {
 
 /// Touches `pages` fresh anonymous pages: exactly one minor fault each.
 fn fault_pages(pages: u64) {
+    // SAFETY: sysconf with a valid name reads a system value.
     let page = 4096usize.max(unsafe { libc::sysconf(libc::_SC_PAGESIZE) } as usize);
     let len = page * pages as usize;
     // SAFETY: a fresh private anonymous mapping, unmapped below.
