@@ -137,7 +137,13 @@ pub enum MonitorError {
 const SAMPLE_READ: u64 = sys::PERF_SAMPLE_READ as u64;
 
 impl MonitorError {
-    fn explain_inherit(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+    /// The kernel-limit explanation of an EINVAL with inherit, for the
+    /// `running` kernel (appended to the open error's text).
+    fn explain_inherit(
+        &self,
+        running: Option<KernelVersion>,
+        f: &mut fmt::Formatter<'_>,
+    ) -> fmt::Result {
         let MonitorError::Open {
             error,
             inherit: true,
@@ -150,7 +156,6 @@ impl MonitorError {
         if error.errno.map(|e| e.0) != Some(libc::EINVAL) {
             return Ok(());
         }
-        let running = KernelVersion::running();
         let older = |v| running.is_some_and(|r| !r.at_least(v));
         if older(KernelVersion::new(4, 13, 0)) {
             write!(
@@ -179,7 +184,7 @@ impl fmt::Display for MonitorError {
         match self {
             MonitorError::Open { index, error, .. } => {
                 write!(f, "monitor event {index}: {error}")?;
-                self.explain_inherit(f)
+                self.explain_inherit(KernelVersion::running(), f)
             }
             MonitorError::Map { index, error } => write!(f, "monitor event {index}: {error}"),
             MonitorError::Read(error) => write!(f, "reading the monitor's group: {error}"),
@@ -381,4 +386,52 @@ fn open_one(
             sample_type: raw.sample_type,
         }
     })
+}
+
+#[cfg(all(test, feature = "std"))]
+mod tests {
+    use super::*;
+    use crate::errno::Errno;
+
+    struct Explained(MonitorError, KernelVersion);
+
+    impl fmt::Display for Explained {
+        fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+            self.0.explain_inherit(Some(self.1), f)
+        }
+    }
+
+    fn einval(inherit: bool, sample_type: u64) -> MonitorError {
+        MonitorError::Open {
+            index: 0,
+            error: OpenError {
+                errno: Some(Errno(libc::EINVAL)),
+                pre: None,
+                diagnosis: None,
+                hardware: false,
+                scope: None,
+            },
+            inherit,
+            sample_type,
+        }
+    }
+
+    #[test]
+    fn inherit_limits_are_explained_for_the_kernels_that_have_them() {
+        let old = KernelVersion::new(4, 9, 0);
+        let text = Explained(einval(true, 0), old).to_string();
+        assert!(
+            text.contains("PERF_FORMAT_GROUP (allowed since Linux 4.13)"),
+            "{text}"
+        );
+        let text = Explained(einval(true, SAMPLE_READ), KernelVersion::new(6, 1, 0)).to_string();
+        assert!(text.contains("before Linux 6.12"), "{text}");
+        assert!(!text.contains("4.13"), "6.1 allows group reads: {text}");
+        for quiet in [
+            Explained(einval(true, SAMPLE_READ), KernelVersion::new(6, 12, 0)),
+            Explained(einval(false, SAMPLE_READ), old),
+        ] {
+            assert_eq!(quiet.to_string(), "");
+        }
+    }
 }
