@@ -42,16 +42,13 @@ pub struct OpenError {
     pub pre: Option<PreSyscall>,
     /// The attr diagnosis for E2BIG / EINVAL.
     pub diagnosis: Option<Diagnosis>,
-    /// Whether the event needs a hardware PMU.
-    pub hardware: bool,
-    /// The scope of the call.
-    pub scope: Option<Scope>,
-    /// The system setting behind `errno`, read when the call failed.
+    /// What explains `errno` for this call (a system setting read when
+    /// the call failed, or a fact of the call itself).
     pub context: Option<FailureContext>,
 }
 
-/// The system setting that explains a failed open, read when it failed
-/// (it may change later: the message must tell what was true then).
+/// What explains a failed open, captured when it failed (a system
+/// setting may change later: the message must tell what was true then).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum FailureContext {
     /// EACCES / EPERM: `kernel.perf_event_paranoid` (std only).
@@ -59,6 +56,15 @@ pub enum FailureContext {
     /// EMFILE: the `RLIMIT_NOFILE` soft limit (saturated at `u32::MAX`,
     /// above the kernel's own `nr_open` ceiling; absent when unlimited).
     OpenFilesLimit(u32),
+    /// ENOENT / EOPNOTSUPP for an event that needs a hardware PMU
+    /// (hardware, cache and raw events): usually no PMU at all, as in most
+    /// virtual machines.
+    HardwarePmu,
+    /// ESRCH: the `pid` argument of the call, a task that does not exist.
+    Process {
+        /// The pid given.
+        pid: i32,
+    },
 }
 
 impl OpenError {
@@ -85,8 +91,6 @@ impl OpenError {
             errno: None,
             pre: Some(pre),
             diagnosis: None,
-            hardware: false,
-            scope: None,
             context: None,
         }
     }
@@ -106,14 +110,14 @@ impl OpenError {
                 .ok()
                 .and_then(|l| l.soft)
                 .map(|n| FailureContext::OpenFilesLimit(u32::try_from(n).unwrap_or(u32::MAX))),
+            e::ENOENT | e::EOPNOTSUPP if hardware => Some(FailureContext::HardwarePmu),
+            e::ESRCH => Some(FailureContext::Process { pid: scope.pid() }),
             _ => None,
         };
         OpenError {
             errno: Some(errno),
             pre: None,
             diagnosis: Some(diagnosis),
-            hardware,
-            scope: Some(scope),
             context,
         }
     }
@@ -161,7 +165,7 @@ impl fmt::Display for OpenError {
                      your own threads",
                 )
             }
-            e::ENOENT | e::EOPNOTSUPP if self.hardware => f.write_str(
+            e::ENOENT | e::EOPNOTSUPP if self.context == Some(FailureContext::HardwarePmu) => f.write_str(
                 "no hardware PMU for this event (usual in virtual machines): use a software \
                  event such as task-clock, or run on bare metal",
             ),
@@ -190,7 +194,10 @@ impl fmt::Display for OpenError {
             e::ESRCH => write!(
                 f,
                 "no such process: pid {} does not exist (or exited)",
-                self.scope.map_or(0, |s| s.pid())
+                match self.context {
+                    Some(FailureContext::Process { pid }) => pid,
+                    _ => 0,
+                }
             ),
             e::EBADF => f.write_str("the group fd is not a valid perf event fd (or the cgroup fd is bad)"),
             e::EFAULT => f.write_str("the attr pointer is invalid"),
@@ -245,5 +252,16 @@ mod tests {
         let einval =
             OpenError::from_kernel(Errno(e::EINVAL), Diagnosis::Errno(e::EINVAL), false, scope);
         assert_eq!(einval.context, None);
+        let enoent =
+            OpenError::from_kernel(Errno(e::ENOENT), Diagnosis::Errno(e::ENOENT), true, scope);
+        assert_eq!(enoent.context, Some(FailureContext::HardwarePmu));
+        assert!(enoent.to_string().contains("no hardware PMU"), "{enoent}");
+        let esrch = OpenError::from_kernel(
+            Errno(e::ESRCH),
+            Diagnosis::Errno(e::ESRCH),
+            false,
+            Scope::thread(4_000_000),
+        );
+        assert!(esrch.to_string().contains("pid 4000000"), "{esrch}");
     }
 }

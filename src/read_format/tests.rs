@@ -148,12 +148,23 @@ fn scaling_rules() {
 
 #[test]
 fn counts_in_one_pass_agree_with_parse() {
-    let bytes = |words: &[u64]| words.iter().flat_map(|w| w.to_ne_bytes()).collect::<Vec<u8>>();
+    let bytes = |words: &[u64]| {
+        words
+            .iter()
+            .flat_map(|w| w.to_ne_bytes())
+            .collect::<Vec<u8>>()
+    };
     for bits in 0..32u64 {
         let f = ReadFormat(bits);
         let n = if f.is_group() { 2 } else { 1 };
         let words: Vec<u64> = (0..f.size(n) / 8)
-            .map(|i| if i == 0 && f.is_group() { 2 } else { 100 + i as u64 })
+            .map(|i| {
+                if i == 0 && f.is_group() {
+                    2
+                } else {
+                    100 + i as u64
+                }
+            })
             .collect();
         let buf = bytes(&words);
         assert_eq!(f.counts(&buf), f.parse(&buf).map(|r| r.counts()), "{f:?}");

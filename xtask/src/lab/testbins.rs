@@ -26,6 +26,7 @@ pub const TARGETS: &[&str] = &[
     "userpage_host",
     "userpage_pmu",
     "monitor_kernel",
+    "monitor_threads",
 ];
 
 /// One built test binary.
