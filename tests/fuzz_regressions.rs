@@ -4,7 +4,7 @@
 //! corpus seed (well-formed by construction) must parse.
 
 use perf_event_core::read_format::ReadFormat;
-use perf_event_core::record::{parse, SampleLayout};
+use perf_event_core::record::{parse, ByteOrder, Record, SampleLayout};
 use std::path::Path;
 
 /// The record_parse target's input decoding (kept identical to it).
@@ -20,10 +20,21 @@ fn record_parse(data: &[u8]) -> Option<bool> {
         regs_user: u32::from(data[9] & 63),
         regs_intr: u32::from(data[10] & 63),
         sample_id_all: data[11] & 1 != 0,
+        byte_order: if data[11] & 2 != 0 {
+            ByteOrder::Big
+        } else {
+            ByteOrder::Little
+        },
     };
     Some(
         parse(&layout, &data[12..])
-            .map(|p| !format!("{p:?}").is_empty())
+            .map(|p| {
+                if let Record::Sample(s) = p.record {
+                    // An Ok parse returns every field the layout says is present.
+                    assert_eq!(s.unreturned_field(), None);
+                }
+                !format!("{p:?}").is_empty()
+            })
             .is_ok(),
     )
 }

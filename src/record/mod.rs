@@ -2,11 +2,21 @@
 //! record without copying and without panicking on malformed input
 //! (perf_event_open(2), "MMAP layout"; layouts in `linux/perf_event.h`).
 
+mod branch;
+mod callchain;
 mod cursor;
+mod layout;
+mod mem;
+mod regs;
 mod sample;
 
-pub use cursor::U64s;
-pub use sample::{BranchStack, Regs, Sample, SampleId, SampleLayout};
+pub use branch::{BranchEntry, BranchFlags};
+pub use callchain::{Callchain, Context, Segments};
+pub use cursor::{ByteOrder, U64s};
+pub use layout::{SampleId, SampleLayout};
+pub use mem::{DataSrc, Txn, Weight};
+pub use regs::{RegNames, RegsArch};
+pub use sample::{BranchStack, Regs, Sample};
 
 use crate::sys;
 use core::fmt;
@@ -27,12 +37,28 @@ impl Header {
     /// Size of the header.
     pub const SIZE: usize = 8;
 
-    /// Reads a header from its 8 bytes.
+    /// Reads a header from its 8 bytes (native byte order).
+    #[inline]
     pub const fn from_bytes(b: [u8; 8]) -> Header {
         Header {
             kind: u32::from_ne_bytes([b[0], b[1], b[2], b[3]]),
             misc: u16::from_ne_bytes([b[4], b[5]]),
             size: u16::from_ne_bytes([b[6], b[7]]),
+        }
+    }
+
+    /// Reads a header from its 8 bytes in `order`.
+    #[inline]
+    pub const fn from_bytes_in(b: [u8; 8], order: ByteOrder) -> Header {
+        let h = Header::from_bytes(b);
+        if order.is_foreign() {
+            Header {
+                kind: h.kind.swap_bytes(),
+                misc: h.misc.swap_bytes(),
+                size: h.size.swap_bytes(),
+            }
+        } else {
+            h
         }
     }
 
@@ -54,6 +80,16 @@ pub enum RecordError {
         /// Body length.
         len: usize,
     },
+    /// A field whose value contradicts the layout (e.g. a group read with
+    /// `nr == 0`).
+    Invalid {
+        /// The field.
+        field: &'static str,
+        /// Offset in the body.
+        at: usize,
+        /// What is wrong with it.
+        why: &'static str,
+    },
     /// `header.size` is below the header's own 8 bytes.
     SizeBelowHeader {
         /// The size found.
@@ -69,6 +105,9 @@ impl fmt::Display for RecordError {
                     f,
                     "record too short: field {field} at body offset {at} runs past its {len} bytes"
                 )
+            }
+            RecordError::Invalid { field, at, why } => {
+                write!(f, "record field {field} at body offset {at} is invalid: {why}")
             }
             RecordError::SizeBelowHeader { size } => {
                 write!(
@@ -254,7 +293,8 @@ fn cstr(b: &[u8]) -> &[u8] {
 }
 
 /// Parses one whole record (`bytes` starts with the header and holds
-/// exactly `header.size` bytes).
+/// exactly `header.size` bytes), in the layout's byte order.
+#[inline]
 pub fn parse<'a>(layout: &SampleLayout, bytes: &'a [u8]) -> Result<Parsed<'a>, RecordError> {
     let head: [u8; 8] = match bytes.get(..8) {
         Some(h) => [h[0], h[1], h[2], h[3], h[4], h[5], h[6], h[7]],
@@ -266,7 +306,7 @@ pub fn parse<'a>(layout: &SampleLayout, bytes: &'a [u8]) -> Result<Parsed<'a>, R
             })
         }
     };
-    let header = Header::from_bytes(head);
+    let header = Header::from_bytes_in(head, layout.byte_order);
     if (header.size as usize) < Header::SIZE {
         return Err(RecordError::SizeBelowHeader { size: header.size });
     }
@@ -284,7 +324,7 @@ pub fn parse<'a>(layout: &SampleLayout, bytes: &'a [u8]) -> Result<Parsed<'a>, R
             sample_id: None,
         });
     }
-    let mut c = Cursor::new(body);
+    let mut c = Cursor::new(body, layout.byte_order.is_foreign());
     let known = header.kind > 0 && header.kind < sys::PERF_RECORD_MAX;
     let mut trailer = if layout.sample_id_all && known {
         Some(c.split_tail(layout.sample_id_size(), "sample_id")?)
@@ -373,7 +413,7 @@ fn parse_body<'a>(header: Header, c: &mut Cursor<'a>) -> Result<Record<'a>, Reco
                 let n = (id_bytes[0] as usize).min(20);
                 MappingId::BuildId(&id_bytes[4..4 + n])
             } else {
-                let mut ic = Cursor::new(id_bytes);
+                let mut ic = Cursor::new(id_bytes, c.swapped());
                 MappingId::Inode {
                     maj: ic.u32("maj")?,
                     min: ic.u32("min")?,
@@ -467,3 +507,5 @@ fn parse_body<'a>(header: Header, c: &mut Cursor<'a>) -> Result<Record<'a>, Reco
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tests_decode;
