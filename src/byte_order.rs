@@ -42,7 +42,6 @@ impl Default for ByteOrder {
     }
 }
 
-
 impl ByteOrder {
     /// The other byte order.
     pub const fn reversed(self) -> ByteOrder {

@@ -153,9 +153,9 @@ impl fmt::Display for ReadError {
                 f,
                 "group read says {members} members ({expected} bytes) but holds {got} bytes"
             ),
-            ReadError::EmptyGroup => f.write_str(
-                "group read says 0 members, but the kernel always reports the leader",
-            ),
+            ReadError::EmptyGroup => {
+                f.write_str("group read says 0 members, but the kernel always reports the leader")
+            }
             ReadError::BufferTooSmall { needed, got } => write!(
                 f,
                 "the buffer has {got} bytes but this event's read needs {needed} \

@@ -99,8 +99,16 @@ pub(crate) const FIELDS: [Field; 24] = [
     ),
     f(sys::PERF_SAMPLE_PHYS_ADDR, "phys_addr", Kind::Word),
     f(sys::PERF_SAMPLE_CGROUP, "cgroup", Kind::Word),
-    f(sys::PERF_SAMPLE_DATA_PAGE_SIZE, "data_page_size", Kind::Word),
-    f(sys::PERF_SAMPLE_CODE_PAGE_SIZE, "code_page_size", Kind::Word),
+    f(
+        sys::PERF_SAMPLE_DATA_PAGE_SIZE,
+        "data_page_size",
+        Kind::Word,
+    ),
+    f(
+        sys::PERF_SAMPLE_CODE_PAGE_SIZE,
+        "code_page_size",
+        Kind::Word,
+    ),
     f(sys::PERF_SAMPLE_AUX, "aux", Kind::Aux),
 ];
 

@@ -107,7 +107,10 @@ impl fmt::Display for RecordError {
                 )
             }
             RecordError::Invalid { field, at, why } => {
-                write!(f, "record field {field} at body offset {at} is invalid: {why}")
+                write!(
+                    f,
+                    "record field {field} at body offset {at} is invalid: {why}"
+                )
             }
             RecordError::SizeBelowHeader { size } => {
                 write!(

@@ -53,7 +53,9 @@ fn read_last_with_trailing_bytes_keeps_its_values() {
     );
     let s = sample(&layout, &bytes).unwrap();
     assert_eq!(s.read().map(<[u8]>::len), Some(24));
-    let r = s.read_values().expect("the READ values the layout promises");
+    let r = s
+        .read_values()
+        .expect("the READ values the layout promises");
     assert_eq!(r.get(0).map(|v| (v.value, v.id)), Some((100, Some(9))));
     assert_eq!(r.time_enabled(), Some(50));
     assert_eq!(s.unreturned_field(), None);
@@ -228,10 +230,21 @@ fn branch_flags_match_the_bindgen_bit_fields() {
         let f = BranchFlags::from_word(word, ByteOrder::NATIVE);
         assert_eq!(
             (f.mispred, f.predicted, f.in_tx, f.abort),
-            (e.mispred() != 0, e.predicted() != 0, e.in_tx() != 0, e.abort() != 0)
+            (
+                e.mispred() != 0,
+                e.predicted() != 0,
+                e.in_tx() != 0,
+                e.abort() != 0
+            )
         );
         assert_eq!(
-            (f.cycles as u64, f.kind as u64, f.spec as u64, f.new_type as u64, f.privilege as u64),
+            (
+                f.cycles as u64,
+                f.kind as u64,
+                f.spec as u64,
+                f.new_type as u64,
+                f.privilege as u64
+            ),
             (e.cycles(), e.type_(), e.spec(), e.new_type(), e.priv_())
         );
         assert_eq!(f.to_word(ByteOrder::NATIVE), word);
@@ -244,7 +257,12 @@ fn branch_flags_match_the_bindgen_bit_fields() {
         ..Default::default()
     };
     assert_eq!(
-        (e.counter(0, 2), e.counter(1, 2), e.counter(2, 2), e.counter(32, 2)),
+        (
+            e.counter(0, 2),
+            e.counter(1, 2),
+            e.counter(2, 2),
+            e.counter(32, 2)
+        ),
         (Some(3), Some(1), Some(2), None)
     );
 }
@@ -256,7 +274,11 @@ fn branch_flags_match_the_bindgen_bit_fields() {
 fn flags_word(e: &sys::perf_branch_entry) -> u64 {
     (0..64).fold(0, |w, i| {
         let bit = e._bitfield_1.get_bit(i) as u64;
-        let at = if cfg!(target_endian = "little") { i } else { 63 - i };
+        let at = if cfg!(target_endian = "little") {
+            i
+        } else {
+            63 - i
+        };
         w | bit << at
     })
 }
@@ -285,19 +307,40 @@ fn data_src_matches_the_bindgen_bit_fields() {
         let word = mem_word(&b);
         let d = DataSrc::from_word(word);
         assert_eq!(
-            (d.op as u64, d.lvl as u64, d.snoop as u64, d.lock as u64, d.dtlb as u64),
-            (b.mem_op(), b.mem_lvl(), b.mem_snoop(), b.mem_lock(), b.mem_dtlb())
+            (
+                d.op as u64,
+                d.lvl as u64,
+                d.snoop as u64,
+                d.lock as u64,
+                d.dtlb as u64
+            ),
+            (
+                b.mem_op(),
+                b.mem_lvl(),
+                b.mem_snoop(),
+                b.mem_lock(),
+                b.mem_dtlb()
+            )
         );
         assert_eq!(
-            (d.lvl_num as u64, d.remote as u64, d.snoopx as u64, d.blk as u64),
+            (
+                d.lvl_num as u64,
+                d.remote as u64,
+                d.snoopx as u64,
+                d.blk as u64
+            ),
             (b.mem_lvl_num(), b.mem_remote(), b.mem_snoopx(), b.mem_blk())
         );
-        assert_eq!((d.hops as u64, d.region as u64), (b.mem_hops(), b.mem_region()));
+        assert_eq!(
+            (d.hops as u64, d.region as u64),
+            (b.mem_hops(), b.mem_region())
+        );
         assert_eq!(d.to_word(), word);
         // The kernel's own composition macro gives the same word.
         assert_eq!(
             DataSrc::from_word(
-                (d.op as u64) << sys::PERF_MEM_OP_SHIFT | (d.lvl_num as u64) << sys::PERF_MEM_LVLNUM_SHIFT
+                (d.op as u64) << sys::PERF_MEM_OP_SHIFT
+                    | (d.lvl_num as u64) << sys::PERF_MEM_LVLNUM_SHIFT
             )
             .lvl_num,
             d.lvl_num
@@ -312,7 +355,11 @@ fn data_src_matches_the_bindgen_bit_fields() {
 fn mem_word(b: &sys::perf_mem_data_src__bindgen_ty_1) -> u64 {
     (0..64).fold(0, |w, i| {
         let bit = b._bitfield_1.get_bit(i) as u64;
-        let at = if cfg!(target_endian = "little") { i } else { 63 - i };
+        let at = if cfg!(target_endian = "little") {
+            i
+        } else {
+            63 - i
+        };
         w | bit << at
     })
 }
@@ -344,7 +391,10 @@ fn weight_struct_matches_the_bindgen_union() {
         );
         let full = u64::from_ne_bytes(mem.try_into().unwrap());
         let w = Weight::from_word(full);
-        assert_eq!((w.var1_dw, w.var2_w, w.var3_w), (parts.var1_dw, parts.var2_w, parts.var3_w));
+        assert_eq!(
+            (w.var1_dw, w.var2_w, w.var3_w),
+            (parts.var1_dw, parts.var2_w, parts.var3_w)
+        );
         assert_eq!(w.to_word(), full);
     }
 }
@@ -421,7 +471,18 @@ fn branch_stack_entries_with_counters_and_hw_idx() {
         ..Default::default()
     };
     let body = words(
-        &[2, 17, 0x10, 0x20, f0.to_word(n), 0x30, 0x40, f1.to_word(n), 0b0110, 0b1001],
+        &[
+            2,
+            17,
+            0x10,
+            0x20,
+            f0.to_word(n),
+            0x30,
+            0x40,
+            f1.to_word(n),
+            0b0110,
+            0b1001,
+        ],
         n,
     );
     let bytes = record_in(sys::PERF_RECORD_SAMPLE, &body, n);
