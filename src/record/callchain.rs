@@ -32,6 +32,7 @@ pub enum Context {
 
 impl Context {
     /// The context a marker value starts, or `None` for an address.
+    #[allow(clippy::unnecessary_cast)] // the enum's C type differs per architecture
     pub const fn from_marker(v: u64) -> Option<Context> {
         if v < sys::PERF_CONTEXT_MAX as u64 {
             return None;

@@ -7,6 +7,9 @@
 //! u64 value are the same on every machine: the decoding below needs no
 //! byte order once the word has been read.
 
+// The PERF_TXN_* enum's C type is u64 on some architectures, u32 on others.
+#![allow(clippy::unnecessary_cast)]
+
 use crate::sys;
 
 const fn bits(v: u64, shift: u32, width: u32) -> u64 {

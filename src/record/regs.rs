@@ -407,7 +407,7 @@ impl RegNames {
         }
         if self.arch == RegsArch::X86 && abi == sys::PERF_SAMPLE_REGS_ABI_32 as u64 {
             // PERF_REG_X86_32_MAX, PERF_REG_X86_XMM0.
-            return reg < 16 || reg >= 32;
+            return !(16..32).contains(&reg);
         }
         true
     }

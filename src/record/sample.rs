@@ -201,7 +201,7 @@ impl<'a> Sample<'a> {
         self.body.get(at..self.read_end as usize)
     }
     /// The PERF_SAMPLE_READ values, parsed with the layout's read_format
-    /// (checked by [`Sample::parse`]: present whenever the layout has READ).
+    /// (checked by [`super::parse`]: present whenever the layout has READ).
     pub fn read_values(&self) -> Option<Reading<'a>> {
         let order = self.byte_order();
         self.read()

@@ -3,6 +3,9 @@
 //! against the bit layouts of the generated bindings (bindgen's own
 //! bit-field setters and unions write the words that are decoded here).
 
+// The sys enums' C types differ per architecture.
+#![allow(clippy::unnecessary_cast)]
+
 use super::*;
 use crate::read_format::ReadFormat;
 use std::vec::Vec;
@@ -417,8 +420,8 @@ fn callchain_segments_split_at_the_markers() {
     let n = ByteOrder::NATIVE;
     let chain = [
         sys::PERF_CONTEXT_KERNEL as u64,
-        0xffff_1,
-        0xffff_2,
+        0xffff_0001,
+        0xffff_0002,
         sys::PERF_CONTEXT_USER as u64,
         0x401,
         sys::PERF_CONTEXT_GUEST as u64,
@@ -434,7 +437,7 @@ fn callchain_segments_split_at_the_markers() {
     assert_eq!(
         segs,
         [
-            (Context::Kernel, vec![0xffff_1, 0xffff_2]),
+            (Context::Kernel, vec![0xffff_0001, 0xffff_0002]),
             (Context::User, vec![0x401]),
             (Context::Guest, vec![]),
             (Context::GuestUser, vec![0x77]),

@@ -6,8 +6,8 @@
 //! the payload and whether it is signed:
 //!
 //! ```text
-//! field:char prev_comm[16];	offset:8;	size:16;	signed:0;
-//! field:__data_loc char[] name;	offset:24;	size:4;	signed:0;
+//! field:char prev_comm[16];    offset:8;    size:16;    signed:0;
+//! field:__data_loc char[] name;    offset:24;    size:4;    signed:0;
 //! ```
 //!
 //! A fixed array (`[16]`) holds `size / len` bytes per element. A
