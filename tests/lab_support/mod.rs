@@ -24,6 +24,9 @@ pub enum Need {
     /// open, and `/proc/sys/kernel/perf_user_access` is 1 (the lab's
     /// aarch64 guests set it).
     Aarch64Pmu,
+    /// The perf tool (Debian `linux-perf`) and the right to `perf record`:
+    /// the tests that compare this crate with perf's own decoding.
+    PerfTool,
 }
 
 impl Need {
@@ -31,6 +34,7 @@ impl Need {
     pub fn token(self) -> &'static str {
         match self {
             Need::Aarch64Pmu => "aarch64-pmu",
+            Need::PerfTool => "perf-tool",
         }
     }
 }

@@ -25,6 +25,7 @@ pub const TARGETS: &[&str] = &[
     "userpage_host",
     "userpage_pmu",
     "monitor_kernel",
+    "perf_compare",
 ];
 
 /// One built test binary.
