@@ -26,6 +26,7 @@ pub const TARGETS: &[&str] = &[
     "userpage_pmu",
     "monitor_kernel",
     "perf_compare",
+    "foreign_records",
 ];
 
 /// One built test binary.
