@@ -407,96 +407,112 @@ impl<'a> Sample<'a> {
         }
     }
 
-    /// Walks the fields after the prefix.
+    /// Walks the fields after the prefix: one [`Sample::step`] per table
+    /// row, each with its row as a constant so that the match on its kind
+    /// folds away.
     fn parse_tail(&mut self, l: &SampleLayout, prefix: usize) -> Result<(), RecordError> {
-        let body = self.body;
-        let mut c = Cursor::new(body, self.swap);
+        let mut c = Cursor::new(self.body, self.swap);
         c.bytes(prefix, "sample")?;
-        for (i, f) in FIELDS.iter().enumerate().skip(PREFIX) {
-            if l.sample_type & f.bits == 0 {
-                continue;
+        macro_rules! walk {
+            ($($i:literal)*) => { $( self.step::<$i>(l, &mut c)?; )* };
+        }
+        walk!(9 10 11 12 13 14 15 16 17 18 19 20 21 22 23);
+        const _: () = assert!(PREFIX == 9 && FIELDS.len() == 24, "walk! lists every row");
+        debug_assert!(l.sample_type & READ == 0 || self.read_end != 0);
+        Ok(())
+    }
+
+    /// Finds and skips field `I` of [`FIELDS`] if the layout has it.
+    #[inline(always)]
+    fn step<const I: usize>(
+        &mut self,
+        l: &SampleLayout,
+        c: &mut Cursor<'a>,
+    ) -> Result<(), RecordError> {
+        let body = self.body;
+        let f = const { FIELDS[I] };
+        if l.sample_type & f.bits == 0 {
+            return Ok(());
+        }
+        let at = c.position();
+        self.at[I - PREFIX] = at as u16;
+        match f.kind {
+            Kind::Word => {
+                c.u64(f.name)?;
             }
-            let at = c.position();
-            self.at[i - PREFIX] = at as u16;
-            match f.kind {
-                Kind::Word => {
-                    c.u64(f.name)?;
-                }
-                Kind::Read => {
-                    let fmt = l.read_format;
-                    let len = if fmt.is_group() {
-                        let nr = {
-                            let mut peek = c;
-                            peek.u64("read.nr")?
-                        };
-                        let per = fmt.size(2) - fmt.size(1);
-                        let len = usize::try_from(nr)
-                            .ok()
-                            .and_then(|nr| nr.checked_mul(per))
-                            .and_then(|v| v.checked_add(fmt.size(1) - per));
-                        len.ok_or(RecordError::Truncated {
-                            field: "read.values",
-                            at,
-                            len: body.len(),
-                        })?
-                    } else {
-                        fmt.size(1)
+            Kind::Read => {
+                let fmt = l.read_format;
+                let len = if fmt.is_group() {
+                    let nr = {
+                        let mut peek = *c;
+                        peek.u64("read.nr")?
                     };
-                    let bytes = c.bytes(len, "read")?;
-                    if let Err(e) = fmt.parse_in(bytes, l.byte_order) {
-                        return Err(RecordError::Invalid {
-                            field: "read",
-                            at,
-                            why: e.reason(),
-                        });
-                    }
-                    self.read_end = c.position() as u16;
+                    let per = fmt.size(2) - fmt.size(1);
+                    let len = usize::try_from(nr)
+                        .ok()
+                        .and_then(|nr| nr.checked_mul(per))
+                        .and_then(|v| v.checked_add(fmt.size(1) - per));
+                    len.ok_or(RecordError::Truncated {
+                        field: "read.values",
+                        at,
+                        len: body.len(),
+                    })?
+                } else {
+                    fmt.size(1)
+                };
+                let bytes = c.bytes(len, "read")?;
+                if let Err(e) = fmt.parse_in(bytes, l.byte_order) {
+                    return Err(RecordError::Invalid {
+                        field: "read",
+                        at,
+                        why: e.reason(),
+                    });
                 }
-                Kind::Callchain => {
-                    let nr = c.u64("callchain.nr")?;
-                    c.u64s(nr, "callchain.ips")?;
+                self.read_end = c.position() as u16;
+            }
+            Kind::Callchain => {
+                let nr = c.u64("callchain.nr")?;
+                c.u64s(nr, "callchain.ips")?;
+            }
+            Kind::Raw => {
+                let size = c.u32("raw.size")?;
+                c.bytes(size as usize, "raw.data")?;
+            }
+            Kind::Branch => {
+                let nr = c.u64("branch_stack.nr")?;
+                if self.hw_idx {
+                    c.u64("branch_stack.hw_idx")?;
                 }
-                Kind::Raw => {
-                    let size = c.u32("raw.size")?;
-                    c.bytes(size as usize, "raw.data")?;
+                c.u64s(nr.saturating_mul(3), "branch_stack.entries")?;
+                if self.counters {
+                    c.u64s(nr, "branch_stack.counters")?;
                 }
-                Kind::Branch => {
-                    let nr = c.u64("branch_stack.nr")?;
-                    if self.hw_idx {
-                        c.u64("branch_stack.hw_idx")?;
-                    }
-                    c.u64s(nr.saturating_mul(3), "branch_stack.entries")?;
-                    if self.counters {
-                        c.u64s(nr, "branch_stack.counters")?;
-                    }
+            }
+            Kind::Regs { intr } => {
+                let (n, abi, vals) = if intr {
+                    (self.regs_intr, "regs_intr.abi", "regs_intr.values")
+                } else {
+                    (self.regs_user, "regs_user.abi", "regs_user.values")
+                };
+                if c.u64(abi)? != 0 {
+                    c.u64s(u64::from(n), vals)?;
                 }
-                Kind::Regs { intr } => {
-                    let (n, abi, vals) = if intr {
-                        (self.regs_intr, "regs_intr.abi", "regs_intr.values")
-                    } else {
-                        (self.regs_user, "regs_user.abi", "regs_user.values")
-                    };
-                    if c.u64(abi)? != 0 {
-                        c.u64s(u64::from(n), vals)?;
-                    }
+            }
+            Kind::Stack => {
+                let size = c.u64("stack_user.size")?;
+                c.bytes(
+                    usize::try_from(size).unwrap_or(usize::MAX),
+                    "stack_user.data",
+                )?;
+                if size != 0 {
+                    c.u64("stack_user.dyn_size")?;
                 }
-                Kind::Stack => {
-                    let size = c.u64("stack_user.size")?;
-                    c.bytes(
-                        usize::try_from(size).unwrap_or(usize::MAX),
-                        "stack_user.data",
-                    )?;
-                    if size != 0 {
-                        c.u64("stack_user.dyn_size")?;
-                    }
-                }
-                Kind::Aux => {
-                    let size = c.u64("aux.size")?;
-                    c.bytes(usize::try_from(size).unwrap_or(usize::MAX), "aux.data")?;
-                }
+            }
+            Kind::Aux => {
+                let size = c.u64("aux.size")?;
+                c.bytes(usize::try_from(size).unwrap_or(usize::MAX), "aux.data")?;
             }
         }
-        debug_assert!(l.sample_type & READ == 0 || self.read_end != 0);
         Ok(())
     }
 }
