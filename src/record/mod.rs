@@ -7,6 +7,7 @@ mod callchain;
 mod cursor;
 mod layout;
 mod mem;
+mod prefix;
 mod regs;
 mod sample;
 
@@ -15,6 +16,7 @@ pub use callchain::{Callchain, Context, Segments};
 pub use cursor::{ByteOrder, U64s};
 pub use layout::{SampleId, SampleLayout};
 pub use mem::{DataSrc, Txn, Weight};
+pub use prefix::SamplePrefix;
 pub use regs::{RegNames, RegsArch};
 pub use sample::{BranchStack, Regs, Sample};
 

@@ -578,3 +578,47 @@ fn attr_words(raw: &sys::perf_event_attr, order: ByteOrder) -> Vec<u8> {
     }
     out
 }
+
+/// The prefix read straight from the record agrees with the full parse, for
+/// random layouts in both byte orders.
+#[test]
+fn sample_prefix_agrees_with_the_full_parse() {
+    let mut rng = Rng(4242);
+    for round in 0..5000 {
+        let order = if round % 2 == 0 {
+            ByteOrder::Little
+        } else {
+            ByteOrder::Big
+        };
+        let layout = SampleLayout {
+            sample_type: rng.next() & ((1 << 25) - 1) & !(sys::PERF_SAMPLE_READ as u64),
+            ..Default::default()
+        }
+        .with_byte_order(order);
+        let vals: Vec<u64> = (0..12).map(|_| rng.next() % 8).collect();
+        let bytes = record_in(sys::PERF_RECORD_SAMPLE, &words(&vals, order), order);
+        let p = layout.prefix();
+        assert!(p.is_sample(&bytes));
+        let Ok(s) = sample(&layout, &bytes) else {
+            continue;
+        };
+        assert_eq!(
+            (
+                p.id(&bytes),
+                p.ip(&bytes),
+                p.pid_tid(&bytes),
+                p.time(&bytes)
+            ),
+            (s.id(), s.ip(), s.pid_tid(), s.time())
+        );
+        assert_eq!(
+            (
+                p.addr(&bytes),
+                p.stream_id(&bytes),
+                p.cpu(&bytes),
+                p.period(&bytes)
+            ),
+            (s.addr(), s.stream_id(), s.cpu(), s.period())
+        );
+    }
+}
