@@ -50,6 +50,32 @@ fn read_format_parse(data: &[u8]) -> Option<bool> {
     )
 }
 
+/// The trace_format target's input decoding (kept identical to it).
+fn trace_format(data: &[u8]) -> Option<bool> {
+    use perf_event_core::byte_order::ByteOrder;
+    use perf_event_core::sysfs::{TraceFormat, TraceValue};
+    let (&flags, rest) = data.split_first()?;
+    if rest.len() < 2 {
+        return None;
+    }
+    let n = usize::from(u16::from_le_bytes([rest[0], rest[1]])).min(rest.len() - 2);
+    let (text, payload) = rest[2..].split_at(n);
+    let order = if flags & 1 == 0 {
+        ByteOrder::Little
+    } else {
+        ByteOrder::Big
+    };
+    let Ok(f) = TraceFormat::parse(&String::from_utf8_lossy(text)) else {
+        return Some(false);
+    };
+    for field in &f.fields {
+        if let Ok(TraceValue::Array(a)) = f.value(field, payload, order) {
+            assert!((0..a.len().min(64)).all(|i| a.get(i).is_some()));
+        }
+    }
+    Some(f.decode(payload, order).is_ok())
+}
+
 fn inputs(dir: &str) -> Vec<(String, Vec<u8>)> {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("fuzz").join(dir);
     let Ok(entries) = std::fs::read_dir(&root) else {
@@ -65,9 +91,10 @@ fn inputs(dir: &str) -> Vec<(String, Vec<u8>)> {
 #[test]
 fn corpus_seeds_parse_and_findings_do_not_panic() {
     type Harness = fn(&[u8]) -> Option<bool>;
-    let targets: [(&str, Harness); 2] = [
+    let targets: [(&str, Harness); 3] = [
         ("record_parse", record_parse),
         ("read_format_parse", read_format_parse),
+        ("trace_format", trace_format),
     ];
     for (target, harness) in targets {
         let seeds = inputs(&format!("corpus/{target}"));

@@ -259,8 +259,9 @@ fn declaration(decl: &str, line: usize) -> Result<(String, String, FieldKind), T
     };
     let head = head.trim_end();
     let split = head
-        .rfind(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
-        .map_or(0, |i| i + 1);
+        .char_indices()
+        .rfind(|(_, c)| !(c.is_ascii_alphanumeric() || *c == '_'))
+        .map_or(0, |(i, c)| i + c.len_utf8());
     let name = &head[split..];
     if name.is_empty() || name.as_bytes()[0].is_ascii_digit() {
         return Err(bad("no field name"));
