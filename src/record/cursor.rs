@@ -22,23 +22,19 @@ pub(crate) fn u32_at(b: &[u8], at: usize, swap: bool) -> Option<u32> {
     Some(if swap { v.swap_bytes() } else { v })
 }
 
-/// Reads integers and byte runs from a record body.
+/// Reads integers and byte runs from a record body; `SWAP`: the record is
+/// in the other byte order (a constant, so the native parser has no swap
+/// code at all).
 #[derive(Clone, Copy, Debug)]
-pub(crate) struct Cursor<'a> {
+pub(crate) struct Cursor<'a, const SWAP: bool> {
     buf: &'a [u8],
     pos: usize,
-    swap: bool,
 }
 
-impl<'a> Cursor<'a> {
+impl<'a, const SWAP: bool> Cursor<'a, SWAP> {
     #[inline]
-    pub(crate) const fn new(buf: &'a [u8], swap: bool) -> Self {
-        Cursor { buf, pos: 0, swap }
-    }
-
-    #[inline]
-    pub(crate) fn swapped(&self) -> bool {
-        self.swap
+    pub(crate) const fn new(buf: &'a [u8]) -> Self {
+        Cursor { buf, pos: 0 }
     }
 
     #[inline]
@@ -71,14 +67,14 @@ impl<'a> Cursor<'a> {
 
     #[inline]
     pub(crate) fn u64(&mut self, field: &'static str) -> Result<u64, RecordError> {
-        let v = u64_at(self.buf, self.pos, self.swap).ok_or(self.short(field))?;
+        let v = u64_at(self.buf, self.pos, SWAP).ok_or(self.short(field))?;
         self.pos += 8;
         Ok(v)
     }
 
     #[inline]
     pub(crate) fn u32(&mut self, field: &'static str) -> Result<u32, RecordError> {
-        let v = u32_at(self.buf, self.pos, self.swap).ok_or(self.short(field))?;
+        let v = u32_at(self.buf, self.pos, SWAP).ok_or(self.short(field))?;
         self.pos += 4;
         Ok(v)
     }
@@ -87,7 +83,7 @@ impl<'a> Cursor<'a> {
     pub(crate) fn u16(&mut self, field: &'static str) -> Result<u16, RecordError> {
         let b = self.bytes(2, field)?;
         let v = u16::from_ne_bytes([b[0], b[1]]);
-        Ok(if self.swap { v.swap_bytes() } else { v })
+        Ok(if SWAP { v.swap_bytes() } else { v })
     }
 
     /// `n` u64 values (`8 * n` bytes), with overflow checked.
@@ -95,7 +91,7 @@ impl<'a> Cursor<'a> {
     pub(crate) fn u64s(&mut self, n: u64, field: &'static str) -> Result<U64s<'a>, RecordError> {
         let len = usize::try_from(n).ok().and_then(|n| n.checked_mul(8));
         let len = len.ok_or(self.short(field))?;
-        Ok(U64s::new(self.bytes(len, field)?, self.swap))
+        Ok(U64s::new(self.bytes(len, field)?, SWAP))
     }
 
     /// The rest of the body.
@@ -112,12 +108,12 @@ impl<'a> Cursor<'a> {
         &mut self,
         n: usize,
         field: &'static str,
-    ) -> Result<Cursor<'a>, RecordError> {
+    ) -> Result<Cursor<'a, SWAP>, RecordError> {
         if n > self.remaining() {
             return Err(self.short(field));
         }
         let cut = self.buf.len() - n;
-        let tail = Cursor::new(&self.buf[cut..], self.swap);
+        let tail = Cursor::new(&self.buf[cut..]);
         self.buf = &self.buf[..cut];
         Ok(tail)
     }

@@ -263,9 +263,9 @@ pub struct SampleId {
 impl SampleId {
     /// Parses the trailer of a non-sample record (order: TID, TIME, ID,
     /// STREAM_ID, CPU, IDENTIFIER; `struct sample_id` in perf_event.h).
-    pub(crate) fn parse_trailer(
+    pub(crate) fn parse_trailer<const SWAP: bool>(
         layout: &SampleLayout,
-        c: &mut Cursor<'_>,
+        c: &mut Cursor<'_, SWAP>,
     ) -> Result<SampleId, RecordError> {
         let mut id = SampleId::default();
         if layout.has(TID) {

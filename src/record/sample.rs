@@ -351,7 +351,10 @@ impl<'a> Sample<'a> {
     /// header), walking [`FIELDS`] in order. The one-word prefix is checked
     /// with a single length comparison; its offsets follow from sample_type.
     #[inline]
-    pub(crate) fn parse(layout: &SampleLayout, body: &'a [u8]) -> Result<Sample<'a>, RecordError> {
+    pub(crate) fn parse<const SWAP: bool>(
+        layout: &SampleLayout,
+        body: &'a [u8],
+    ) -> Result<Sample<'a>, RecordError> {
         if body.len() >= ABSENT as usize {
             return Err(RecordError::Truncated {
                 field: "sample",
@@ -370,7 +373,7 @@ impl<'a> Sample<'a> {
             regs_intr: layout.regs_intr.min(64) as u8,
             hw_idx: layout.branch_sample_type & HW_INDEX != 0,
             counters: layout.branch_sample_type & COUNTERS != 0,
-            swap: layout.byte_order.is_foreign(),
+            swap: SWAP,
         };
         let prefix = 8 * (st & PREFIX_MASK).count_ones() as usize;
         if prefix > body.len() {
@@ -379,7 +382,7 @@ impl<'a> Sample<'a> {
         if st & !PREFIX_MASK == 0 {
             return Ok(s);
         }
-        s.parse_tail(layout, prefix)?;
+        s.parse_tail::<SWAP>(layout, prefix)?;
         Ok(s)
     }
 
@@ -410,11 +413,15 @@ impl<'a> Sample<'a> {
     /// Walks the fields after the prefix: one [`Sample::step`] per table
     /// row, each with its row as a constant so that the match on its kind
     /// folds away.
-    fn parse_tail(&mut self, l: &SampleLayout, prefix: usize) -> Result<(), RecordError> {
-        let mut c = Cursor::new(self.body, self.swap);
+    fn parse_tail<const SWAP: bool>(
+        &mut self,
+        l: &SampleLayout,
+        prefix: usize,
+    ) -> Result<(), RecordError> {
+        let mut c = Cursor::<SWAP>::new(self.body);
         c.bytes(prefix, "sample")?;
         macro_rules! walk {
-            ($($i:literal)*) => { $( self.step::<$i>(l, &mut c)?; )* };
+            ($($i:literal)*) => { $( self.step::<$i, SWAP>(l, &mut c)?; )* };
         }
         walk!(9 10 11 12 13 14 15 16 17 18 19 20 21 22 23);
         const _: () = assert!(PREFIX == 9 && FIELDS.len() == 24, "walk! lists every row");
@@ -424,10 +431,10 @@ impl<'a> Sample<'a> {
 
     /// Finds and skips field `I` of [`FIELDS`] if the layout has it.
     #[inline(always)]
-    fn step<const I: usize>(
+    fn step<const I: usize, const SWAP: bool>(
         &mut self,
         l: &SampleLayout,
-        c: &mut Cursor<'a>,
+        c: &mut Cursor<'a, SWAP>,
     ) -> Result<(), RecordError> {
         let body = self.body;
         let f = const { FIELDS[I] };
