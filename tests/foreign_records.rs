@@ -11,6 +11,7 @@
 
 #[path = "foreign/describe.rs"]
 mod describe;
+mod lab_support;
 
 use perf_event_core::record::{self, ByteOrder, RegNames, RegsArch, SampleLayout};
 use perf_event_core::sysfs::TraceFormat;
@@ -92,7 +93,8 @@ fn a_native_capture_replays_to_its_own_values() {
     let text = match describe::capture() {
         Ok(text) => text,
         Err(e) => {
-            println!("not applicable: cannot record prctl samples here: {e}");
+            let why = format!("cannot record prctl tracepoint samples here: {e}");
+            lab_support::not_applicable(lab_support::Need::Tracefs, &why);
             return;
         }
     };

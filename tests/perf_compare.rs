@@ -321,7 +321,8 @@ fn tracepoint_fields_agree_with_perf_script() {
         "cat /etc/hostname >/dev/null; sleep 0.01; ls / >/dev/null; sleep 0.01; cat /proc/version >/dev/null",
     ];
     let Ok(tracefs) = Tracefs::find() else {
-        println!("skipped: tracefs is not mounted (mount -t tracefs nodev /sys/kernel/tracing)");
+        let why = "tracefs is not mounted (mount -t tracefs nodev /sys/kernel/tracing)";
+        not_applicable(Need::Tracefs, why);
         return;
     };
     let Some(file) = record("tp", &args) else {
