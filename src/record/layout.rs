@@ -153,6 +153,28 @@ pub(crate) const ATTR_BRANCH_SAMPLE_TYPE: usize = 72;
 pub(crate) const ATTR_REGS_USER: usize = 80;
 pub(crate) const ATTR_REGS_INTR: usize = 96;
 
+/// Bits 0..10 of sample_type, where every prefix field but IDENTIFIER is.
+const LOW: u64 = 0x3ff;
+const _: () = assert!(PREFIX_MASK & !LOW == IDENTIFIER, "the prefix bits moved");
+
+/// Set bits of each 10-bit value (a table: baseline x86_64 has no popcnt).
+const POP10: [u8; 1024] = {
+    let mut t = [0u8; 1024];
+    let mut i = 0;
+    while i < 1024 {
+        t[i] = (i as u32).count_ones() as u8;
+        i += 1;
+    }
+    t
+};
+
+/// `8 *` the number of prefix fields in `bits` (a subset of [`PREFIX_MASK`]):
+/// the byte offset of what follows them.
+#[inline(always)]
+pub(crate) const fn prefix_bytes(bits: u64) -> usize {
+    8 * (POP10[(bits & LOW) as usize] as usize + (bits & IDENTIFIER != 0) as usize)
+}
+
 /// Everything needed to parse samples and sample_id trailers of one event,
 /// computed once from its attr.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]

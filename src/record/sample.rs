@@ -8,8 +8,8 @@
 //! and its offset.
 
 use super::cursor::{u32_at, u64_at, ByteOrder, Cursor, U64s};
+use super::layout::{prefix_bytes, PREFIX_MASK, READ};
 use super::layout::{Kind, SampleId, SampleLayout, BEFORE, COUNTERS, FIELDS, HW_INDEX, PREFIX};
-use super::layout::{PREFIX_MASK, READ};
 use super::RecordError;
 use crate::read_format::{ReadFormat, Reading};
 
@@ -108,7 +108,7 @@ impl<'a> Sample<'a> {
     fn slot(&self, s: usize) -> Option<usize> {
         if s < PREFIX {
             let st = self.sample_type;
-            (st & FIELDS[s].bits != 0).then(|| 8 * (st & BEFORE[s]).count_ones() as usize)
+            (st & FIELDS[s].bits != 0).then(|| prefix_bytes(st & BEFORE[s]))
         } else {
             let at = self.at[s - PREFIX];
             (at != ABSENT).then_some(at as usize)
@@ -375,7 +375,7 @@ impl<'a> Sample<'a> {
             counters: layout.branch_sample_type & COUNTERS != 0,
             swap: SWAP,
         };
-        let prefix = 8 * (st & PREFIX_MASK).count_ones() as usize;
+        let prefix = prefix_bytes(st & PREFIX_MASK);
         if prefix > body.len() {
             return Err(Self::short_prefix(st, body.len()));
         }
@@ -413,6 +413,7 @@ impl<'a> Sample<'a> {
     /// Walks the fields after the prefix: one [`Sample::step`] per table
     /// row, each with its row as a constant so that the match on its kind
     /// folds away.
+    #[inline]
     fn parse_tail<const SWAP: bool>(
         &mut self,
         l: &SampleLayout,
