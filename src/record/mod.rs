@@ -540,3 +540,5 @@ fn parse_body<'a, const SWAP: bool>(
 mod tests;
 #[cfg(test)]
 mod tests_decode;
+#[cfg(test)]
+mod tests_layout;
