@@ -537,6 +537,8 @@ fn parse_body<'a, const SWAP: bool>(
 }
 
 #[cfg(test)]
+mod test_util;
+#[cfg(test)]
 mod tests;
 #[cfg(test)]
 mod tests_decode;

@@ -4,47 +4,9 @@
 // The sys enums' C types differ per architecture.
 #![allow(clippy::unnecessary_cast)]
 
+use super::test_util::*;
 use super::*;
 use std::vec::Vec;
-
-fn record_in(kind: u32, body: &[u8], order: ByteOrder) -> Vec<u8> {
-    let swap = order.is_foreign();
-    let mut out = Vec::new();
-    let k = if swap { kind.swap_bytes() } else { kind };
-    let size = (8 + body.len()) as u16;
-    out.extend(k.to_ne_bytes());
-    out.extend(0u16.to_ne_bytes());
-    out.extend((if swap { size.swap_bytes() } else { size }).to_ne_bytes());
-    out.extend(body);
-    out
-}
-
-fn words(v: &[u64], order: ByteOrder) -> Vec<u8> {
-    v.iter()
-        .flat_map(|x| match order {
-            ByteOrder::Little => x.to_le_bytes(),
-            ByteOrder::Big => x.to_be_bytes(),
-        })
-        .collect()
-}
-
-fn sample<'a>(layout: &SampleLayout, bytes: &'a [u8]) -> Result<Sample<'a>, RecordError> {
-    match parse(layout, bytes)?.record {
-        Record::Sample(s) => Ok(s),
-        other => panic!("not a sample: {other:?}"),
-    }
-}
-
-/// A tiny deterministic generator (xorshift) for the property tests.
-struct Rng(u64);
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
-}
 
 /// An attr written as bytes in both orders gives the same layout; the
 /// offsets used are the generated struct's.
