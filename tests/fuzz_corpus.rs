@@ -74,33 +74,3 @@ fn event_string_corpus_keeps_its_invariants() {
     }
     assert!(parsed > 0, "some seeds parse");
 }
-
-/// The trace_format target's input decoding (kept identical to
-/// `fuzz/fuzz_targets/trace_format.rs`): every seed is a real or hand-made
-/// `format` file whose payload decodes completely.
-#[test]
-fn trace_format_corpus_parses_and_decodes() {
-    use perf_event_core::byte_order::ByteOrder;
-    use perf_event_core::sysfs::{TraceFormat, TraceValue};
-    for (name, data) in corpus("trace_format") {
-        let (&flags, rest) = data.split_first().unwrap();
-        let n = usize::from(u16::from_le_bytes([rest[0], rest[1]])).min(rest.len() - 2);
-        let (text, payload) = rest[2..].split_at(n);
-        let order = if flags & 1 == 0 {
-            ByteOrder::Little
-        } else {
-            ByteOrder::Big
-        };
-        let f = TraceFormat::parse(&String::from_utf8_lossy(text))
-            .unwrap_or_else(|e| panic!("{name}: {e}"));
-        let values = f
-            .decode(payload, order)
-            .unwrap_or_else(|e| panic!("{name}: {e}"));
-        assert_eq!(values.len(), f.fields.len(), "{name}");
-        for (_, v) in values {
-            if let TraceValue::Array(a) = v {
-                assert!((0..a.len()).all(|i| a.get(i).is_some()), "{name}");
-            }
-        }
-    }
-}
