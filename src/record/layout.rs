@@ -144,15 +144,6 @@ pub(crate) const BEFORE: [u64; PREFIX] = {
     b
 };
 
-// Offsets in `struct perf_event_attr` (the same on every architecture;
-// checked against the generated bindings by the tests).
-pub(crate) const ATTR_SAMPLE_TYPE: usize = 24;
-pub(crate) const ATTR_READ_FORMAT: usize = 32;
-pub(crate) const ATTR_FLAGS: usize = 40;
-pub(crate) const ATTR_BRANCH_SAMPLE_TYPE: usize = 72;
-pub(crate) const ATTR_REGS_USER: usize = 80;
-pub(crate) const ATTR_REGS_INTR: usize = 96;
-
 /// Bits 0..10 of sample_type, where every prefix field but IDENTIFIER is.
 const LOW: u64 = 0x3ff;
 const _: () = assert!(PREFIX_MASK & !LOW == IDENTIFIER, "the prefix bits moved");
@@ -213,37 +204,11 @@ impl SampleLayout {
     }
 
     /// The layout of an attr stored as bytes in `order` (a perf.data
-    /// file's attr section, or an attr captured on another machine). Reads
-    /// `sample_type`, `read_format`, the flag word (`sample_id_all`),
-    /// `branch_sample_type` and the register masks at their ABI offsets
-    /// (all present since `PERF_ATTR_SIZE_VER3`, 96 bytes; `sample_regs_intr`
-    /// from VER4, 104 bytes, and 0 when `bytes` is shorter).
-    ///
-    /// The flag word is a C bit-field: a big-endian kernel numbers its bits
-    /// from the most significant end, so a foreign word is bit-reversed
-    /// after its bytes are swapped (as perf's `perf_event__attr_swap` does).
+    /// file's attr section, or an attr captured on another machine; see
+    /// [`super::attr_from_bytes`]).
     pub fn from_attr_bytes(bytes: &[u8], order: ByteOrder) -> Result<SampleLayout, RecordError> {
-        let swap = order.is_foreign();
-        let word = |field: &'static str, at: usize| {
-            super::cursor::u64_at(bytes, at, swap).ok_or(RecordError::Truncated {
-                field,
-                at,
-                len: bytes.len(),
-            })
-        };
-        let flags = word("attr.flags", ATTR_FLAGS)?;
-        // The word as this machine's memory would hold it.
-        let flags = if swap { flags.reverse_bits() } else { flags };
-        let sample_id_all = crate::abi::bitfield::attr::SAMPLE_ID_ALL.decode(flags) != 0;
-        Ok(SampleLayout {
-            sample_type: word("attr.sample_type", ATTR_SAMPLE_TYPE)?,
-            read_format: ReadFormat(word("attr.read_format", ATTR_READ_FORMAT)?),
-            branch_sample_type: word("attr.branch_sample_type", ATTR_BRANCH_SAMPLE_TYPE)?,
-            regs_user: word("attr.sample_regs_user", ATTR_REGS_USER)?.count_ones(),
-            regs_intr: word("attr.sample_regs_intr", ATTR_REGS_INTR).map_or(0, u64::count_ones),
-            sample_id_all,
-            byte_order: order,
-        })
+        let raw = super::attr_from_bytes(bytes, order)?;
+        Ok(SampleLayout::from_attr(&Attr::from_raw(raw)).with_byte_order(order))
     }
 
     /// The same layout for records in `order`.

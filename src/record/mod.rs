@@ -2,6 +2,7 @@
 //! record without copying and without panicking on malformed input
 //! (perf_event_open(2), "MMAP layout"; layouts in `linux/perf_event.h`).
 
+mod attr_bytes;
 mod branch;
 mod callchain;
 mod cursor;
@@ -11,6 +12,7 @@ mod prefix;
 mod regs;
 mod sample;
 
+pub use attr_bytes::attr_from_bytes;
 pub use branch::{BranchEntry, BranchFlags};
 pub use callchain::{Callchain, Context, Segments};
 pub use cursor::{ByteOrder, U64s};

@@ -70,17 +70,18 @@ impl PerfData {
         for i in 0..attrs_len / attr_size {
             let at = attrs_at + i * attr_size;
             let attr = &bytes[at..at + attr_size - 16];
+            let raw = record::attr_from_bytes(attr, order).expect("attr");
             let layout = SampleLayout::from_attr_bytes(attr, order).expect("attr");
             let (ids_at, ids_len) = (w(at + attr_size - 16), w(at + attr_size - 8));
             let ids = (0..ids_len / 8)
                 .map(|k| u64_in(&bytes, ids_at + 8 * k, order))
                 .collect();
             attrs.push(FileAttr {
-                kind: u32_in(attr, 0, order),
-                config: u64_in(attr, 8, order),
+                kind: raw.type_,
+                config: raw.config,
                 layout,
-                sample_period: u64_in(attr, 16, order),
-                regs_user: u64_in(attr, 80, order),
+                sample_period: raw.sample_period(),
+                regs_user: raw.sample_regs_user,
                 ids,
             });
         }
