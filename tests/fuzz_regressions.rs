@@ -26,6 +26,10 @@ fn record_parse(data: &[u8]) -> Option<bool> {
             ByteOrder::Little
         },
     };
+    // The same bytes as a stored attr of that byte order.
+    if perf_event_core::record::attr_from_bytes(&data[12..], layout.byte_order).is_ok() {
+        assert!(SampleLayout::from_attr_bytes(&data[12..], layout.byte_order).is_ok());
+    }
     Some(
         parse(&layout, &data[12..])
             .map(|p| {

@@ -47,6 +47,11 @@ fuzz_target!(|data: &[u8]| {
             ByteOrder::Little
         },
     };
+    // The same bytes as a stored attr of that byte order.
+    if let Ok(raw) = perf_event_core::record::attr_from_bytes(&data[12..], layout.byte_order) {
+        assert!(SampleLayout::from_attr_bytes(&data[12..], layout.byte_order).is_ok());
+        let _ = raw.sample_type;
+    }
     if let Ok(p) = parse(&layout, &data[12..]) {
         // Touch everything the parse lends out.
         let _ = format!("{p:?}");

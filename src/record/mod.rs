@@ -1,6 +1,22 @@
 //! Every `PERF_RECORD_*` type of the 7.2 ABI, parsed from one contiguous
 //! record without copying and without panicking on malformed input
 //! (perf_event_open(2), "MMAP layout"; layouts in `linux/perf_event.h`).
+//!
+//! - [`parse`] finds every field a record's layout ([`SampleLayout`], from
+//!   the event's attr) says is present; an `Ok` sample returns each of them
+//!   from its accessor, otherwise the error names the field and its offset.
+//! - [`SamplePrefix`]: the one-word fields at the start of a sample (ip,
+//!   pid/tid, time, id, cpu, ...) at offsets computed once per layout, read
+//!   without a full parse.
+//! - Decoders for what the kernel packs into words: [`BranchEntry`] /
+//!   [`BranchFlags`] (branch stacks, with hw_idx and branch counters),
+//!   [`DataSrc`], [`Weight`], [`Txn`], [`Callchain`] segments at the
+//!   PERF_CONTEXT_* markers, registers by name ([`RegNames`]) for every
+//!   architecture with a perf register ABI. Tracepoint payloads are decoded
+//!   by name with `sysfs::TraceFormat` (std).
+//! - Either byte order: records of a perf.data file or of another machine
+//!   are parsed with [`SampleLayout::with_byte_order`] (the attr itself with
+//!   [`attr_from_bytes`]); the native parser carries no swap code.
 
 mod attr_bytes;
 mod branch;
