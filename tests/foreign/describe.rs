@@ -205,11 +205,11 @@ pub fn capture() -> Result<String, String> {
     let layout = SampleLayout::from_attr(&attr);
 
     fd.enable(false).map_err(|e| e.to_string())?;
-    for option in 0..5 {
-        // SAFETY: PR_GET_DUMPABLE and friends read nothing from the pointers.
-        unsafe { libc::prctl(libc::PR_GET_DUMPABLE + option % 2, 0, 0, 0, 0) };
+    for option in [libc::PR_GET_DUMPABLE, libc::PR_GET_KEEPCAPS].repeat(3) {
+        // SAFETY: these two options only return a flag; nothing is changed.
+        unsafe { libc::prctl(option, 0, 0, 0, 0) };
     }
-    // A child: FORK, COMM (exec-less rename) and EXIT records.
+    // A thread: FORK, COMM (PR_SET_NAME of that thread) and EXIT records.
     std::thread::spawn(|| {
         // SAFETY: a NUL-terminated name for PR_SET_NAME.
         unsafe { libc::prctl(libc::PR_SET_NAME, c"dumped".as_ptr(), 0, 0, 0) };
