@@ -201,7 +201,9 @@ pub enum Record<'a> {
         ptid: u32,
         time: u64,
     },
-    /// PERF_RECORD_READ: values in the event's read_format.
+    /// PERF_RECORD_READ: values in the event's read_format (checked by
+    /// [`parse`]; read them with `ReadFormat::parse_in` in the record's
+    /// byte order).
     Read {
         pid: u32,
         tid: u32,
@@ -378,6 +380,17 @@ fn parse_in<'a, const SWAP: bool>(
         None
     };
     let record = parse_body(header, &mut c)?;
+    if let Record::Read { values, .. } = record {
+        // The values the read_format promises, exactly (the same rule as
+        // PERF_SAMPLE_READ in samples).
+        if let Err(e) = layout.read_format.parse_in(values, layout.byte_order) {
+            return Err(RecordError::Invalid {
+                field: "read.values",
+                at: 8,
+                why: e.reason(),
+            });
+        }
+    }
     let sample_id = match trailer.as_mut() {
         Some(t) => Some(SampleId::parse_trailer(layout, t)?),
         None => None,

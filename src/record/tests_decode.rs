@@ -461,3 +461,33 @@ fn branch_stack_entries_with_counters_and_hw_idx() {
     assert_eq!((e[0].counter(0, 2), e[0].counter(1, 2)), (Some(2), Some(1)));
     assert_eq!(e[1].counters, Some(0b1001));
 }
+
+/// PERF_RECORD_READ keeps the same rule: the values must be exactly what
+/// the read_format says.
+#[test]
+fn read_records_hold_exactly_their_values() {
+    let n = ByteOrder::NATIVE;
+    let layout = SampleLayout {
+        read_format: ReadFormat((sys::PERF_FORMAT_ID | sys::PERF_FORMAT_GROUP) as u64),
+        ..Default::default()
+    };
+    let mut body = vec![1, 0, 0, 0, 2, 0, 0, 0];
+    body.extend(words(&[1, 10, 11], n)); // nr 1: value, id
+    let ok = record_in(sys::PERF_RECORD_READ, &body, n);
+    let Record::Read { pid, values, .. } = parse(&layout, &ok).unwrap().record else {
+        panic!()
+    };
+    assert_eq!(pid, u32::from_ne_bytes([1, 0, 0, 0]));
+    let r = layout.read_format.parse_in(values, n).unwrap();
+    assert_eq!(r.get(0).map(|v| (v.value, v.id)), Some((10, Some(11))));
+    body.extend(words(&[0], n)); // a stray word
+    let bad = record_in(sys::PERF_RECORD_READ, &body, n);
+    assert!(matches!(
+        parse(&layout, &bad),
+        Err(RecordError::Invalid {
+            field: "read.values",
+            at: 8,
+            ..
+        })
+    ));
+}
