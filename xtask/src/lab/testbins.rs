@@ -27,6 +27,8 @@ pub const TARGETS: &[&str] = &[
     "userpage_pmu",
     "monitor_kernel",
     "monitor_threads",
+    "perf_compare",
+    "foreign_records",
 ];
 
 /// One built test binary.
