@@ -25,6 +25,8 @@
 //!
 //! - [`linux`]: the raw layer: the syscall, one function per ioctl, prctl,
 //!   and the plain OS calls, exactly as the kernel defines them.
+//! - [`migration`]: moving from perf-event-open-sys / perf-event-open-sys2,
+//!   item by item, with compiled examples.
 //! - [`sys`]: the kernel's perf ABI as bindgen generates it from the UAPI
 //!   headers, vendored per architecture (or generated at build time with
 //!   feature `bindgen`).
@@ -38,33 +40,58 @@
 //!   the owned fd with every ioctl, and the exact-size read codec with scaling.
 //! - [`ring`], [`record`]: the mmap ring buffer (wrap-safe, zero-copy,
 //!   overwrite snapshots, AUX area) and every PERF_RECORD type.
-//! - [`monitor`]: self-monitoring for harnesses: a group on this thread,
-//!   read around a region through the user-space reader.
-//! - [`probe`] (std): which flags and attr size the running kernel accepts.
-//! - [`sysfs`] (std): PMUs, format bit ranges, event aliases, tracefs ids,
-//!   kprobe / uprobe events, system limits.
-//! - [`parse`] (std): perf-style event strings to attrs and groups.
+//! - [`monitor`]: self-monitoring for harnesses: a group kept enabled and
+//!   read around a region (counter instruction, or one PERF_FORMAT_GROUP
+//!   `read(2)`), on this thread, its new threads (inherit) or a thread
+//!   set; with std, named counters and `monitor::stats`, the
+//!   harness-agnostic measuring API (the criterion adapter is the
+//!   `perf-event-criterion` crate).
 //! - [`userpage`]: lock-free reads of a counter through its mmap'ed
 //!   `perf_event_mmap_page` (the seqlock protocol, `rdpmc` / `mrs` / `csrr`,
 //!   time extrapolation and scaling), falling back to `read(2)`.
-
+//!
+//! With feature `std` (the modules below allocate):
+//!
+#![cfg_attr(
+    feature = "std",
+    doc = "- [`features`]: which flags and attr size the running kernel accepts,
+  found by opening cheap events.
+- [`sysfs`]: PMUs, format bit ranges, event aliases, tracefs ids, kprobe /
+  uprobe events, system limits.
+- [`parse`]: perf-style event strings to attrs and groups."
+)]
+#![cfg_attr(
+    not(feature = "std"),
+    doc = "`features`, `sysfs` and `parse` (not in this build: feature `std` is off)."
+)]
+//!
+//! ## Features
+//!
+//! - `std` (default): the std-only modules above and std trait impls.
+//!   Without it the crate is `#![no_std]` and allocation-free, on the same
+//!   Linux targets.
+//! - `bindgen`: generate [`sys`] at build time from the installed kernel
+//!   headers instead of using the vendored bindings (needs libclang).
 #![cfg_attr(not(feature = "std"), no_std)]
 #![deny(unsafe_code)]
-#![warn(missing_docs, unsafe_op_in_unsafe_fn)]
+// The other lints (missing_docs, unsafe_op_in_unsafe_fn, the clippy set):
+// the `[lints]` table of Cargo.toml, denied for every target of the crate.
 
 pub mod abi;
 pub mod attr;
+pub mod byte_order;
 pub mod errno;
 pub mod event;
 pub mod fd;
+#[cfg(feature = "std")]
+pub mod features;
 #[allow(unsafe_code)]
 pub mod linux;
+pub mod migration;
 pub mod monitor;
 pub mod open;
 #[cfg(feature = "std")]
 pub mod parse;
-#[cfg(feature = "std")]
-pub mod probe;
 pub mod read_format;
 pub mod record;
 #[allow(unsafe_code)]
@@ -75,3 +102,8 @@ pub mod sys;
 pub mod sysfs;
 #[allow(unsafe_code)]
 pub mod userpage;
+
+/// The README's examples, compiled and run as doctests (`cargo test --doc`).
+#[cfg(all(doctest, feature = "std"))]
+#[doc = include_str!("../README.md")]
+pub struct ReadmeDoctests;

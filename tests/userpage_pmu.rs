@@ -26,20 +26,17 @@
 
 use perf_event_core::sys;
 use perf_event_core::userpage::{
-    CounterReader, EventTarget, RawCounterFd, ReadPath, Reading, UserPage, REQUIRED_READ_FORMAT,
+    CounterReader, CounterReading, EventTarget, RawCounterFd, ReadPath, UserPage,
+    REQUIRED_READ_FORMAT,
 };
 use std::io::Error;
+
+mod lab_support;
 
 /// `attr.config1` bit 0 of the arm64 PMU: a 64-bit counter (`long`).
 const CONFIG1_LONG: u64 = 1 << 0;
 /// `attr.config1` bit 1 of the arm64 PMU: user-space access (`rdpmc`).
 const CONFIG1_USER: u64 = 1 << 1;
-/// What the lab's aarch64 guests provide and the aarch64 tests need.
-const NEED: &str = "aarch64-pmu";
-/// What the lab's riscv64 guests provide and the riscv64 tests need.
-const NEED_RISCV64: &str = "riscv64-pmu";
-/// What the lab's armhf guests provide and the armhf test needs.
-const NEED_ARMHF: &str = "armhf-pmu";
 /// The agreement required between the instruction path and `read(2)`.
 const TOLERANCE: f64 = 0.001;
 /// Iterations of the first measured loop; each next loop doubles it.
@@ -47,13 +44,11 @@ const FIRST_LOOP: u64 = 200_000;
 
 /// Says for the lab that this test did not run here, and why.
 fn not_applicable(reason: &str) {
-    not_applicable_for(NEED, reason);
+    not_applicable_for(lab_support::Need::Aarch64Pmu, reason);
 }
 
-fn not_applicable_for(need: &str, reason: &str) {
-    let thread = std::thread::current();
-    let test = thread.name().unwrap_or("<unnamed test>");
-    println!("\nLAB-NOT-APPLICABLE {test} needs={need}: {reason}");
+fn not_applicable_for(need: lab_support::Need, reason: &str) {
+    lab_support::not_applicable(need, reason);
 }
 
 fn open(config: u32, config1: u64) -> Result<libc::c_int, i32> {
@@ -146,7 +141,7 @@ fn within(user: u64, syscall: u64) -> bool {
 fn riscv64_pmu_with_user_access() -> bool {
     if !cfg!(target_arch = "riscv64") {
         not_applicable_for(
-            NEED_RISCV64,
+            lab_support::Need::Riscv64Pmu,
             &format!(
                 "reads riscv64 counter CSRs with csrr; this machine is {}",
                 std::env::consts::ARCH
@@ -163,7 +158,7 @@ fn riscv64_pmu_with_user_access() -> bool {
         },
         Err(errno) => {
             not_applicable_for(
-                NEED_RISCV64,
+                lab_support::Need::Riscv64Pmu,
                 &format!(
                     "user-only hardware cycles do not open (errno {errno}): no SBI PMU, or no \
                  Sscofpmf for mode filtering (QEMU: -cpu max or rv64,sscofpmf=true)"
@@ -175,7 +170,7 @@ fn riscv64_pmu_with_user_access() -> bool {
     let access = std::fs::read_to_string("/proc/sys/kernel/perf_user_access").unwrap_or_default();
     if access.trim() != "1" {
         not_applicable_for(
-            NEED_RISCV64,
+            lab_support::Need::Riscv64Pmu,
             &format!(
                 "/proc/sys/kernel/perf_user_access is {:?}, not 1 (Linux 6.6+ on riscv; \
                  as root: sysctl kernel.perf_user_access=1)",
@@ -243,7 +238,7 @@ fn check_on_pmu(name: &str, config: u32, config1: u64, expect_index: Option<u32>
         );
     }
 
-    let read_both = || -> (Reading, u64) {
+    let read_both = || -> (CounterReading, u64) {
         let user = reader.read().expect("read");
         let direct = reader.fd().read_counts_checked();
         (user, direct)
@@ -293,7 +288,7 @@ impl ReadChecked for RawCounterFd {
     fn read_counts_checked(&self) -> u64 {
         use perf_event_core::userpage::CounterFd;
         let counts = self.read_counts().expect("read(2)");
-        assert_eq!(counts.time_enabled, counts.time_running, "multiplexed");
+        assert_eq!(counts.enabled, counts.running, "multiplexed");
         counts.value
     }
 }
@@ -387,7 +382,7 @@ fn user_read_right_after_reset_agrees_with_read() {
 fn riscv64_user_read_of_cycles() {
     if riscv64_pmu_with_user_access() {
         check_on_pmu("riscv64 cycles", sys::PERF_COUNT_HW_CPU_CYCLES, 0, None, 64);
-        deliberate_failure_point();
+        lab_support::deliberate_failure_point();
     }
 }
 
@@ -446,7 +441,7 @@ fn riscv64_user_read_right_after_reset_agrees_with_read() {
 fn armhf_pmu_counts_through_read_and_the_reader_falls_back() {
     if !cfg!(target_arch = "arm") {
         not_applicable_for(
-            NEED_ARMHF,
+            lab_support::Need::ArmhfPmu,
             &format!(
                 "counts on a 32-bit Arm PMU; this machine is {}",
                 std::env::consts::ARCH
@@ -462,7 +457,7 @@ fn armhf_pmu_counts_through_read_and_the_reader_falls_back() {
             Ok(fd) => fd,
             Err(errno) => {
                 not_applicable_for(
-                    NEED_ARMHF,
+                    lab_support::Need::ArmhfPmu,
                     &format!(
                         "hardware {name} do not open (errno {errno}): no PMU bound (QEMU: \
                          -cpu max and a device tree whose PMU node is arm,cortex-a15-pmu)"
@@ -517,18 +512,7 @@ fn armhf_pmu_counts_through_read_and_the_reader_falls_back() {
         // SAFETY: the fd opened above, no longer used.
         unsafe { libc::close(fd) };
     }
-    deliberate_failure_point();
-}
-
-/// Fails on purpose under `cargo xtask lab --break` (see
-/// `tests/lab_support/mod.rs`, not included here to keep this file's
-/// helpers self-contained).
-fn deliberate_failure_point() {
-    assert!(
-        std::env::var_os("PERF_EVENT_CORE_LAB_BREAK").is_none(),
-        "PERF_EVENT_CORE_LAB_BREAK is set: this test fails on purpose so `cargo xtask lab \
-         --break` can prove that a failing guest test fails the lab"
-    );
+    lab_support::deliberate_failure_point();
 }
 
 /// Reads per measured batch of [`read_cost`].

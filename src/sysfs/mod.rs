@@ -34,17 +34,21 @@ mod pmu;
 mod probe;
 mod terms;
 mod tracefs;
+mod tracefs_format;
 
 pub use alias::{Alias, Scale};
 pub use cpus::CpuList;
 pub use encode::{EncodeError, EncodeProblem, Encoder};
 pub use format::{ConfigWord, ConfigWords, Format, FormatProblem, FormatSyntaxError};
-pub use limits::{Caller, Limits, NmiWatchdog, Paranoid, UserAccess};
+pub use limits::{Caller, Limits, NmiWatchdog, UserAccess};
 pub use pmu::{Pmu, Pmus};
 pub use probe::{Probe, ProbeEvent};
 pub(crate) use terms::parse_number;
 pub use terms::{Term, TermLexer, TermProblem, TermSyntaxError, TermValue};
 pub use tracefs::{Tracefs, TracepointError};
+pub use tracefs_format::{
+    FieldKind, TraceArray, TraceDecodeError, TraceField, TraceFormat, TraceFormatError, TraceValue,
+};
 
 use std::fmt;
 use std::path::{Path, PathBuf};

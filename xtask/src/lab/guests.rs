@@ -183,6 +183,11 @@ pub const NEEDS: &[(&str, &str)] = &[
         "32-bit Arm PMU (armv7_cortex_a15) counted through read(2)",
     ),
     (NEED_LINUX_5_10, "a Linux 5.10 kernel (attr size VER6)"),
+    (NEED_TRACEFS, "a tracefs mount (every guest can mount it)"),
+    (
+        NEED_PERF_TOOL,
+        "the perf tool (Debian linux-perf): the host only, when installed; no guest has it",
+    ),
     (
         NEED_HW_BREAKPOINT,
         "a hardware write breakpoint (x86_64, aarch64; QEMU's riscv64 and s390x have no \
@@ -198,6 +203,10 @@ pub const NEED_RISCV64_PMU: &str = "riscv64-pmu";
 pub const NEED_ARMHF_PMU: &str = "armhf-pmu";
 /// Linux 5.10.
 pub const NEED_LINUX_5_10: &str = "linux-5.10";
+/// tracefs.
+pub const NEED_TRACEFS: &str = "tracefs";
+/// The perf tool.
+pub const NEED_PERF_TOOL: &str = "perf-tool";
 /// The `breakpoint` PMU.
 pub const NEED_HW_BREAKPOINT: &str = "hw-breakpoint";
 
@@ -265,7 +274,7 @@ pub fn for_kernels(kernels: &[Kernel]) -> Vec<Guest> {
             cpu: "max",
             extra: &[],
             a15_pmu_dtb: false,
-            provides: Vec::new(),
+            provides: vec![NEED_TRACEFS],
             best_effort: kernel.newest,
         };
         if series == "5.10" {

@@ -15,6 +15,7 @@ use std::process::{Command, Stdio};
 /// *file* is added to this list.
 pub const TARGETS: &[&str] = &[
     "raw_kernel",
+    "raw_layer",
     "kernel_abi",
     "pmu_user_access",
     "attr_kernel",
@@ -26,6 +27,9 @@ pub const TARGETS: &[&str] = &[
     "userpage_host",
     "userpage_pmu",
     "monitor_kernel",
+    "monitor_threads",
+    "perf_compare",
+    "foreign_records",
 ];
 
 /// One built test binary.
