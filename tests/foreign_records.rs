@@ -79,7 +79,7 @@ fn s390x_records_parse_here_to_the_guests_values() {
         "{}",
         &text[..40]
     );
-    let (records, samples) = replay(&text);
+    let (records, samples) = replay(text);
     println!("{records} s390x records ({samples} samples) give the guest's values");
     // The comparison can tell: read as little-endian, the same bytes do not
     // give the guest's values (or do not parse at all).
