@@ -139,19 +139,16 @@ fn the_user_space_path_makes_no_syscall() {
     let mut syscalls =
         Monitor::open([Attr::new(Event::Tracepoint(enter))]).unwrap_or_else(|e| panic!("{e}"));
     let mut m = Counter::open(
-        &[
-            Counter::Instructions,
-            Counter::Cycles,
-            Counter::BranchMisses,
-        ],
+        // QEMU's arm64 PMU has no branch-miss event: the two it has.
+        &[Counter::Instructions, Counter::Cycles],
         Threads::Caller,
     )
     .unwrap_or_else(|e| panic!("{e}"));
     syscalls.start().unwrap();
     m.start().unwrap();
-    let [instructions, cycles, misses] = m.stop().unwrap();
+    let [instructions, cycles] = m.stop().unwrap();
     let [n] = syscalls.stop().unwrap();
-    assert!(instructions.user_space && cycles.user_space && misses.user_space);
+    assert!(instructions.user_space && cycles.user_space);
     // The closing read(2) of the syscall counter counts itself.
     assert_eq!(n.value - 1, 0, "syscalls in a user-space region");
 }
