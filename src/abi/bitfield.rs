@@ -25,6 +25,7 @@ pub struct BitField {
 
 impl BitField {
     /// A field of a 64-bit word.
+    #[inline]
     pub const fn in_u64(name: &'static str, bit: u32, width: u32) -> Self {
         BitField {
             name,
@@ -35,6 +36,7 @@ impl BitField {
     }
 
     /// A field of a 32-bit word.
+    #[inline]
     pub const fn in_u32(name: &'static str, bit: u32, width: u32) -> Self {
         BitField {
             name,
@@ -46,6 +48,7 @@ impl BitField {
 
     /// The mask of the field in the raw word of a target with the given
     /// byte order (`big_endian`), as that target reads the word natively.
+    #[inline]
     pub const fn mask_for(self, big_endian: bool) -> u64 {
         let ones = if self.width >= 64 {
             u64::MAX
@@ -61,18 +64,21 @@ impl BitField {
     }
 
     /// The mask of the field in the raw word on the compilation target.
+    #[inline]
     pub const fn mask(self) -> u64 {
         self.mask_for(cfg!(target_endian = "big"))
     }
 
     /// The raw-word bits that store `value` in this field on the target;
     /// bits of `value` beyond the field's width are dropped.
+    #[inline]
     pub const fn encode(self, value: u64) -> u64 {
         let shift = self.mask().trailing_zeros();
         (value << shift) & self.mask()
     }
 
     /// The field's value in a raw word read on the target.
+    #[inline]
     pub const fn decode(self, word: u64) -> u64 {
         (word & self.mask()) >> self.mask().trailing_zeros()
     }

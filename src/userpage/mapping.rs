@@ -104,11 +104,13 @@ impl UserPage {
     }
 
     /// The page as a [`PageSource`] with the real counter instructions.
+    #[inline]
     pub fn page(&self) -> PagePtr<'_> {
         self.page
     }
 
     /// The page's address.
+    #[inline]
     pub fn as_ptr(&self) -> *const sys::perf_event_mmap_page {
         self.page.as_ptr()
     }
@@ -128,17 +130,29 @@ macro_rules! delegate_page_source {
     ($(#[$m:meta])* impl$([$($g:tt)*])? for $ty:ty => |$s:ident| $page:expr) => {
         $(#[$m])*
         impl$(<$($g)*>)? PageSource for $ty {
+            #[inline]
             fn load_lock(&self, order: Ordering) -> u32 { let $s = self; $page.load_lock(order) }
+            #[inline]
             fn load_index(&self) -> u32 { let $s = self; $page.load_index() }
+            #[inline]
             fn load_offset(&self) -> i64 { let $s = self; $page.load_offset() }
+            #[inline]
             fn load_time_enabled(&self) -> u64 { let $s = self; $page.load_time_enabled() }
+            #[inline]
             fn load_time_running(&self) -> u64 { let $s = self; $page.load_time_running() }
+            #[inline]
             fn load_capabilities(&self) -> u64 { let $s = self; $page.load_capabilities() }
+            #[inline]
             fn load_pmc_width(&self) -> u16 { let $s = self; $page.load_pmc_width() }
+            #[inline]
             fn load_time_shift(&self) -> u16 { let $s = self; $page.load_time_shift() }
+            #[inline]
             fn load_time_mult(&self) -> u32 { let $s = self; $page.load_time_mult() }
+            #[inline]
             fn load_time_offset(&self) -> u64 { let $s = self; $page.load_time_offset() }
+            #[inline]
             fn load_time_cycles(&self) -> u64 { let $s = self; $page.load_time_cycles() }
+            #[inline]
             fn load_time_mask(&self) -> u64 { let $s = self; $page.load_time_mask() }
             #[inline(always)]
             unsafe fn read_counter(&self, index: u32) -> Option<u64> {

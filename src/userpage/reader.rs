@@ -30,6 +30,7 @@ impl EventTarget {
     /// The `pid` and `cpu` just passed to `perf_event_open(2)`. Call it on
     /// the thread that opened the event: `pid == 0` means that thread, and
     /// this records its tid.
+    #[inline]
     pub fn as_opened(pid: pid_t, cpu: c_int) -> Self {
         EventTarget {
             pid,
@@ -39,12 +40,14 @@ impl EventTarget {
     }
 
     /// The `pid` and `cpu` of an event opened by thread `opener`.
+    #[inline]
     pub const fn opened_by(opener: pid_t, pid: pid_t, cpu: c_int) -> Self {
         EventTarget { pid, cpu, opener }
     }
 
     /// The one thread the event counts on every CPU, if it counts exactly
     /// one (`cpu == -1` and `pid >= 0`; `pid > 0` is a thread id).
+    #[inline]
     pub const fn monitored_thread(&self) -> Option<pid_t> {
         if self.cpu != -1 || self.pid < 0 {
             None
@@ -56,6 +59,7 @@ impl EventTarget {
     }
 
     /// Whether the event counts the calling thread, on any CPU.
+    #[inline]
     pub fn monitors_calling_thread(&self) -> bool {
         self.monitored_thread() == Some(gettid())
     }
@@ -142,15 +146,18 @@ pub struct CounterReading {
 impl CounterReading {
     /// The multiplexing estimate `value * enabled / running` of this one
     /// reading ([`crate::read_format::scale`]): `None` when the event never ran.
+    #[inline]
     pub const fn scaled(&self) -> Option<u64> {
         crate::read_format::scale(self.value, self.time_enabled, self.time_running)
     }
 
     /// Whether the counter instruction made it.
+    #[inline]
     pub const fn used_counter(&self) -> bool {
         matches!(self.path, ReadPath::Counter { .. })
     }
 
+    #[inline]
     fn from_fd(counts: Counts, reason: FallbackReason) -> Result<Self, FdReadError> {
         let (Some(time_enabled), Some(time_running)) = (counts.enabled, counts.running) else {
             return Err(FdReadError::MissingTimes);
@@ -180,6 +187,7 @@ impl<P: PageSource, F: CounterFd> CounterReader<P, F> {
     /// A reader of the event with page `page` and fd `fd`, opened for
     /// `target`. The counter instruction is used only if `target` monitors
     /// the calling thread.
+    #[inline]
     pub fn new(page: P, fd: F, target: EventTarget) -> Self {
         CounterReader {
             page,
@@ -191,22 +199,26 @@ impl<P: PageSource, F: CounterFd> CounterReader<P, F> {
 
     /// Whether reads may use the counter instruction (the event monitors
     /// this thread); each read still checks the page.
+    #[inline]
     pub fn may_use_counter(&self) -> bool {
         self.use_counter
     }
 
     /// The page.
+    #[inline]
     pub fn page(&self) -> &P {
         &self.page
     }
 
     /// The fd.
+    #[inline]
     pub fn fd(&self) -> &F {
         &self.fd
     }
 
     /// A consistent snapshot of the page (with the counter read when this
     /// reader may use it).
+    #[inline(always)]
     pub fn snapshot(&self) -> Result<Snapshot, Unstable> {
         // SAFETY: `use_counter` is true only if the event monitors the
         // thread that made this reader, which is the calling thread: the
@@ -218,6 +230,7 @@ impl<P: PageSource, F: CounterFd> CounterReader<P, F> {
     /// this thread, `cap_user_rdpmc` is set, `index != 0` and the
     /// architecture has the instruction; otherwise `read(2)`, decided anew
     /// on every call.
+    #[inline(always)]
     pub fn read(&self) -> Result<CounterReading, FdReadError> {
         if !self.use_counter {
             return self.fallback(FallbackReason::OtherThread);
@@ -248,6 +261,9 @@ impl<P: PageSource, F: CounterFd> CounterReader<P, F> {
         })
     }
 
+    // Out of line and cold: the counter path stays small where it is inlined.
+    #[cold]
+    #[inline(never)]
     fn fallback(&self, reason: FallbackReason) -> Result<CounterReading, FdReadError> {
         self.fd
             .read_counts()

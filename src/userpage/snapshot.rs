@@ -99,7 +99,7 @@ impl std::error::Error for Unstable {}
 /// With `may_use_counter == true` on a real page, the event must monitor
 /// the calling thread (pid 0 or its tid, cpu -1): the instruction faults on
 /// counters the kernel did not open to this thread.
-#[inline]
+#[inline(always)]
 pub unsafe fn read<S: PageSource + ?Sized>(
     page: &S,
     may_use_counter: bool,
@@ -116,7 +116,7 @@ pub unsafe fn read<S: PageSource + ?Sized>(
 /// # Safety
 ///
 /// As for [`read`].
-#[inline]
+#[inline(always)]
 pub unsafe fn read_into<S: PageSource + ?Sized>(
     page: &S,
     may_use_counter: bool,
@@ -193,21 +193,25 @@ pub struct Times {
 
 impl Snapshot {
     /// `cap_user_rdpmc` of this snapshot.
+    #[inline]
     pub const fn cap_user_rdpmc(&self) -> bool {
         self.capabilities & mmap_caps::CAP_USER_RDPMC.mask() != 0
     }
 
     /// `cap_user_time` of this snapshot.
+    #[inline]
     pub const fn cap_user_time(&self) -> bool {
         self.capabilities & mmap_caps::CAP_USER_TIME.mask() != 0
     }
 
     /// `cap_user_time_short` of this snapshot.
+    #[inline]
     pub const fn cap_user_time_short(&self) -> bool {
         self.capabilities & mmap_caps::CAP_USER_TIME_SHORT.mask() != 0
     }
 
     /// The time conversion, when `cap_user_time` was set.
+    #[inline]
     pub const fn time(&self) -> Option<TimeConversion> {
         if !self.cap_user_time() {
             return None;
@@ -228,6 +232,7 @@ impl Snapshot {
     /// counter sign-extended by `pmc_width`, wrapping; a negative sum (the
     /// `-2^pmc_width` transient, see [`time::correct_negative_count`]) is
     /// corrected. Returns the count and whether it was corrected.
+    #[inline]
     pub const fn count(&self) -> Option<(u64, bool)> {
         match self.pmc {
             Some(raw) => {
@@ -240,6 +245,7 @@ impl Snapshot {
 
     /// The enabled and running times, extrapolated to the snapshot's
     /// timestamp when the page allows it (running only while `index != 0`).
+    #[inline]
     pub const fn times(&self) -> Times {
         match (self.time(), self.timestamp) {
             (Some(conversion), Some(cycles)) => {

@@ -15,6 +15,7 @@
 ///
 /// `width` 0 (a page that never said) and `width >= 64` leave the value
 /// as it is.
+#[inline]
 pub const fn sign_extend(raw: u64, width: u16) -> u64 {
     if width == 0 || width >= 64 {
         return raw;
@@ -26,6 +27,7 @@ pub const fn sign_extend(raw: u64, width: u16) -> u64 {
 /// The event count from a snapshot: the page's `offset` plus the
 /// sign-extended counter, with wrapping `u64` arithmetic as the kernel
 /// defines `offset` (`count - prev_count`, which may be negative).
+#[inline]
 pub const fn counter_value(offset: i64, raw: u64, width: u16) -> u64 {
     (offset as u64).wrapping_add(sign_extend(raw, width))
 }
@@ -34,6 +36,7 @@ pub const fn counter_value(offset: i64, raw: u64, width: u16) -> u64 {
 /// [`crate::userpage`], "The rdpmc_jump case"): a count is never negative,
 /// so a sum whose top bit is set while `width < 64` is moved up by
 /// `2^width`. Returns the value and whether it was corrected.
+#[inline]
 pub const fn correct_negative_count(value: u64, width: u16) -> (u64, bool) {
     if (value as i64) < 0 && width != 0 && width < 64 {
         let corrected = value.wrapping_add(1u64 << width);
@@ -49,6 +52,7 @@ pub const fn correct_negative_count(value: u64, width: u16) -> (u64, bool) {
 /// Equal to the man page's `quot * mult + ((rem * mult) >> shift)` with
 /// `quot = cycles >> shift`, `rem = cycles & ((1 << shift) - 1)`. A shift
 /// of 128 or more (no kernel writes one) gives 0.
+#[inline]
 pub const fn cycles_to_ns(cycles: u64, mult: u32, shift: u16) -> u64 {
     let product = cycles as u128 * mult as u128;
     if shift >= 128 {
@@ -62,6 +66,7 @@ pub const fn cycles_to_ns(cycles: u64, mult: u32, shift: u16) -> u64 {
 /// `cap_user_time_short` (arm64 and riscv, Linux 5.12+) the timestamp
 /// counter is narrower than 64 bits; this carries a reading taken after the
 /// counter wrapped past `time_mask` into the range the conversion expects.
+#[inline]
 pub const fn short_cycles(cycles: u64, time_cycles: u64, time_mask: u64) -> u64 {
     time_cycles.wrapping_add(cycles.wrapping_sub(time_cycles) & time_mask)
 }
@@ -85,6 +90,7 @@ impl TimeConversion {
     /// Nanoseconds since the page was last updated at timestamp `cycles`:
     /// `time_offset + cycles_to_ns(cycles)`, wrapping, with the short-counter
     /// adjustment first when the page has one.
+    #[inline]
     pub const fn delta_ns(&self, cycles: u64) -> u64 {
         let cycles = match self.short {
             Some((time_cycles, time_mask)) => short_cycles(cycles, time_cycles, time_mask),
@@ -98,6 +104,7 @@ impl TimeConversion {
 /// `time_enabled` and `time_running` brought forward by `delta` ns: both
 /// advance while the event is enabled, `running` only while the event is on
 /// the PMU (`index != 0`), as perf_event_open(2) says. Wrapping, as in C.
+#[inline]
 pub const fn extrapolate(enabled: u64, running: u64, index: u32, delta: u64) -> (u64, u64) {
     let running = if index != 0 {
         running.wrapping_add(delta)
