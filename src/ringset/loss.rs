@@ -6,6 +6,12 @@ use crate::sys;
 
 /// What was lost in one ring, or for one event. Nothing is dropped
 /// silently: every way a record can go missing has a counter.
+///
+/// Per event, PERF_RECORD_LOST is exact for rings written by one event.
+/// The kernel keeps one lost counter per ring, so in a ring shared by
+/// several events (PERF_EVENT_IOC_SET_OUTPUT) a LOST record counts the
+/// ring's losses and names the event that wrote next: there only the
+/// ring's figure (and the sum over its events) is exact.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Losses {
     /// Records the kernel could not write because the ring was full, as

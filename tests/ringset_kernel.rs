@@ -1,0 +1,434 @@
+//! The ring set against the running kernel: per-CPU rings fed by threads
+//! pinned to each CPU, exact loss accounting, the time-ordered merge,
+//! POLLHUP when the monitored process exits, and 1 + 1-page rings under a
+//! tracepoint storm.
+
+mod kernel_support;
+
+use kernel_support::{tracefs, tracepoint_id};
+use perf_event_core::attr::Attr;
+use perf_event_core::event::Event;
+use perf_event_core::open::{open, OpenFlags, Scope};
+use perf_event_core::record::{self, Record, SampleLayout};
+use perf_event_core::ring::RawRecord;
+use perf_event_core::ringset::{Entry, Options, RingSet, Sharing};
+use perf_event_core::sys;
+use std::collections::HashMap;
+use std::sync::{mpsc, Arc, Barrier};
+use std::time::{Duration, Instant};
+
+const SAMPLE: u64 = (sys::PERF_SAMPLE_IDENTIFIER
+    | sys::PERF_SAMPLE_TID
+    | sys::PERF_SAMPLE_TIME
+    | sys::PERF_SAMPLE_CPU) as u64;
+
+fn prctl() {
+    // SAFETY: PR_GET_DUMPABLE has no pointer arguments.
+    unsafe { libc::prctl(libc::PR_GET_DUMPABLE, 0, 0, 0, 0) };
+}
+
+fn getppid() {
+    // SAFETY: getppid has no preconditions.
+    unsafe { libc::getppid() };
+}
+
+fn gettid() -> i32 {
+    // SAFETY: gettid has no preconditions.
+    unsafe { libc::gettid() }
+}
+
+fn pin_to(cpu: usize) {
+    // SAFETY: a zeroed cpu_set_t is an empty set; CPU_SET writes inside it.
+    unsafe {
+        let mut set: libc::cpu_set_t = std::mem::zeroed();
+        libc::CPU_SET(cpu, &mut set);
+        assert_eq!(
+            libc::sched_setaffinity(0, std::mem::size_of_val(&set), &set),
+            0,
+            "pinning to CPU {cpu}: {}",
+            std::io::Error::last_os_error()
+        );
+    }
+}
+
+/// The CPUs this process may run on.
+fn cpus() -> Vec<usize> {
+    // SAFETY: a zeroed cpu_set_t is valid; the kernel fills it.
+    unsafe {
+        let mut set: libc::cpu_set_t = std::mem::zeroed();
+        assert_eq!(
+            libc::sched_getaffinity(0, std::mem::size_of_val(&set), &mut set),
+            0
+        );
+        (0..libc::CPU_SETSIZE as usize)
+            .filter(|&c| libc::CPU_ISSET(c, &set))
+            .collect()
+    }
+}
+
+fn tracepoints(test: &str) -> Option<(Attr, Attr)> {
+    if let Err(why) = tracefs() {
+        println!("LAB-NOT-APPLICABLE {test}: {why}");
+        return None;
+    }
+    let attr = |name: &str| {
+        Attr::new(Event::Tracepoint(tracepoint_id("syscalls", name)))
+            .disabled(true)
+            .sample_period(1)
+            .sample_type(SAMPLE)
+            .sample_id_all(true)
+    };
+    Some((attr("sys_enter_prctl"), attr("sys_enter_getppid")))
+}
+
+fn parse<'a>(layout: &SampleLayout, rec: &'a RawRecord<'_>, scratch: &'a mut [u8]) -> Record<'a> {
+    let bytes = match rec.contiguous() {
+        Some(b) => b,
+        None => rec.copy_into(scratch).unwrap(),
+    };
+    record::parse(layout, bytes)
+        .unwrap_or_else(|e| panic!("torn or malformed record {:?}: {e}", rec.header))
+        .record
+}
+
+/// Threads pinned to each CPU, waiting for a go; each reports its tid.
+struct Workers {
+    tids: Vec<(usize, i32)>,
+    go: Arc<Barrier>,
+    extra: Arc<Barrier>,
+    done: mpsc::Receiver<usize>,
+    handles: Vec<std::thread::JoinHandle<()>>,
+}
+
+/// One thread per CPU: after `go`, `per_cpu` of each syscall in `work`;
+/// after `extra`, one more of each (so the kernel writes any pending
+/// PERF_RECORD_LOST into the emptied ring).
+fn workers(cpus: &[usize], per_cpu: u32, work: &'static [fn()]) -> Workers {
+    let go = Arc::new(Barrier::new(cpus.len() + 1));
+    let extra = Arc::new(Barrier::new(cpus.len() + 1));
+    let (tid_tx, tid_rx) = mpsc::channel();
+    let (done_tx, done) = mpsc::channel();
+    let handles = cpus
+        .iter()
+        .map(|&cpu| {
+            let (go, extra, tid_tx, done_tx) =
+                (go.clone(), extra.clone(), tid_tx.clone(), done_tx.clone());
+            std::thread::spawn(move || {
+                pin_to(cpu);
+                tid_tx.send((cpu, gettid())).unwrap();
+                go.wait();
+                for _ in 0..per_cpu {
+                    for f in work {
+                        f();
+                    }
+                }
+                done_tx.send(cpu).unwrap();
+                extra.wait();
+                for f in work {
+                    f();
+                }
+                done_tx.send(cpu).unwrap();
+            })
+        })
+        .collect();
+    let mut tids: Vec<(usize, i32)> = (0..cpus.len()).map(|_| tid_rx.recv().unwrap()).collect();
+    tids.sort();
+    Workers {
+        tids,
+        go,
+        extra,
+        done,
+        handles,
+    }
+}
+
+#[derive(Default)]
+struct Tally {
+    /// Samples per (cpu, event).
+    received: HashMap<(u32, usize), u64>,
+    last_time: u64,
+    backwards: u64,
+}
+
+impl Tally {
+    fn take(&mut self, set: &mut RingSet) {
+        while let Some(h) = set.next_ordered() {
+            self.one(set, h);
+        }
+    }
+    fn flush(&mut self, set: &mut RingSet) {
+        while let Some(h) = set.flush_next() {
+            self.one(set, h);
+        }
+    }
+    fn one(&mut self, set: &mut RingSet, h: perf_event_core::ringset::Held) {
+        let event = h.event().expect("every record's event is found by its id");
+        let layout = *set.layout(event).unwrap();
+        let rec = set.record(&h).unwrap();
+        let mut scratch = [0u8; 256];
+        if let Record::Sample(s) = parse(&layout, &rec, &mut scratch) {
+            *self.received.entry((s.cpu().unwrap(), event)).or_default() += 1;
+            assert_eq!(h.time(), s.time(), "the peeked time is the parsed one");
+        }
+        let t = h.time().expect("sample_id_all: every record has a time");
+        if t < self.last_time {
+            self.backwards += 1;
+        }
+        self.last_time = self.last_time.max(t);
+        set.release(h);
+    }
+}
+
+#[test]
+fn per_cpu_rings_account_for_every_event_and_merge_in_time_order() {
+    let Some((prctl_attr, getppid_attr)) =
+        tracepoints("per_cpu_rings_account_for_every_event_and_merge_in_time_order")
+    else {
+        return;
+    };
+    let cpus = cpus();
+    const N: u32 = 20_000;
+    let w = workers(&cpus, N, &[prctl, getppid]);
+    let mut entries = Vec::new();
+    for &(cpu, tid) in &w.tids {
+        for (event, attr) in [&prctl_attr, &getppid_attr].into_iter().enumerate() {
+            let fd = open(
+                attr,
+                Scope::thread_on(tid, cpu as u32),
+                None,
+                OpenFlags::new(),
+            )
+            .unwrap_or_else(|e| panic!("{e}"));
+            entries.push(Entry {
+                fd,
+                event,
+                layout: SampleLayout::from_attr(attr),
+                cpu: cpu as i32,
+                thread: tid,
+            });
+        }
+    }
+    let opts = Options {
+        data_pages: 4,
+        sharing: Sharing::SameCpu,
+        max_held: 4096,
+    };
+    let mut set = RingSet::new(entries, opts).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(set.rings().len(), cpus.len(), "{:?}", set.unshared());
+    for e in 0..set.entries() {
+        set.fd(e).unwrap().enable(false).unwrap();
+    }
+    let mut tally = Tally::default();
+    w.go.wait();
+    let mut finished = 0;
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while finished < cpus.len() {
+        assert!(Instant::now() < deadline, "workers did not finish");
+        set.wait(1).unwrap();
+        set.fill();
+        tally.take(&mut set);
+        finished += w.done.try_iter().count();
+    }
+    // Everything out, so the rings are empty for the pending LOST records.
+    set.fill();
+    tally.flush(&mut set);
+    w.extra.wait();
+    for _ in &cpus {
+        w.done.recv().unwrap();
+    }
+    for e in 0..set.entries() {
+        set.fd(e).unwrap().disable(false).unwrap();
+    }
+    set.fill();
+    tally.flush(&mut set);
+    for h in w.handles {
+        h.join().unwrap();
+    }
+
+    let generated = u64::from(N) + 1;
+    let mut total = 0;
+    for (r, ring) in set.rings().iter().enumerate() {
+        let (_, cpu, _, _) = set.entry(ring.entries()[0]).unwrap();
+        let got: u64 = (0..2).map(|e| tally.received[&(cpu as u32, e)]).sum();
+        let l = ring.losses();
+        println!("ring {r} (cpu {cpu}): received {got}, lost {l:?}");
+        assert_eq!((l.overruns, l.corrupt, l.lost_samples), (0, 0, 0));
+        assert_eq!(got + l.lost, 2 * generated, "cpu {cpu}");
+        total += got + l.lost;
+    }
+    // Per event: a shared ring's PERF_RECORD_LOST counts the ring's losses
+    // (the kernel keeps one counter per ring) and names the event that
+    // wrote next, so only the sum over the ring's events is exact.
+    let per_event: u64 = (0..2)
+        .map(|e| {
+            let got: u64 = cpus.iter().map(|&c| tally.received[&(c as u32, e)]).sum();
+            got + set.event_losses(e).lost
+        })
+        .sum();
+    assert_eq!(per_event, 2 * generated * cpus.len() as u64);
+    assert_eq!(total, 2 * generated * cpus.len() as u64);
+    let stats = set.merge_stats();
+    println!("merge: {stats:?}, total lost {:?}", set.total_losses());
+    assert_eq!(stats.forced, 0, "the merge never had to break order");
+    assert_eq!(tally.backwards, 0, "merged stream went back in time");
+}
+
+#[test]
+fn pollhup_arrives_when_the_monitored_process_exits_and_the_rest_drains() {
+    let Some((attr, _)) =
+        tracepoints("pollhup_arrives_when_the_monitored_process_exits_and_the_rest_drains")
+    else {
+        return;
+    };
+    const K: u32 = 500;
+    let mut pipe = [0; 2];
+    // SAFETY: pipe writes two fds into the array.
+    assert_eq!(unsafe { libc::pipe(pipe.as_mut_ptr()) }, 0);
+    // SAFETY: the child only calls async-signal-safe functions and _exit.
+    let child = unsafe { libc::fork() };
+    assert!(child >= 0);
+    if child == 0 {
+        let mut b = [0u8; 1];
+        // SAFETY: reading one byte into a local buffer.
+        unsafe { libc::read(pipe[0], b.as_mut_ptr().cast(), 1) };
+        for _ in 0..K {
+            prctl();
+        }
+        // SAFETY: ends the child without running the parent's destructors.
+        unsafe { libc::_exit(0) };
+    }
+    let layout = SampleLayout::from_attr(&attr);
+    let entries = cpus()
+        .into_iter()
+        .map(|cpu| Entry {
+            fd: open(
+                &attr,
+                Scope::thread_on(child, cpu as u32),
+                None,
+                OpenFlags::new(),
+            )
+            .unwrap_or_else(|e| panic!("{e}")),
+            event: 0,
+            layout,
+            cpu: cpu as i32,
+            thread: child,
+        })
+        .collect();
+    let mut set = RingSet::new(entries, Options::default()).unwrap();
+    for e in 0..set.entries() {
+        set.fd(e).unwrap().enable(false).unwrap();
+    }
+    // SAFETY: writing one byte from a local buffer releases the child.
+    assert_eq!(unsafe { libc::write(pipe[1], [1u8].as_ptr().cast(), 1) }, 1);
+    let deadline = Instant::now() + Duration::from_secs(20);
+    let mut hung_up = Vec::new();
+    while !set.all_gone() {
+        assert!(Instant::now() < deadline, "no POLLHUP; got {hung_up:?}");
+        hung_up.extend_from_slice(&set.wait(100).unwrap().hung_up);
+    }
+    hung_up.sort();
+    assert_eq!(hung_up, (0..set.entries()).collect::<Vec<_>>());
+    // SAFETY: reaping our child.
+    unsafe { libc::waitpid(child, std::ptr::null_mut(), 0) };
+    let mut samples = 0;
+    set.drain(|_, event, rec| {
+        assert_eq!(event, Some(0));
+        let mut scratch = [0u8; 256];
+        if let Record::Sample(s) = parse(&layout, rec, &mut scratch) {
+            assert_eq!(s.pid_tid().map(|p| p.1 as i32), Some(child));
+            samples += 1;
+        }
+    });
+    let lost = set.total_losses();
+    assert_eq!(lost.dropped(), 0, "{lost:?}");
+    assert_eq!(samples, u64::from(K));
+    // After the hang-up a wait reports nothing more.
+    assert!(set.wait(0).unwrap().hung_up.is_empty());
+}
+
+#[test]
+fn one_page_rings_under_a_tracepoint_storm_account_every_lost_record() {
+    let Some((attr, _)) =
+        tracepoints("one_page_rings_under_a_tracepoint_storm_account_every_lost_record")
+    else {
+        return;
+    };
+    let cpus = cpus();
+    const N: u32 = 100_000;
+    let w = workers(&cpus, N, &[prctl]);
+    let layout = SampleLayout::from_attr(&attr);
+    let entries: Vec<Entry> = w
+        .tids
+        .iter()
+        .map(|&(cpu, tid)| Entry {
+            fd: open(
+                &attr,
+                Scope::thread_on(tid, cpu as u32),
+                None,
+                OpenFlags::new(),
+            )
+            .unwrap_or_else(|e| panic!("{e}")),
+            event: 0,
+            layout,
+            cpu: cpu as i32,
+            thread: tid,
+        })
+        .collect();
+    let opts = Options {
+        data_pages: 1,
+        ..Options::default()
+    };
+    let mut set = RingSet::new(entries, opts).unwrap();
+    let ids: Vec<u64> = (0..set.entries())
+        .map(|e| set.fd(e).unwrap().id().unwrap())
+        .collect();
+    for e in 0..set.entries() {
+        set.fd(e).unwrap().enable(false).unwrap();
+    }
+    let mut received = vec![0u64; set.rings().len()];
+    let tid_of_ring: Vec<i32> = w.tids.iter().map(|t| t.1).collect();
+    let check = |set: &mut RingSet, received: &mut Vec<u64>| {
+        set.drain(|ring, _, rec| {
+            let mut scratch = [0u8; 256];
+            if let Record::Sample(s) = parse(&layout, rec, &mut scratch) {
+                // A torn record would show a wrong tid, id or cpu here.
+                assert_eq!(s.pid_tid().map(|p| p.1 as i32), Some(tid_of_ring[ring]));
+                assert_eq!(s.id(), Some(ids[ring]));
+                assert_eq!(s.cpu(), Some(w.tids[ring].0 as u32));
+                received[ring] += 1;
+            }
+        });
+    };
+    w.go.wait();
+    let mut finished = 0;
+    while finished < cpus.len() {
+        check(&mut set, &mut received);
+        finished += w.done.try_iter().count();
+    }
+    check(&mut set, &mut received);
+    w.extra.wait();
+    for _ in &cpus {
+        w.done.recv().unwrap();
+    }
+    for e in 0..set.entries() {
+        set.fd(e).unwrap().disable(false).unwrap();
+    }
+    check(&mut set, &mut received);
+    for h in w.handles {
+        h.join().unwrap();
+    }
+    let generated = u64::from(N) + 1;
+    let mut lost_total = 0;
+    for (r, ring) in set.rings().iter().enumerate() {
+        let l = ring.losses();
+        println!("ring {r}: received {}, {l:?}", received[r]);
+        assert_eq!((l.overruns, l.corrupt), (0, 0));
+        assert_eq!(received[r] + l.lost, generated, "ring {r}");
+        lost_total += l.lost;
+    }
+    assert_eq!(set.event_losses(0).lost, lost_total);
+    assert!(
+        lost_total > 0,
+        "a 1-page ring under a storm of {N} records per CPU lost nothing: the test did not overload"
+    );
+}
