@@ -15,6 +15,7 @@ const TARGETS: &[&str] = &[
     "read_format_parse",
     "format_spec",
     "event_string",
+    "ringset_merge",
 ];
 
 /// The per-target time `cargo xtask ci` gives.
