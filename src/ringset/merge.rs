@@ -28,8 +28,7 @@
 //! makes the kernel drop records, counted as lost: the bound trades order
 //! against loss, and both are reported.
 
-use std::cmp::Reverse;
-use std::collections::BinaryHeap;
+use std::collections::VecDeque;
 
 /// A record the merge holds: where it is and what it was keyed by.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
@@ -74,9 +73,14 @@ struct RingClock {
 }
 
 /// The merge state (pure: no ring access, so it can be fuzzed alone).
+///
+/// Each ring's records wait in a queue of their own, kept sorted (a record
+/// is inserted from the back, so a ring in time order costs one compare);
+/// the oldest record is found among the rings' fronts, as a k-way merge.
 #[derive(Debug)]
 pub struct Merge {
-    heap: BinaryHeap<Reverse<Pending>>,
+    queues: Vec<VecDeque<Pending>>,
+    held: usize,
     rings: Vec<RingClock>,
     capacity: usize,
     seq: u64,
@@ -92,7 +96,8 @@ impl Merge {
     /// A merge over `rings` rings holding at most `capacity` (>= 1) records.
     pub fn new(rings: usize, capacity: usize) -> Merge {
         Merge {
-            heap: BinaryHeap::new(),
+            queues: vec![VecDeque::new(); rings],
+            held: 0,
             rings: vec![RingClock::default(); rings],
             capacity: capacity.max(1),
             seq: 0,
@@ -105,12 +110,12 @@ impl Merge {
 
     /// Records held now.
     pub fn held(&self) -> usize {
-        self.heap.len()
+        self.held
     }
 
     /// Whether another record can be taken without a forced release.
     pub fn has_room(&self) -> bool {
-        self.heap.len() < self.capacity
+        self.held < self.capacity
     }
 
     /// What the merge did so far.
@@ -147,7 +152,7 @@ impl Merge {
         time: Option<u64>,
         event: Option<usize>,
     ) -> bool {
-        if self.heap.len() >= self.capacity {
+        if self.held >= self.capacity {
             return false;
         }
         let Some(clock) = self.rings.get_mut(ring) else {
@@ -158,7 +163,7 @@ impl Merge {
             self.round_max = Some(self.round_max.map_or(t, |m| m.max(t)));
         }
         let key = time.or(clock.last_seen).unwrap_or(0);
-        self.heap.push(Reverse(Pending {
+        let p = Pending {
             time: key,
             seq: self.seq,
             ring: ring as u32,
@@ -166,14 +171,38 @@ impl Merge {
             len,
             event: event.map_or(u32::MAX, |e| e.min(u32::MAX as usize - 1) as u32),
             timed: time.is_some(),
-        }));
+        };
+        let q = &mut self.queues[ring];
+        // Sorted insert from the back: O(1) when the ring is in time order.
+        let mut at = q.len();
+        while at > 0 && q[at - 1].time > key {
+            at -= 1;
+        }
+        q.insert(at, p);
         self.seq += 1;
-        self.stats.max_held = self.stats.max_held.max(self.heap.len());
+        self.held += 1;
+        self.stats.max_held = self.stats.max_held.max(self.held);
         true
     }
 
+    /// The ring whose front record is the oldest (ties: read first).
+    #[inline]
+    fn oldest(&self) -> Option<usize> {
+        let mut best: Option<(u64, u64, usize)> = None;
+        for (r, q) in self.queues.iter().enumerate() {
+            if let Some(p) = q.front() {
+                if best.is_none_or(|b| (p.time, p.seq) < (b.0, b.1)) {
+                    best = Some((p.time, p.seq, r));
+                }
+            }
+        }
+        best.map(|b| b.2)
+    }
+
     fn take_min(&mut self) -> Option<Pending> {
-        let p = self.heap.pop()?.0;
+        let r = self.oldest()?;
+        let p = self.queues[r].pop_front()?;
+        self.held -= 1;
         if self.last_released.is_some_and(|l| p.time < l) {
             self.stats.out_of_order += 1;
         }
@@ -193,10 +222,11 @@ impl Merge {
     /// The oldest record, if it is safe to release; when the merge is full
     /// and nothing is safe, the oldest anyway (counted as forced).
     pub fn pop(&mut self) -> Option<Pending> {
-        let t = self.heap.peek()?.0.time;
+        let r = self.oldest()?;
+        let t = self.queues[r].front()?.time;
         if self.safe(t) {
             self.take_min()
-        } else if self.heap.len() >= self.capacity {
+        } else if self.held >= self.capacity {
             self.stats.forced += 1;
             self.take_min()
         } else {

@@ -217,14 +217,21 @@ impl RingSet {
         let Some(ring) = self.rings.get_mut(held.ring as usize) else {
             return;
         };
-        let front = ring.held.front().map_or(0, |h| h.0);
-        // Held positions rise (wrapping) in ring order: binary search.
-        let key = (held.pos as usize).wrapping_sub(front as usize);
-        if let Ok(i) = ring
-            .held
-            .binary_search_by_key(&key, |h| (h.0 as usize).wrapping_sub(front as usize))
-        {
-            ring.held[i].2 = true;
+        match ring.held.front_mut() {
+            // Released in ring order (the usual case): the front.
+            Some(f) if f.0 == held.pos => f.2 = true,
+            Some(f) => {
+                let front = f.0;
+                // Held positions rise (wrapping) in ring order: binary search.
+                let key = (held.pos as usize).wrapping_sub(front as usize);
+                if let Ok(i) = ring
+                    .held
+                    .binary_search_by_key(&key, |h| (h.0 as usize).wrapping_sub(front as usize))
+                {
+                    ring.held[i].2 = true;
+                }
+            }
+            None => {}
         }
         commit(ring);
     }

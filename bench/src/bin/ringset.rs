@@ -31,9 +31,9 @@ use std::hint::black_box;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Instant;
 
-const K: u32 = 20_000;
-const ROUNDS: usize = 15;
-const PAGES: usize = 256;
+const K: u32 = 5_000;
+const ROUNDS: usize = 31;
+const PAGES: usize = 64;
 
 fn prctls(n: u32) {
     for _ in 0..n {
@@ -233,15 +233,21 @@ fn drain_pe2(samplers: &mut [perf_event::Sampler]) -> (u64, u64) {
 
 fn merge_ours(set: &mut RingSet) -> u64 {
     let mut n = 0;
-    set.fill();
-    while let Some(h) = set.next_ordered().or_else(|| set.flush_next()) {
-        if let Ok(rec) = set.record(&h) {
-            black_box(rec.header);
+    loop {
+        set.fill();
+        let before = n;
+        // The writers are disabled: everything read can be released.
+        while let Some(h) = set.next_ordered().or_else(|| set.flush_next()) {
+            if let Ok(rec) = set.record(&h) {
+                black_box(rec.header);
+            }
+            set.release(h);
+            n += 1;
         }
-        set.release(h);
-        n += 1;
+        if n == before {
+            return n;
+        }
     }
-    n
 }
 
 fn drain_bench(id: u64, rings: usize) {
