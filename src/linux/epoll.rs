@@ -2,6 +2,7 @@
 //! its ring passed `wakeup_events` / `wakeup_watermark`, EPOLLHUP when the
 //! task it measures has exited, since Linux 2.6.31).
 
+use super::types::c_int;
 use crate::errno::Errno;
 
 /// Readable (`EPOLLIN`).
@@ -24,12 +25,12 @@ pub struct Ready {
 /// An epoll instance (closed on drop).
 #[derive(Debug)]
 pub struct Epoll {
-    fd: libc::c_int,
+    fd: c_int,
 }
 
 impl Epoll {
     /// The raw fd.
-    pub fn raw(&self) -> libc::c_int {
+    pub fn raw(&self) -> c_int {
         self.fd
     }
 }
@@ -37,7 +38,7 @@ impl Epoll {
 impl Drop for Epoll {
     fn drop(&mut self) {
         // SAFETY: closing the fd this value owns, once.
-        unsafe { libc::close(self.fd) };
+        unsafe { super::io::close(self.fd) };
     }
 }
 
@@ -61,7 +62,7 @@ pub fn create() -> Result<Epoll, Errno> {
 }
 
 /// `epoll_ctl(EPOLL_CTL_ADD)`: watch `fd` for `events`, reporting `token`.
-pub fn add(ep: &Epoll, fd: libc::c_int, events: u32, token: u64) -> Result<(), Errno> {
+pub fn add(ep: &Epoll, fd: c_int, events: u32, token: u64) -> Result<(), Errno> {
     let mut ev = libc::epoll_event { events, u64: token };
     // SAFETY: a valid epoll_event for the duration of the call.
     let r = unsafe { libc::epoll_ctl(ep.fd, libc::EPOLL_CTL_ADD, fd, &mut ev) };
@@ -73,7 +74,7 @@ pub fn add(ep: &Epoll, fd: libc::c_int, events: u32, token: u64) -> Result<(), E
 }
 
 /// `epoll_ctl(EPOLL_CTL_DEL)`: stop watching `fd`.
-pub fn remove(ep: &Epoll, fd: libc::c_int) -> Result<(), Errno> {
+pub fn remove(ep: &Epoll, fd: c_int) -> Result<(), Errno> {
     let mut ev = libc::epoll_event { events: 0, u64: 0 };
     // SAFETY: a valid (ignored since 2.6.9) epoll_event pointer.
     let r = unsafe { libc::epoll_ctl(ep.fd, libc::EPOLL_CTL_DEL, fd, &mut ev) };
@@ -90,7 +91,7 @@ pub fn remove(ep: &Epoll, fd: libc::c_int) -> Result<(), Errno> {
 pub fn wait(ep: &Epoll, out: &mut [Ready], timeout_ms: i32) -> Result<usize, Errno> {
     const CHUNK: usize = 64;
     let mut raw = [libc::epoll_event { events: 0, u64: 0 }; CHUNK];
-    let max = out.len().min(CHUNK) as libc::c_int;
+    let max = out.len().min(CHUNK) as c_int;
     if max == 0 {
         return Ok(0);
     }

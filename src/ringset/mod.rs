@@ -398,7 +398,7 @@ impl RingSet {
         loop {
             let n = match epoll::wait(&self.epoll, &mut out, timeout) {
                 Ok(n) => n,
-                Err(e) if e.0 == libc::EINTR => 0,
+                Err(e) if e.0 == crate::linux::errno::EINTR => 0,
                 Err(e) => return Err(e),
             };
             for r in &out[..n] {
