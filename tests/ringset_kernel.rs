@@ -432,3 +432,108 @@ fn one_page_rings_under_a_tracepoint_storm_account_every_lost_record() {
         "a 1-page ring under a storm of {N} records per CPU lost nothing: the test did not overload"
     );
 }
+
+#[test]
+fn an_entry_borrowing_an_fd_reads_that_event_s_ring() {
+    let Some((attr, _)) = tracepoints("an_entry_borrowing_an_fd_reads_that_event_s_ring") else {
+        return;
+    };
+    let fd = open(&attr, Scope::this_thread(), None, OpenFlags::new()).unwrap();
+    let layout = SampleLayout::from_attr(&attr);
+    let entry = Entry::borrowing(&fd, 0, layout, -1, 0).unwrap();
+    let mut set = RingSet::new(vec![entry], Options::default()).unwrap();
+    // The original fd drives the event the set reads.
+    fd.enable(false).unwrap();
+    for _ in 0..10 {
+        prctl();
+    }
+    fd.disable(false).unwrap();
+    let mut n = 0;
+    set.drain(|_, event, rec| {
+        assert_eq!(event, Some(0));
+        n += usize::from(rec.header.kind == sys::PERF_RECORD_SAMPLE);
+    });
+    assert_eq!(n, 10);
+    assert_eq!(set.fd(0).unwrap().id().unwrap(), fd.id().unwrap());
+}
+
+#[test]
+fn held_records_pin_the_tail_until_released_in_any_order() {
+    let Some((attr, _)) = tracepoints("held_records_pin_the_tail_until_released_in_any_order")
+    else {
+        return;
+    };
+    let layout = SampleLayout::from_attr(&attr);
+    let fds: Vec<_> = (0..2)
+        .map(|_| open(&attr, Scope::this_thread(), None, OpenFlags::new()).unwrap())
+        .collect();
+    let entries = fds
+        .into_iter()
+        .map(|fd| Entry {
+            fd,
+            event: 0,
+            layout,
+            cpu: -1,
+            thread: 0,
+        })
+        .collect();
+    let mut set = RingSet::new(entries, Options::default()).unwrap();
+    for e in 0..2 {
+        set.fd(e).unwrap().enable(false).unwrap();
+    }
+    for _ in 0..3 {
+        prctl();
+    }
+    for e in 0..2 {
+        set.fd(e).unwrap().disable(false).unwrap();
+    }
+    set.fill();
+    let mut held = Vec::new();
+    while let Some(h) = set.next_ordered().or_else(|| set.flush_next()) {
+        held.push(h);
+    }
+    assert_eq!(held.len(), 6, "3 samples in each of 2 rings");
+    // Every record is readable at once, from both rings, without a copy.
+    let times: Vec<u64> = held
+        .iter()
+        .map(|h| {
+            let rec = set.record(h).unwrap();
+            let mut scratch = [0u8; 256];
+            let Record::Sample(s) = parse(&layout, &rec, &mut scratch) else {
+                panic!("not a sample")
+            };
+            s.time().unwrap()
+        })
+        .collect();
+    assert!(times.windows(2).all(|w| w[0] <= w[1]), "{times:?}");
+    let tails =
+        |set: &RingSet| -> Vec<u64> { set.rings().iter().map(|r| r.buffer().tail()).collect() };
+    let heads: Vec<u64> = set.rings().iter().map(|r| r.buffer().head()).collect();
+    assert_eq!(tails(&set), [0, 0]);
+    // Ring 0's records, newest first: the tail stays until the oldest goes.
+    let mut ring0: Vec<_> = Vec::new();
+    let mut ring1: Vec<_> = Vec::new();
+    for h in held {
+        if h.ring() == 0 {
+            ring0.push(h)
+        } else {
+            ring1.push(h)
+        }
+    }
+    let first_len = ring0[0].len() as u64;
+    set.release(ring0.pop().unwrap());
+    set.release(ring0.pop().unwrap());
+    assert_eq!(
+        tails(&set),
+        [0, 0],
+        "the oldest record of ring 0 is still held"
+    );
+    set.release(ring0.pop().unwrap());
+    assert_eq!(tails(&set), [heads[0], 0]);
+    set.release(ring1.remove(0));
+    assert_eq!(tails(&set), [heads[0], first_len]);
+    for h in ring1 {
+        set.release(h);
+    }
+    assert_eq!(tails(&set), heads);
+}

@@ -72,6 +72,27 @@ pub struct Entry {
     pub thread: i32,
 }
 
+impl Entry {
+    /// An entry for an fd owned elsewhere (an event set keeps its fds): the
+    /// fd is duplicated (`F_DUPFD_CLOEXEC`), which refers to the same event,
+    /// so mapping, polling and SET_OUTPUT through the copy act on it.
+    pub fn borrowing(
+        fd: &EventFd,
+        event: usize,
+        layout: SampleLayout,
+        cpu: i32,
+        thread: i32,
+    ) -> Result<Entry, Errno> {
+        Ok(Entry {
+            fd: EventFd::new(fd.perf_fd().try_clone()?, fd.read_format().0),
+            event,
+            layout,
+            cpu,
+            thread,
+        })
+    }
+}
+
 /// How entries get rings.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Sharing {
