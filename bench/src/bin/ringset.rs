@@ -122,7 +122,7 @@ fn pe2(
 }
 
 fn page_size() -> usize {
-    perf_event_core::ring::page_size()
+    perf_event_core::linux::mmap::page_size()
 }
 
 /// The floor: headers walked, three fields read at fixed offsets.
@@ -181,7 +181,7 @@ impl Raw {
                 unsafe { std::ptr::read_volatile(data.add(at) as *const u64) }
             };
             let hdr = rd(0);
-            let (kind, rec) = (hdr as u32, (hdr >> 48) as u64);
+            let (kind, rec) = (hdr as u32, hdr >> 48);
             if kind == sys::PERF_RECORD_SAMPLE {
                 sum = sum.wrapping_add(rd(8) ^ rd(16) ^ rd(24));
                 n += 1;
@@ -333,101 +333,163 @@ fn pin(cpu: usize) {
     }
 }
 
-/// Threads pinned per CPU, each firing `n` prctls once told to.
-fn storm<R>(n: u32, reader: impl FnOnce(&[(usize, i32)], &dyn Fn() -> bool) -> R) -> R {
-    let cpus = cpus();
-    let go = std::sync::Arc::new(std::sync::Barrier::new(cpus.len() + 1));
-    let left = std::sync::Arc::new(AtomicU64::new(cpus.len() as u64));
-    let (tx, rx) = std::sync::mpsc::channel();
-    let handles: Vec<_> = cpus
-        .iter()
-        .map(|&c| {
-            let (go, left, tx) = (go.clone(), left.clone(), tx.clone());
-            std::thread::spawn(move || {
-                pin(c);
-                // SAFETY: gettid has no preconditions.
-                tx.send((c, unsafe { libc::gettid() })).unwrap();
-                go.wait();
-                go.wait();
-                prctls(n);
-                left.fetch_sub(1, Ordering::Release);
+/// Threads pinned per CPU: `n` prctls each after [`Storm::start`], then
+/// one more each on [`Storm::last`] (after the reader emptied the rings,
+/// so the kernel can write the PERF_RECORD_LOST it still owes).
+struct Storm {
+    tids: Vec<(usize, i32)>,
+    go: std::sync::Arc<std::sync::Barrier>,
+    extra: std::sync::Arc<std::sync::Barrier>,
+    done: std::sync::mpsc::Receiver<()>,
+    running: usize,
+    handles: Vec<std::thread::JoinHandle<()>>,
+}
+
+impl Storm {
+    fn new(n: u32) -> Storm {
+        let cpus = cpus();
+        let go = std::sync::Arc::new(std::sync::Barrier::new(cpus.len() + 1));
+        let extra = std::sync::Arc::new(std::sync::Barrier::new(cpus.len() + 1));
+        let (tx, rx) = std::sync::mpsc::channel();
+        let (done_tx, done) = std::sync::mpsc::channel();
+        let handles = cpus
+            .iter()
+            .map(|&c| {
+                let (go, extra, tx, done_tx) =
+                    (go.clone(), extra.clone(), tx.clone(), done_tx.clone());
+                std::thread::spawn(move || {
+                    pin(c);
+                    // SAFETY: gettid has no preconditions.
+                    tx.send((c, unsafe { libc::gettid() })).unwrap();
+                    go.wait();
+                    prctls(n);
+                    done_tx.send(()).unwrap();
+                    extra.wait();
+                    prctls(1);
+                    done_tx.send(()).unwrap();
+                })
             })
-        })
-        .collect();
-    let mut tids: Vec<(usize, i32)> = (0..cpus.len()).map(|_| rx.recv().unwrap()).collect();
-    tids.sort();
-    let go2 = go.clone();
-    let left2 = left.clone();
-    let r = reader(&tids, &move || {
-        // First call: open the gate.
-        if left2.fetch_or(1 << 62, Ordering::AcqRel) & (1 << 62) == 0 {
-            go2.wait();
-            go2.wait();
+            .collect();
+        let mut tids: Vec<(usize, i32)> = (0..cpus.len()).map(|_| rx.recv().unwrap()).collect();
+        tids.sort();
+        Storm {
+            running: tids.len(),
+            tids,
+            go,
+            extra,
+            done,
+            handles,
         }
-        left2.load(Ordering::Acquire) & !(1 << 62) != 0
-    });
-    for h in handles {
-        h.join().unwrap();
     }
-    r
+
+    fn start(&self) {
+        self.go.wait();
+    }
+
+    fn running(&mut self) -> bool {
+        self.running -= self.done.try_iter().count().min(self.running);
+        self.running > 0
+    }
+
+    fn last(self) {
+        self.extra.wait();
+        for _ in &self.tids {
+            self.done.recv().unwrap();
+        }
+        for h in self.handles {
+            h.join().unwrap();
+        }
+    }
+}
+
+const STORM_N: u32 = 200_000;
+const SMALL: usize = 8;
+
+/// One storm read by perf-event-core's ring set: (received, lost).
+fn storm_ours(id: u64) -> (u64, u64) {
+    let mut storm = Storm::new(STORM_N);
+    let tids = storm.tids.clone();
+    let scope = |i: usize| Scope::thread_on(tids[i].1, tids[i].0 as u32);
+    let mut set = ours(id, tids.len(), scope, SMALL);
+    for e in 0..set.entries() {
+        set.fd(e).unwrap().enable(false).unwrap();
+    }
+    let mut got = 0;
+    storm.start();
+    while storm.running() {
+        got += drain_ours(&mut set).0;
+    }
+    got += drain_ours(&mut set).0;
+    storm.last();
+    got += drain_ours(&mut set).0;
+    let l = set.total_losses();
+    assert_eq!((l.overruns, l.corrupt), (0, 0));
+    (got, l.lost)
+}
+
+/// The same storm read by perf-event2's samplers: (received, lost).
+fn storm_pe2(id: u64) -> (u64, u64) {
+    let mut storm = Storm::new(STORM_N);
+    let tids = storm.tids.clone();
+    let mut s = pe2(id, tids.len(), |i| Some((tids[i].0, tids[i].1)), SMALL);
+    for x in s.iter_mut() {
+        x.enable().unwrap();
+    }
+    let (mut got, mut lost) = (0, 0);
+    let mut step = |s: &mut [perf_event::Sampler]| {
+        for x in s.iter_mut() {
+            while let Some(rec) = x.next_record() {
+                match rec.parse_record() {
+                    Ok(perf_event::data::Record::Sample(_)) => got += 1,
+                    Ok(perf_event::data::Record::Lost(l)) => lost += l.lost,
+                    _ => {}
+                }
+            }
+        }
+    };
+    storm.start();
+    while storm.running() {
+        step(&mut s);
+    }
+    step(&mut s);
+    storm.last();
+    step(&mut s);
+    (got, lost)
 }
 
 fn loss_bench(id: u64) {
-    const N: u32 = 200_000;
-    const SMALL: usize = 8;
+    const RUNS: usize = 5;
     let cpus = cpus().len() as u64;
-    let (got, lost) = storm(N, |tids, running| {
-        let mut set = ours(
-            id,
-            tids.len(),
-            |i| Scope::thread_on(tids[i].1, tids[i].0 as u32),
-            SMALL,
-        );
-        for e in 0..set.entries() {
-            set.fd(e).unwrap().enable(false).unwrap();
-        }
-        let mut got = 0;
-        while running() {
-            got += drain_ours(&mut set).0;
-        }
-        got += drain_ours(&mut set).0;
-        (got, set.total_losses().lost)
-    });
+    let generated = cpus * (u64::from(STORM_N) + 1);
     println!(
-        "\n## lost under a storm: {cpus} CPUs x {N} prctls, {SMALL}-page rings, read concurrently"
+        "\n## lost under a storm: {cpus} CPUs x {STORM_N} prctls, {SMALL}-page rings, read \
+         concurrently by one thread, {RUNS} runs each, alternating"
     );
-    println!(
-        "perf-event-core: received {got} + lost {lost} = {} (generated {}; lost records still pending in a full ring are reported only with the next write)",
-        got + lost,
-        cpus * u64::from(N)
-    );
-    let (got2, lost2) = storm(N, |tids, running| {
-        let mut s = pe2(id, tids.len(), |i| Some((tids[i].0, tids[i].1)), SMALL);
-        for x in s.iter_mut() {
-            x.enable().unwrap();
-        }
-        let (mut got, mut lost) = (0, 0);
-        let mut step = |s: &mut [perf_event::Sampler]| {
-            for x in s.iter_mut() {
-                while let Some(rec) = x.next_record() {
-                    match rec.parse_record() {
-                        Ok(perf_event::data::Record::Sample(_)) => got += 1,
-                        Ok(perf_event::data::Record::Lost(l)) => lost += l.lost,
-                        _ => {}
-                    }
-                }
-            }
+    let (mut a, mut b) = (Vec::new(), Vec::new());
+    for run in 0..RUNS {
+        let order: [bool; 2] = if run % 2 == 0 {
+            [true, false]
+        } else {
+            [false, true]
         };
-        while running() {
-            step(&mut s);
+        for first in order {
+            let (got, lost) = if first { storm_ours(id) } else { storm_pe2(id) };
+            assert_eq!(got + lost, generated, "received + lost == generated");
+            if first {
+                a.push(lost as f64)
+            } else {
+                b.push(lost as f64)
+            }
         }
-        step(&mut s);
-        (got, lost)
-    });
+    }
+    println!("(received + lost == {generated} in every run, for both)");
     println!(
-        "perf-event2:     received {got2} + lost {lost2} = {} (generated {})",
-        got2 + lost2,
-        cpus * u64::from(N)
+        "perf-event-core lost per run: {a:?}, median {}",
+        median(&mut a.clone())
+    );
+    println!(
+        "perf-event2     lost per run: {b:?}, median {}",
+        median(&mut b.clone())
     );
 }
 
