@@ -342,8 +342,12 @@ fn pollhup_arrives_when_the_monitored_process_exits_and_the_rest_drains() {
     let lost = set.total_losses();
     assert_eq!(lost.dropped(), 0, "{lost:?}");
     assert_eq!(samples, u64::from(K));
-    // After the hang-up a wait reports nothing more.
+    // After the hang-up the set reports it no more...
     assert!(set.wait(0).unwrap().hung_up.is_empty());
+    // ...while the single-ring wait says "ready" (POLLHUP) instead of
+    // timing out on a ring that will never fill again.
+    let fd = set.fd(0).unwrap();
+    assert_eq!(perf_event_core::ring::RingBuffer::wait(fd, 1000), Ok(true));
 }
 
 #[test]
