@@ -245,3 +245,118 @@ impl Identify {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::record::{self, Record};
+
+    const FIELDS: [u64; 7] = [IDENTIFIER, IP, TID, TIME, ADDR, ID, STREAM_ID];
+
+    /// A record of `kind` whose every u64 after the header is distinct.
+    fn bytes(kind: u32, words: usize) -> Vec<u8> {
+        let mut b = Vec::new();
+        b.extend_from_slice(&kind.to_ne_bytes());
+        b.extend_from_slice(&0u16.to_ne_bytes());
+        b.extend_from_slice(&(8 + 8 * words as u16).to_ne_bytes());
+        for w in 0..words as u64 {
+            b.extend_from_slice(&(0x1000 + w).to_ne_bytes());
+        }
+        b
+    }
+
+    fn raw(data: &[u8]) -> RawRecord<'_> {
+        let size = data.len().next_power_of_two();
+        let leaked: &'static mut [u8] = Box::leak(vec![0u8; size].into_boxed_slice());
+        leaked[..data.len()].copy_from_slice(data);
+        RawRecord::at(leaked, 0, data.len() as u64).unwrap()
+    }
+
+    #[test]
+    fn the_peeked_time_and_id_are_the_parsed_ones_for_every_layout() {
+        for mask in 0..1u32 << FIELDS.len() {
+            let mut sample_type = CPU; // after the peeked fields: must not move them
+            for (i, f) in FIELDS.iter().enumerate() {
+                if mask & (1 << i) != 0 {
+                    sample_type |= f;
+                }
+            }
+            let layout = SampleLayout {
+                sample_type,
+                sample_id_all: true,
+                ..SampleLayout::default()
+            };
+            let off = KeyOffsets::of(&layout);
+            // A sample: one word per field.
+            let words = (sample_type.count_ones()) as usize;
+            let b = bytes(sys::PERF_RECORD_SAMPLE, words);
+            let Record::Sample(s) = record::parse(&layout, &b).unwrap().record else {
+                panic!()
+            };
+            let key = off.key(&raw(&b));
+            assert_eq!(key.time, s.time(), "sample_type {sample_type:#x}");
+            assert_eq!(key.id, s.id(), "sample_type {sample_type:#x}");
+            // PERF_RECORD_LOST (id, lost) + the sample_id trailer.
+            let trailer = layout.sample_id_size() / 8;
+            let b = bytes(sys::PERF_RECORD_LOST, 2 + trailer);
+            let parsed = record::parse(&layout, &b).unwrap();
+            let sid = parsed.sample_id.unwrap_or_default();
+            let key = off.key(&raw(&b));
+            assert_eq!(key.time, sid.time, "trailer of {sample_type:#x}");
+            assert_eq!(key.id, sid.id, "trailer of {sample_type:#x}");
+        }
+    }
+
+    #[test]
+    fn mixed_layouts_need_identifier_and_say_which_events_lack_it() {
+        let a = SampleLayout {
+            sample_type: TIME,
+            ..SampleLayout::default()
+        };
+        let b = SampleLayout {
+            sample_type: TID | TIME,
+            ..SampleLayout::default()
+        };
+        let e = Identify::new(vec![a, b]).unwrap_err();
+        assert_eq!(e.without_identifier, [0, 1]);
+        let a = SampleLayout {
+            sample_type: IDENTIFIER | TIME,
+            sample_id_all: true,
+            ..a
+        };
+        let b = SampleLayout {
+            sample_type: IDENTIFIER | TID | TIME,
+            sample_id_all: true,
+            ..b
+        };
+        let mut ident = Identify::new(vec![a, b]).unwrap();
+        ident.add_id(0x1000, 1);
+        // A sample of event 1: IDENTIFIER 0x1000, TID 0x1001, TIME 0x1002.
+        let rec = bytes(sys::PERF_RECORD_SAMPLE, 3);
+        let (key, event) = ident.peek(&raw(&rec), None);
+        assert_eq!(
+            (key.time, key.id, event),
+            (Some(0x1002), Some(0x1000), Some(1))
+        );
+    }
+
+    #[test]
+    fn a_record_wrapping_the_ring_end_is_peeked_across_its_two_parts() {
+        let layout = SampleLayout {
+            sample_type: IDENTIFIER | TIME,
+            sample_id_all: true,
+            ..SampleLayout::default()
+        };
+        let rec = bytes(sys::PERF_RECORD_LOST, 4);
+        let mut area = [0u8; 64];
+        for (i, b) in rec.iter().enumerate() {
+            area[(48 + i) % 64] = *b;
+        }
+        let r = RawRecord::at(&area, 48, 48 + rec.len() as u64).unwrap();
+        assert!(r.wraps());
+        let key = KeyOffsets::of(&layout).key(&r);
+        let sid = record::parse(&layout, &rec).unwrap().sample_id.unwrap();
+        assert_eq!((key.time, key.id), (sid.time, sid.id));
+        assert_eq!(key.time, Some(0x1002));
+    }
+}

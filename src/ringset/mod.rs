@@ -141,11 +141,6 @@ pub enum RingSetError {
     Epoll(Errno),
     /// The records of different events cannot be told apart.
     Layouts(MixedLayouts),
-    /// An entry names an event past the layouts given.
-    Event {
-        /// The entry.
-        entry: usize,
-    },
 }
 
 impl fmt::Display for RingSetError {
@@ -158,9 +153,6 @@ impl fmt::Display for RingSetError {
                  fs.epoll.max_user_watches reached)"
             ),
             RingSetError::Layouts(e) => e.fmt(f),
-            RingSetError::Event { entry } => {
-                write!(f, "entry {entry} names an event with no layout")
-            }
         }
     }
 }

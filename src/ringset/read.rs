@@ -159,6 +159,12 @@ impl RingSet {
     /// One fill round of the time-ordered merge: reads every ring up to its
     /// head (or until the merge is full) without freeing anything, counting
     /// loss records. Then take records with [`RingSet::next_ordered`].
+    ///
+    /// The merge orders by PERF_SAMPLE_TIME (with `sample_id_all` for the
+    /// records that are not samples): events without it give the merge no
+    /// time to order by, so nothing becomes safe before the capacity is
+    /// reached or [`RingSet::flush_next`]; read them with
+    /// [`RingSet::drain`] instead.
     pub fn fill(&mut self) {
         self.merge.begin_round();
         for (r, ring) in self.rings.iter_mut().enumerate() {
