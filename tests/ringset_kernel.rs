@@ -541,3 +541,48 @@ fn held_records_pin_the_tail_until_released_in_any_order() {
     }
     assert_eq!(tails(&set), heads);
 }
+
+#[test]
+fn two_events_of_one_thread_share_a_ring_and_are_told_apart_by_id() {
+    let Some((prctl_attr, getppid_attr)) =
+        tracepoints("two_events_of_one_thread_share_a_ring_and_are_told_apart_by_id")
+    else {
+        return;
+    };
+    let entries = [&prctl_attr, &getppid_attr]
+        .into_iter()
+        .enumerate()
+        .map(|(event, attr)| Entry {
+            fd: open(attr, Scope::this_thread(), None, OpenFlags::new()).unwrap(),
+            event,
+            layout: SampleLayout::from_attr(attr),
+            cpu: -1,
+            thread: gettid(),
+        })
+        .collect();
+    let opts = Options {
+        sharing: Sharing::SameCpu,
+        ..Options::default()
+    };
+    let mut set = RingSet::new(entries, opts).unwrap();
+    assert_eq!(set.rings().len(), 1, "{:?}", set.unshared());
+    for e in 0..2 {
+        set.fd(e).unwrap().enable(false).unwrap();
+    }
+    for _ in 0..7 {
+        prctl();
+    }
+    for _ in 0..4 {
+        getppid();
+    }
+    for e in 0..2 {
+        set.fd(e).unwrap().disable(false).unwrap();
+    }
+    let mut per_event = [0; 2];
+    set.drain(|_, event, rec| {
+        if rec.header.kind == sys::PERF_RECORD_SAMPLE {
+            per_event[event.expect("found by its id")] += 1;
+        }
+    });
+    assert_eq!(per_event, [7, 4]);
+}

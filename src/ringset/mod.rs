@@ -98,11 +98,11 @@ impl Entry {
 pub enum Sharing {
     /// One ring per entry.
     PerEntry,
-    /// Entries on the same CPU share the first one's ring through
-    /// PERF_EVENT_IOC_SET_OUTPUT (Linux 2.6.36; the kernel needs both on
-    /// the same CPU, and the same clock). An entry the kernel refuses
-    /// (or opened on any CPU) gets its own ring, noted in
-    /// [`RingSet::unshared`].
+    /// Entries share the first matching entry's ring through
+    /// PERF_EVENT_IOC_SET_OUTPUT (Linux 2.6.36) where the kernel allows it:
+    /// the same CPU, or, for entries on any CPU (-1), the same thread; and
+    /// the same clock. An entry the kernel refuses gets its own ring, noted
+    /// in [`RingSet::unshared`].
     SameCpu,
 }
 
@@ -266,11 +266,11 @@ impl RingSet {
                 ident.add_id(id, e.event);
             }
             let shared_with = match opts.sharing {
-                Sharing::SameCpu if e.cpu >= 0 => set
-                    .rings
-                    .iter()
-                    .position(|r| set.entries[r.entries[0]].cpu == e.cpu),
-                _ => None,
+                Sharing::SameCpu => set.rings.iter().position(|r| {
+                    let owner = &set.entries[r.entries[0]];
+                    owner.cpu == e.cpu && (e.cpu >= 0 || owner.thread == e.thread)
+                }),
+                Sharing::PerEntry => None,
             };
             let mut fd = Some(e.fd);
             let ring = match shared_with {
