@@ -50,7 +50,7 @@ fn workload(dir: &Path) -> PathBuf {
 }
 
 /// `(dso, mode, symbol) -> percent` from lines `  12.34%  dso  [.] sym`.
-fn rows(text: &str) -> Vec<((String, String, String), f64)> {
+fn rows(text: &str) -> Rows {
     text.lines()
         .filter(|l| !l.starts_with('#'))
         .filter_map(|l| {
@@ -62,6 +62,104 @@ fn rows(text: &str) -> Vec<((String, String, String), f64)> {
             Some(((dso, mode, sym), pct))
         })
         .collect()
+}
+
+type Rows = Vec<((String, String, String), f64)>;
+
+/// Every row of 5 % or more in one report is in the other within 8 points,
+/// and both put hot_twice then hot_once above 20 %.
+fn agree(perf: &Rows, ours: &Rows) {
+    for (a, b, an, bn) in [(perf, ours, "perf", "ours"), (ours, perf, "ours", "perf")] {
+        for (key, pct) in a.iter().filter(|r| r.1 >= 5.0) {
+            let other = b.iter().find(|r| &r.0 == key).map_or(0.0, |r| r.1);
+            assert!(
+                (pct - other).abs() <= 8.0,
+                "{key:?}: {an} {pct:.2}%, {bn} {other:.2}%\nperf: {perf:?}\nours: {ours:?}"
+            );
+        }
+    }
+    let top = |r: &Rows| {
+        r.iter()
+            .filter(|x| x.1 >= 20.0)
+            .map(|x| x.0 .2.clone())
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(top(perf), ["hot_twice", "hot_once"]);
+    assert_eq!(top(ours), ["hot_twice", "hot_once"]);
+}
+
+fn perf_report(data: &Path) -> Rows {
+    let rep = Command::new("perf")
+        .args(["report", "--stdio", "--sort", "dso,sym", "-i"])
+        .arg(data)
+        .output()
+        .unwrap();
+    rows(&String::from_utf8_lossy(&rep.stdout))
+}
+
+fn sample_example() -> Command {
+    let mut c = Command::new(env!("CARGO"));
+    c.args(["run", "--quiet", "--example", "sample", "--"]);
+    c
+}
+
+#[test]
+fn attached_to_the_same_running_process_both_reports_agree() {
+    if !have("perf") {
+        println!("skipped: perf not installed");
+        return;
+    }
+    if !have("cc") {
+        println!("skipped: no C compiler (cc) for the workload");
+        return;
+    }
+    let dir = std::env::temp_dir().join(format!("sample-example-p-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let exe = workload(&dir);
+    // Build the example first, so both samplers attach at about the same time.
+    let built = sample_example().arg("--help").output().unwrap();
+    assert!(
+        !built.stderr.is_empty(),
+        "the example builds and prints its usage"
+    );
+    let mut work = Command::new(&exe).arg("300000000").spawn().unwrap();
+    let pid = work.id().to_string();
+    let data = dir.join("perf.data");
+    let perf = Command::new("perf")
+        .args([
+            "record",
+            "-q",
+            "-e",
+            "cpu-clock",
+            "-c",
+            "1000000",
+            "-p",
+            &pid,
+            "-o",
+        ])
+        .arg(&data)
+        .spawn()
+        .unwrap();
+    let ours = sample_example()
+        .args(["-e", "cpu-clock", "-c", "1000000", "-p", &pid])
+        .output()
+        .unwrap();
+    work.wait().unwrap();
+    let perf_ok = perf.wait_with_output().unwrap().status.success();
+    if !perf_ok || !data.exists() {
+        println!("skipped: perf record -p cannot sample here");
+        return;
+    }
+    let text = String::from_utf8_lossy(&ours.stdout);
+    assert!(
+        ours.status.success(),
+        "{text}\n{}",
+        String::from_utf8_lossy(&ours.stderr)
+    );
+    let (perf, ours) = (perf_report(&data), rows(&text));
+    println!("perf: {perf:?}\nours: {ours:?}");
+    agree(&perf, &ours);
+    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]
@@ -93,15 +191,9 @@ fn the_per_symbol_report_agrees_with_perf_report() {
         println!("skipped: perf record cannot sample here: {err}");
         return;
     }
-    let rep = Command::new("perf")
-        .args(["report", "--stdio", "--sort", "dso,sym", "-i"])
-        .arg(&data)
-        .output()
-        .unwrap();
-    let perf = rows(&String::from_utf8_lossy(&rep.stdout));
+    let perf = perf_report(&data);
 
-    let ours = Command::new(env!("CARGO"))
-        .args(["run", "--quiet", "--example", "sample", "--"])
+    let ours = sample_example()
         .args(["-e", "cpu-clock", "-c", "1000000", "--"])
         .arg(&exe)
         .arg(n)
@@ -116,25 +208,6 @@ fn the_per_symbol_report_agrees_with_perf_report() {
     let ours = rows(&text);
     println!("perf: {perf:?}\nours: {ours:?}");
 
-    for (a, b, an, bn) in [
-        (&perf, &ours, "perf", "ours"),
-        (&ours, &perf, "ours", "perf"),
-    ] {
-        for (key, pct) in a.iter().filter(|r| r.1 >= 5.0) {
-            let other = b.iter().find(|r| &r.0 == key).map_or(0.0, |r| r.1);
-            assert!(
-                (pct - other).abs() <= 8.0,
-                "{key:?}: {an} {pct:.2}%, {bn} {other:.2}%\nperf: {perf:?}\nours: {ours:?}"
-            );
-        }
-    }
-    let top = |r: &[((String, String, String), f64)]| {
-        r.iter()
-            .filter(|x| x.1 >= 20.0)
-            .map(|x| x.0 .2.clone())
-            .collect::<Vec<_>>()
-    };
-    assert_eq!(top(&perf), ["hot_twice", "hot_once"]);
-    assert_eq!(top(&ours), ["hot_twice", "hot_once"]);
+    agree(&perf, &ours);
     let _ = std::fs::remove_dir_all(&dir);
 }
