@@ -44,6 +44,9 @@
 //! - [`sysfs`] (std): PMUs, format bit ranges, event aliases, tracefs ids,
 //!   kprobe / uprobe events, system limits.
 //! - [`parse`] (std): perf-style event strings to attrs and groups.
+//! - [`ringset`] (std): many rings read as one: one epoll wait (POLLHUP
+//!   when a target exits), records identified by sample id, a time-ordered
+//!   merge holding records in their rings, loss accounting per ring and event.
 //! - [`userpage`]: lock-free reads of a counter through its mmap'ed
 //!   `perf_event_mmap_page` (the seqlock protocol, `rdpmc` / `mrs` / `csrr`,
 //!   time extrapolation and scaling), falling back to `read(2)`.
