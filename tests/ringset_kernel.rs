@@ -11,7 +11,7 @@ use perf_event_core::event::Event;
 use perf_event_core::open::{open, OpenFlags, Scope};
 use perf_event_core::record::{self, Record, SampleLayout};
 use perf_event_core::ring::RawRecord;
-use perf_event_core::ringset::{Entry, Options, RingSet, Sharing};
+use perf_event_core::ringset::{Entry, Options, RingSet, RingSetError, Sharing};
 use perf_event_core::sys;
 use std::collections::HashMap;
 use std::sync::{mpsc, Arc, Barrier};
@@ -549,22 +549,31 @@ fn two_events_of_one_thread_share_a_ring_and_are_told_apart_by_id() {
     else {
         return;
     };
-    let entries = [&prctl_attr, &getppid_attr]
-        .into_iter()
-        .enumerate()
-        .map(|(event, attr)| Entry {
-            fd: open(attr, Scope::this_thread(), None, OpenFlags::new()).unwrap(),
-            event,
-            layout: SampleLayout::from_attr(attr),
-            cpu: -1,
-            thread: gettid(),
-        })
-        .collect();
+    let entries = |attrs: [&Attr; 2]| {
+        attrs
+            .into_iter()
+            .enumerate()
+            .map(|(event, attr)| Entry {
+                fd: open(attr, Scope::this_thread(), None, OpenFlags::new()).unwrap(),
+                event,
+                layout: SampleLayout::from_attr(attr),
+                cpu: -1,
+                thread: gettid(),
+            })
+            .collect::<Vec<_>>()
+    };
     let opts = Options {
         sharing: Sharing::SameCpu,
         ..Options::default()
     };
-    let mut set = RingSet::new(entries, opts).unwrap();
+    // Without a sample id the shared ring's records could not be told apart.
+    let no_id = |a: &Attr| a.sample_type(SAMPLE & !(sys::PERF_SAMPLE_IDENTIFIER as u64));
+    let (a, b) = (no_id(&prctl_attr), no_id(&getppid_attr));
+    match RingSet::new(entries([&a, &b]), opts) {
+        Err(e @ RingSetError::NoSampleId { .. }) => println!("{e}"),
+        other => panic!("expected NoSampleId, got {other:?}"),
+    }
+    let mut set = RingSet::new(entries([&prctl_attr, &getppid_attr]), opts).unwrap();
     assert_eq!(set.rings().len(), 1, "{:?}", set.unshared());
     for e in 0..2 {
         set.fd(e).unwrap().enable(false).unwrap();

@@ -141,6 +141,14 @@ pub enum RingSetError {
     Epoll(Errno),
     /// The records of different events cannot be told apart.
     Layouts(MixedLayouts),
+    /// Several events write into one ring but their records carry no
+    /// sample id (neither PERF_SAMPLE_IDENTIFIER nor PERF_SAMPLE_ID).
+    NoSampleId {
+        /// The ring.
+        ring: usize,
+        /// The events writing into it.
+        events: Vec<usize>,
+    },
 }
 
 impl fmt::Display for RingSetError {
@@ -153,6 +161,12 @@ impl fmt::Display for RingSetError {
                  fs.epoll.max_user_watches reached)"
             ),
             RingSetError::Layouts(e) => e.fmt(f),
+            RingSetError::NoSampleId { ring, events } => write!(
+                f,
+                "events {events:?} share ring {ring} but their records carry no sample id, so \
+                 they cannot be told apart: add PERF_SAMPLE_IDENTIFIER (Linux 3.12) to their \
+                 sample_type, or give each its own ring (Sharing::PerEntry)"
+            ),
         }
     }
 }
@@ -321,13 +335,27 @@ impl RingSet {
                 gone: false,
             });
         }
-        for r in &mut set.rings {
+        const ID_BITS: u64 =
+            (crate::sys::PERF_SAMPLE_IDENTIFIER | crate::sys::PERF_SAMPLE_ID) as u64;
+        for (i, r) in set.rings.iter_mut().enumerate() {
             let first = set.entries[r.entries[0]].event;
             r.only_event = r
                 .entries
                 .iter()
                 .all(|&e| set.entries[e].event == first)
                 .then_some(first);
+            if r.only_event.is_none() {
+                let mut events: Vec<usize> =
+                    r.entries.iter().map(|&e| set.entries[e].event).collect();
+                events.sort_unstable();
+                events.dedup();
+                let no_id = events
+                    .iter()
+                    .any(|&e| ident.layout(e).is_none_or(|l| l.sample_type & ID_BITS == 0));
+                if no_id {
+                    return Err(RingSetError::NoSampleId { ring: i, events });
+                }
+            }
         }
         set.ident = ident;
         set.merge = Merge::new(set.rings.len(), opts.max_held);

@@ -495,8 +495,14 @@ fn loss_bench(id: u64) {
 
 fn main() {
     let id = tracepoint_id();
-    for rings in [2, 4] {
-        drain_bench(id, rings);
+    // `ringset drain` / `ringset loss`: one part only.
+    let only = std::env::args().nth(1);
+    if only.as_deref() != Some("loss") {
+        for rings in [2, 4] {
+            drain_bench(id, rings);
+        }
     }
-    loss_bench(id);
+    if only.as_deref() != Some("drain") {
+        loss_bench(id);
+    }
 }
