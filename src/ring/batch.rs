@@ -7,18 +7,16 @@ use core::fmt;
 /// The records between `data_tail` and the `data_head` read when the batch
 /// began. Records borrow the batch, so each must be dropped before the next
 /// is taken; `data_tail` moves when the batch is dropped.
+/// A [`Peek`] from `data_tail` that commits where it stopped when dropped.
 pub struct Batch<'r> {
-    ring: &'r RingBuffer,
-    head: u64,
-    pos: u64,
-    pending_error: Option<RingError>,
+    walk: Peek<'r>,
 }
 
 impl fmt::Debug for Batch<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Batch")
-            .field("head", &self.head)
-            .field("pos", &self.pos)
+            .field("head", &self.walk.head)
+            .field("pos", &self.walk.pos)
             .finish()
     }
 }
@@ -150,57 +148,24 @@ impl<'r> Batch<'r> {
     #[inline]
     pub(super) fn new(ring: &'r mut RingBuffer) -> Batch<'r> {
         let ring: &'r RingBuffer = ring;
-        let head = ring.head();
-        let tail = ring.tail();
-        let mut batch = Batch {
-            ring,
-            head,
-            pos: tail,
-            pending_error: None,
-        };
-        // Positions are the kernel's `unsigned long`: wrap in usize.
-        let used = (head as usize).wrapping_sub(tail as usize) as u64;
-        if used > ring.data_size as u64 {
-            batch.pending_error = Some(RingError::Overrun {
-                head,
-                tail,
-                skipped: used,
-            });
-            batch.pos = head;
+        Batch {
+            walk: Peek::new(ring, ring.tail()),
         }
-        batch
     }
 
     /// Bytes not yet taken in this batch.
     #[inline]
     pub fn remaining(&self) -> u64 {
-        (self.head as usize).wrapping_sub(self.pos as usize) as u64
+        (self.walk.head as usize).wrapping_sub(self.walk.pos as usize) as u64
     }
 
     /// The next record, or an error saying what was skipped and why.
     #[allow(clippy::should_implement_trait)] // a lending iterator: records borrow the batch
     #[inline]
     pub fn next(&mut self) -> Option<Result<RawRecord<'_>, RingError>> {
-        if let Some(e) = self.pending_error.take() {
-            return Some(Err(e));
-        }
-        if self.pos == self.head {
-            return None;
-        }
-        // SAFETY: [tail, head) is not written by the kernel until data_tail
-        // moves, which happens only when this batch (and every record it
-        // lent) is gone; head was loaded with Acquire.
-        let data = unsafe { self.ring.data() };
-        match RawRecord::at(data, self.pos, self.head) {
-            Ok(rec) => {
-                self.pos = (self.pos as usize).wrapping_add(rec.header.size as usize) as u64;
-                Some(Ok(rec))
-            }
-            Err(e) => {
-                self.pos = self.head;
-                Some(Err(e))
-            }
-        }
+        // The records are lent for the batch's borrow only: data_tail moves
+        // when the batch is dropped, after every record it lent is gone.
+        self.walk.next().map(|r| r.map(|(_, rec)| rec))
     }
 
     /// Ends the batch, freeing what it read for the kernel.
@@ -209,7 +174,7 @@ impl<'r> Batch<'r> {
 
 impl Drop for Batch<'_> {
     fn drop(&mut self) {
-        self.ring.set_tail(self.pos);
+        self.walk.ring.set_tail(self.walk.pos);
     }
 }
 
