@@ -7,7 +7,7 @@ use perf_event_core::parse::{parse, Builtin};
 use perf_event_core::sysfs::{Alias, CpuList, Format, Pmu, Pmus, TermLexer};
 use std::path::Path;
 
-#[path = "../fuzz/ringset_check.rs"]
+#[path = "fuzz_support/ringset_check.rs"]
 mod ringset_check;
 
 fn corpus(target: &str) -> Vec<(String, Vec<u8>)> {
