@@ -16,9 +16,13 @@
 //!
 //! 3. Parsing the same buffer of real records with perf-event-core,
 //!    linux-perf-event-reader and perf-event-data, against a header-walk floor.
+//! 4. One measured region of a 3-event group: `Monitor` start + stop
+//!    against perf-event2's `Group` enable + disable + read, with the system
+//!    calls per region from `strace -c` (`bench region` runs only this).
 //!
 //! `bench callgrind-target rust|c N` is what the benchmark runs under
-//! valgrind; it is not meant to be run by hand.
+//! valgrind, `bench region-target ours|perf-event2 N` what it runs under
+//! strace; they are not meant to be run by hand.
 
 use perf_event::events::Software;
 use perf_event::Builder;
@@ -38,6 +42,7 @@ use std::time::Instant;
 use perf_bench as _;
 
 mod records;
+mod region;
 mod timing;
 
 /// What the C loop returns (its locals after the loop).
@@ -102,18 +107,28 @@ fn main() {
         callgrind_target(&args[1..]);
         return;
     }
+    if args.first().map(String::as_str) == Some("region-target") {
+        region::target(&args[1..]);
+        return;
+    }
     println!(
         "perf-event-core bench on {} ({} cores), {}",
         cpu_model(),
         std::thread::available_parallelism().map_or(0, |n| n.get()),
         kernel()
     );
-    // `bench records` runs only section 3.
-    if args.first().map(String::as_str) != Some("records") {
+    // `bench records` / `bench region` run only section 3 / 4.
+    let only = args.first().map(String::as_str);
+    if only.is_none() {
         read_paths();
         snapshots();
     }
-    records::run();
+    if only != Some("region") {
+        records::run();
+    }
+    if only != Some("records") {
+        region::run();
+    }
 }
 
 fn read_paths() {
