@@ -214,6 +214,15 @@ fn drain_ours(set: &mut RingSet) -> (u64, u64) {
     (n, sum)
 }
 
+/// The ring set's own part: the walk, without parsing the records.
+fn walk_ours(set: &mut RingSet) -> u64 {
+    let mut n = 0u64;
+    set.drain(|_, _, rec| {
+        n += u64::from(rec.header.kind == sys::PERF_RECORD_SAMPLE);
+    });
+    n
+}
+
 fn drain_pe2(samplers: &mut [perf_event::Sampler]) -> (u64, u64) {
     let (mut n, mut sum) = (0u64, 0u64);
     for s in samplers {
@@ -253,14 +262,15 @@ fn merge_ours(set: &mut RingSet) -> u64 {
 fn drain_bench(id: u64, rings: usize) {
     let mut a = ours(id, rings, |_| Scope::this_thread(), PAGES);
     let mut m = ours(id, rings, |_| Scope::this_thread(), PAGES);
+    let mut w = ours(id, rings, |_| Scope::this_thread(), PAGES);
     let mut b = pe2(id, rings, |_| None, PAGES);
     let mut raws: Vec<Raw> = (0..rings).map(|_| Raw::new(id)).collect();
     let fds: Vec<&EventFd> = (0..rings)
-        .flat_map(|e| [a.fd(e).unwrap(), m.fd(e).unwrap()])
+        .flat_map(|e| [a.fd(e).unwrap(), m.fd(e).unwrap(), w.fd(e).unwrap()])
         .chain(raws.iter().map(|r| &r.fd))
         .collect();
     let raw_fds: Vec<i32> = fds.iter().map(|f| f.raw()).collect();
-    let mut times: [Vec<f64>; 4] = Default::default();
+    let mut times: [Vec<f64>; 5] = Default::default();
     let total = (K as usize * rings) as f64;
     for round in 0..ROUNDS + 1 {
         for &fd in &raw_fds {
@@ -278,15 +288,16 @@ fn drain_bench(id: u64, rings: usize) {
             // SAFETY: disabling a perf fd we own.
             unsafe { libc::ioctl(fd, sys::PERF_EVENT_IOC_DISABLE as _, 0) };
         }
-        let mut results = [(0u64, 0f64); 4];
-        for k in 0..4 {
-            let i = (round + k) % 4;
+        let mut results = [(0u64, 0f64); 5];
+        for k in 0..5 {
+            let i = (round + k) % 5;
             let t = Instant::now();
             let n = match i {
                 0 => black_box(drain_ours(&mut a)).0,
                 1 => black_box(drain_pe2(&mut b)).0,
                 2 => raws.iter_mut().map(|r| black_box(r.drain()).0).sum(),
-                _ => merge_ours(&mut m),
+                3 => merge_ours(&mut m),
+                _ => black_box(walk_ours(&mut w)),
             };
             results[i] = (n, t.elapsed().as_nanos() as f64);
         }
@@ -305,6 +316,7 @@ fn drain_bench(id: u64, rings: usize) {
         "perf-event2 Sampler::next_record + parse_record",
         "raw reader (fixed offsets)",
         "perf-event-core time-ordered merge (fill/next/release)",
+        "perf-event-core RingSet::drain alone (no parse)",
     ]
     .iter()
     .enumerate()
