@@ -1,146 +1,20 @@
 //! The ring set against the running kernel: per-CPU rings fed by threads
 //! pinned to each CPU, exact loss accounting, the time-ordered merge,
-//! POLLHUP when the monitored process exits, and 1 + 1-page rings under a
-//! tracepoint storm.
+//! POLLHUP when the monitored process exits, shared rings told apart by
+//! sample id, held records pinning the tail. The overload tests are in
+//! `ringset_overload.rs`.
 
 mod kernel_support;
+mod ringset_support;
 
-use kernel_support::{tracefs, tracepoint_id};
 use perf_event_core::attr::Attr;
-use perf_event_core::event::Event;
 use perf_event_core::open::{open, OpenFlags, Scope};
-use perf_event_core::record::{self, Record, SampleLayout};
-use perf_event_core::ring::RawRecord;
+use perf_event_core::record::{Record, SampleLayout};
 use perf_event_core::ringset::{Entry, Options, RingSet, RingSetError, Sharing};
 use perf_event_core::sys;
+use ringset_support::*;
 use std::collections::HashMap;
-use std::sync::{mpsc, Arc, Barrier};
 use std::time::{Duration, Instant};
-
-const SAMPLE: u64 = (sys::PERF_SAMPLE_IDENTIFIER
-    | sys::PERF_SAMPLE_TID
-    | sys::PERF_SAMPLE_TIME
-    | sys::PERF_SAMPLE_CPU) as u64;
-
-fn prctl() {
-    // SAFETY: PR_GET_DUMPABLE has no pointer arguments.
-    unsafe { libc::prctl(libc::PR_GET_DUMPABLE, 0, 0, 0, 0) };
-}
-
-fn getppid() {
-    // SAFETY: getppid has no preconditions.
-    unsafe { libc::getppid() };
-}
-
-fn gettid() -> i32 {
-    // SAFETY: gettid has no preconditions.
-    unsafe { libc::gettid() }
-}
-
-fn pin_to(cpu: usize) {
-    // SAFETY: a zeroed cpu_set_t is an empty set; CPU_SET writes inside it.
-    unsafe {
-        let mut set: libc::cpu_set_t = std::mem::zeroed();
-        libc::CPU_SET(cpu, &mut set);
-        assert_eq!(
-            libc::sched_setaffinity(0, std::mem::size_of_val(&set), &set),
-            0,
-            "pinning to CPU {cpu}: {}",
-            std::io::Error::last_os_error()
-        );
-    }
-}
-
-/// The CPUs this process may run on.
-fn cpus() -> Vec<usize> {
-    // SAFETY: a zeroed cpu_set_t is valid; the kernel fills it.
-    unsafe {
-        let mut set: libc::cpu_set_t = std::mem::zeroed();
-        assert_eq!(
-            libc::sched_getaffinity(0, std::mem::size_of_val(&set), &mut set),
-            0
-        );
-        (0..libc::CPU_SETSIZE as usize)
-            .filter(|&c| libc::CPU_ISSET(c, &set))
-            .collect()
-    }
-}
-
-fn tracepoints(test: &str) -> Option<(Attr, Attr)> {
-    if let Err(why) = tracefs() {
-        println!("LAB-NOT-APPLICABLE {test}: {why}");
-        return None;
-    }
-    let attr = |name: &str| {
-        Attr::new(Event::Tracepoint(tracepoint_id("syscalls", name)))
-            .disabled(true)
-            .sample_period(1)
-            .sample_type(SAMPLE)
-            .sample_id_all(true)
-    };
-    Some((attr("sys_enter_prctl"), attr("sys_enter_getppid")))
-}
-
-fn parse<'a>(layout: &SampleLayout, rec: &'a RawRecord<'_>, scratch: &'a mut [u8]) -> Record<'a> {
-    let bytes = match rec.contiguous() {
-        Some(b) => b,
-        None => rec.copy_into(scratch).unwrap(),
-    };
-    record::parse(layout, bytes)
-        .unwrap_or_else(|e| panic!("torn or malformed record {:?}: {e}", rec.header))
-        .record
-}
-
-/// Threads pinned to each CPU, waiting for a go; each reports its tid.
-struct Workers {
-    tids: Vec<(usize, i32)>,
-    go: Arc<Barrier>,
-    extra: Arc<Barrier>,
-    done: mpsc::Receiver<usize>,
-    handles: Vec<std::thread::JoinHandle<()>>,
-}
-
-/// One thread per CPU: after `go`, `per_cpu` of each syscall in `work`;
-/// after `extra`, one more of each (so the kernel writes any pending
-/// PERF_RECORD_LOST into the emptied ring).
-fn workers(cpus: &[usize], per_cpu: u32, work: &'static [fn()]) -> Workers {
-    let go = Arc::new(Barrier::new(cpus.len() + 1));
-    let extra = Arc::new(Barrier::new(cpus.len() + 1));
-    let (tid_tx, tid_rx) = mpsc::channel();
-    let (done_tx, done) = mpsc::channel();
-    let handles = cpus
-        .iter()
-        .map(|&cpu| {
-            let (go, extra, tid_tx, done_tx) =
-                (go.clone(), extra.clone(), tid_tx.clone(), done_tx.clone());
-            std::thread::spawn(move || {
-                pin_to(cpu);
-                tid_tx.send((cpu, gettid())).unwrap();
-                go.wait();
-                for _ in 0..per_cpu {
-                    for f in work {
-                        f();
-                    }
-                }
-                done_tx.send(cpu).unwrap();
-                extra.wait();
-                for f in work {
-                    f();
-                }
-                done_tx.send(cpu).unwrap();
-            })
-        })
-        .collect();
-    let mut tids: Vec<(usize, i32)> = (0..cpus.len()).map(|_| tid_rx.recv().unwrap()).collect();
-    tids.sort();
-    Workers {
-        tids,
-        go,
-        extra,
-        done,
-        handles,
-    }
-}
 
 #[derive(Default)]
 struct Tally {
@@ -349,93 +223,6 @@ fn pollhup_arrives_when_the_monitored_process_exits_and_the_rest_drains() {
     // timing out on a ring that will never fill again.
     let fd = set.fd(0).unwrap();
     assert_eq!(perf_event_core::ring::RingBuffer::wait(fd, 1000), Ok(true));
-}
-
-#[test]
-fn one_page_rings_under_a_tracepoint_storm_account_every_lost_record() {
-    let Some((attr, _)) =
-        tracepoints("one_page_rings_under_a_tracepoint_storm_account_every_lost_record")
-    else {
-        return;
-    };
-    let cpus = cpus();
-    const N: u32 = 100_000;
-    let w = workers(&cpus, N, &[prctl]);
-    let layout = SampleLayout::from_attr(&attr);
-    let entries: Vec<Entry> = w
-        .tids
-        .iter()
-        .map(|&(cpu, tid)| Entry {
-            fd: open(
-                &attr,
-                Scope::thread_on(tid, cpu as u32),
-                None,
-                OpenFlags::new(),
-            )
-            .unwrap_or_else(|e| panic!("{e}")),
-            event: 0,
-            layout,
-            cpu: cpu as i32,
-            thread: tid,
-        })
-        .collect();
-    let opts = Options {
-        data_pages: 1,
-        ..Options::default()
-    };
-    let mut set = RingSet::new(entries, opts).unwrap();
-    let ids: Vec<u64> = (0..set.entries())
-        .map(|e| set.fd(e).unwrap().id().unwrap())
-        .collect();
-    for e in 0..set.entries() {
-        set.fd(e).unwrap().enable(false).unwrap();
-    }
-    let mut received = vec![0u64; set.rings().len()];
-    let tid_of_ring: Vec<i32> = w.tids.iter().map(|t| t.1).collect();
-    let check = |set: &mut RingSet, received: &mut Vec<u64>| {
-        set.drain(|ring, _, rec| {
-            let mut scratch = [0u8; 256];
-            if let Record::Sample(s) = parse(&layout, rec, &mut scratch) {
-                // A torn record would show a wrong tid, id or cpu here.
-                assert_eq!(s.pid_tid().map(|p| p.1 as i32), Some(tid_of_ring[ring]));
-                assert_eq!(s.id(), Some(ids[ring]));
-                assert_eq!(s.cpu(), Some(w.tids[ring].0 as u32));
-                received[ring] += 1;
-            }
-        });
-    };
-    w.go.wait();
-    let mut finished = 0;
-    while finished < cpus.len() {
-        check(&mut set, &mut received);
-        finished += w.done.try_iter().count();
-    }
-    check(&mut set, &mut received);
-    w.extra.wait();
-    for _ in &cpus {
-        w.done.recv().unwrap();
-    }
-    for e in 0..set.entries() {
-        set.fd(e).unwrap().disable(false).unwrap();
-    }
-    check(&mut set, &mut received);
-    for h in w.handles {
-        h.join().unwrap();
-    }
-    let generated = u64::from(N) + 1;
-    let mut lost_total = 0;
-    for (r, ring) in set.rings().iter().enumerate() {
-        let l = ring.losses();
-        println!("ring {r}: received {}, {l:?}", received[r]);
-        assert_eq!((l.overruns, l.corrupt), (0, 0));
-        assert_eq!(received[r] + l.lost, generated, "ring {r}");
-        lost_total += l.lost;
-    }
-    assert_eq!(set.event_losses(0).lost, lost_total);
-    assert!(
-        lost_total > 0,
-        "a 1-page ring under a storm of {N} records per CPU lost nothing: the test did not overload"
-    );
 }
 
 #[test]

@@ -27,6 +27,7 @@ pub const TARGETS: &[&str] = &[
     "monitor_kernel",
     "monitor_threads",
     "ringset_kernel",
+    "ringset_overload",
 ];
 
 /// One built test binary.
