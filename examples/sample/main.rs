@@ -287,6 +287,8 @@ fn main() {
     }
 
     let mut report = Report::default();
+    // A record is at most 64 KiB (its size is a u16).
+    let mut scratch = vec![0u8; 1 << 16];
     let start = Instant::now();
     let mut status = 0;
     loop {
@@ -304,13 +306,13 @@ fn main() {
         }
         set.fill();
         while let Some(h) = set.next_ordered() {
-            report.take(&set, &h);
+            report.take(&set, &h, &mut scratch);
             set.release(h);
         }
         if done {
             set.fill();
             while let Some(h) = set.flush_next() {
-                report.take(&set, &h);
+                report.take(&set, &h, &mut scratch);
                 set.release(h);
             }
             break;
@@ -338,15 +340,16 @@ struct Report {
 }
 
 impl Report {
-    fn take(&mut self, set: &RingSet, h: &perf_event_core::ringset::Held) {
+    /// One record, in time order; `scratch` holds it only when it wraps the
+    /// ring's end (otherwise it is parsed where it lies).
+    fn take(&mut self, set: &RingSet, h: &perf_event_core::ringset::Held, scratch: &mut [u8]) {
         let (Some(event), Ok(rec)) = (h.event(), set.record(h)) else {
             return;
         };
         let Some(layout) = set.layout(event) else {
             return;
         };
-        let mut scratch = vec![0u8; rec.len()];
-        let Ok(parsed) = rec.parse(layout, &mut scratch) else {
+        let Ok(parsed) = rec.parse(layout, scratch) else {
             return;
         };
         match parsed.record {
