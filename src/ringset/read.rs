@@ -104,7 +104,7 @@ impl RingSet {
     pub fn drain(&mut self, mut each: impl FnMut(usize, Option<usize>, &RawRecord<'_>)) -> usize {
         let mut n = 0;
         for (r, ring) in self.rings.iter_mut().enumerate() {
-            // Free the ring in slices of an eighth as the walk goes (as a
+            // Free the ring in slices of 1/32 as the walk goes (as a
             // reader freeing each record would), so that under a storm the
             // kernel finds room sooner; stop at the head seen at the start.
             let slice = (ring.buf.data_size() / 32).max(64) as u64;
