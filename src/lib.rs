@@ -79,6 +79,7 @@
 
 pub mod abi;
 pub mod attr;
+pub mod byte_order;
 pub mod errno;
 pub mod event;
 pub mod fd;
