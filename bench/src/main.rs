@@ -117,17 +117,18 @@ fn main() {
         std::thread::available_parallelism().map_or(0, |n| n.get()),
         kernel()
     );
-    // `bench records` / `bench region` run only section 3 / 4.
-    let only = args.first().map(String::as_str);
-    if only.is_none() {
-        read_paths();
-        snapshots();
-    }
-    if only != Some("region") {
-        records::run();
-    }
-    if only != Some("records") {
-        region::run();
+    // `bench records` / `bench region` / `bench read` run only section
+    // 3 / 4 / 1.
+    match args.first().map(String::as_str) {
+        Some("records") => records::run(),
+        Some("region") => region::run(),
+        Some("read") => read_paths(),
+        _ => {
+            read_paths();
+            snapshots();
+            records::run();
+            region::run();
+        }
     }
 }
 

@@ -34,6 +34,7 @@
 //!   AUX area), and [`mmap::page_size`], the one page-size function.
 //! - [`system`]: `uname(2)`, `getrlimit(2)`, `gettid(2)`, clock ids.
 
+mod debug;
 pub mod epoll;
 pub mod errno;
 pub mod fd;
