@@ -58,11 +58,14 @@
   found by opening cheap events.
 - [`sysfs`]: PMUs, format bit ranges, event aliases, tracefs ids, kprobe /
   uprobe events, system limits.
-- [`parse`]: perf-style event strings to attrs and groups."
+- [`parse`]: perf-style event strings to attrs and groups.
+- [`ringset`]: many rings read as one: one epoll wait (POLLHUP when a
+  target exits), records identified by sample id, a time-ordered merge
+  holding records in their rings, loss accounting per ring and event."
 )]
 #![cfg_attr(
     not(feature = "std"),
-    doc = "`features`, `sysfs` and `parse` (not in this build: feature `std` is off)."
+    doc = "`features`, `sysfs`, `parse` and `ringset` (not in this build: feature `std` is off)."
 )]
 //!
 //! ## Features
@@ -96,6 +99,8 @@ pub mod read_format;
 pub mod record;
 #[allow(unsafe_code)]
 pub mod ring;
+#[cfg(feature = "std")]
+pub mod ringset;
 #[allow(unsafe_code)]
 pub mod sys;
 #[cfg(feature = "std")]

@@ -7,6 +7,9 @@ use perf_event_core::parse::{parse, Builtin};
 use perf_event_core::sysfs::{Alias, CpuList, Format, Pmu, Pmus, TermLexer};
 use std::path::Path;
 
+#[path = "fuzz_support/ringset_check.rs"]
+mod ringset_check;
+
 fn corpus(target: &str) -> Vec<(String, Vec<u8>)> {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("fuzz/corpus")
@@ -73,4 +76,14 @@ fn event_string_corpus_keeps_its_invariants() {
         }
     }
     assert!(parsed > 0, "some seeds parse");
+}
+
+#[test]
+fn ringset_merge_corpus_keeps_its_invariants() {
+    for (name, data) in corpus("ringset_merge") {
+        let merged = ringset_check::check(&data);
+        if name.ends_with("two_rings_rising") || name.ends_with("wrapping_start") {
+            assert_eq!(merged, 15, "{name}: the seed's records all went through");
+        }
+    }
 }

@@ -70,6 +70,18 @@ impl PerfFd {
         self.fd
     }
 
+    /// A second fd for the same event (`fcntl(F_DUPFD_CLOEXEC)`): mapping,
+    /// polling and every ioctl through it act on the same event.
+    pub fn try_clone(&self) -> Result<PerfFd, crate::errno::Errno> {
+        // SAFETY: F_DUPFD_CLOEXEC on an fd this value owns; no pointers.
+        let fd = unsafe { libc::fcntl(self.fd, libc::F_DUPFD_CLOEXEC, 0) };
+        if fd < 0 {
+            Err(crate::errno::Errno::last())
+        } else {
+            Ok(PerfFd { fd })
+        }
+    }
+
     /// Gives up ownership: the caller closes the returned fd.
     #[inline]
     pub fn into_raw(self) -> c_int {

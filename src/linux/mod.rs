@@ -29,11 +29,13 @@
 //! - [`fields`]: `perf_event_attr`'s union members and flag word by their
 //!   kernel names, and the struct as bytes.
 //! - [`io`]: `read(2)`, `close(2)`, `poll(2)`.
+//! - [`epoll`]: `epoll_create1(2)`, `epoll_ctl(2)`, `epoll_wait(2)` (the ring set's one wait).
 //! - [`mmap`]: [`mmap::Mapping`], the one mapping type (user page, ring,
 //!   AUX area), and [`mmap::page_size`], the one page-size function.
 //! - [`system`]: `uname(2)`, `getrlimit(2)`, `gettid(2)`, clock ids.
 
 mod debug;
+pub mod epoll;
 pub mod errno;
 pub mod fd;
 pub mod fields;

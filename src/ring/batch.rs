@@ -7,18 +7,16 @@ use core::fmt;
 /// The records between `data_tail` and the `data_head` read when the batch
 /// began. Records borrow the batch, so each must be dropped before the next
 /// is taken; `data_tail` moves when the batch is dropped.
+/// A [`Peek`] from `data_tail` that commits where it stopped when dropped.
 pub struct Batch<'r> {
-    ring: &'r RingBuffer,
-    head: u64,
-    pos: u64,
-    pending_error: Option<RingError>,
+    walk: Peek<'r>,
 }
 
 impl fmt::Debug for Batch<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Batch")
-            .field("head", &self.head)
-            .field("pos", &self.pos)
+            .field("head", &self.walk.head)
+            .field("pos", &self.walk.pos)
             .finish()
     }
 }
@@ -62,17 +60,69 @@ impl std::error::Error for ParseRecordError {
 }
 
 impl<'b> RawRecord<'b> {
+    /// The record at position `pos` of a data area `data` (2^n bytes) whose
+    /// readable part ends at `head`: the header is checked (size >= 8, a
+    /// multiple of 8, not past `head`) and the bytes are lent in one or two
+    /// parts. Pure: the ring readers and the fuzz targets share it.
+    ///
+    /// On a bad header the error says how many bytes up to `head` must be
+    /// skipped ([`RingError::Corrupt`]).
+    #[inline]
+    pub fn at(data: &'b [u8], pos: u64, head: u64) -> Result<RawRecord<'b>, RingError> {
+        let left = (head as usize).wrapping_sub(pos as usize) as u64;
+        let size = data.len();
+        let corrupt = |size: u16| RingError::Corrupt {
+            at: pos,
+            size,
+            skipped: left,
+        };
+        if size == 0 || !size.is_power_of_two() || left > size as u64 || left < 8 {
+            return Err(corrupt(0));
+        }
+        let at = (pos as usize) & (size - 1);
+        let header = match data.get(at..at + Header::SIZE) {
+            Some(h) => Header::from_bytes([h[0], h[1], h[2], h[3], h[4], h[5], h[6], h[7]]),
+            // The kernel keeps records 8-aligned, so a header never wraps.
+            None => return Err(corrupt(0)),
+        };
+        let len = header.size as usize;
+        if len < Header::SIZE || len % 8 != 0 || len as u64 > left {
+            return Err(corrupt(header.size));
+        }
+        let first_len = len.min(size - at);
+        Ok(RawRecord {
+            header,
+            first: &data[at..at + first_len],
+            second: &data[..len - first_len],
+        })
+    }
+
+    /// Bytes of the record, header included.
+    #[inline]
+    pub fn len(&self) -> usize {
+        self.first.len() + self.second.len()
+    }
+
+    /// Never true: a record holds at least its header.
+    #[inline]
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
     /// The record as one slice, when it does not wrap.
+    #[inline]
     pub fn contiguous(&self) -> Option<&'b [u8]> {
         self.second.is_empty().then_some(self.first)
     }
 
     /// The two parts (the second is empty unless the record wraps).
+    #[inline]
     pub fn parts(&self) -> (&'b [u8], &'b [u8]) {
         (self.first, self.second)
     }
 
     /// Whether the record straddles the end of the data area.
+    #[inline]
     pub fn wraps(&self) -> bool {
         !self.second.is_empty()
     }
@@ -90,6 +140,7 @@ impl<'b> RawRecord<'b> {
 
     /// Parses the record in place, or in `scratch` when it wraps (a record
     /// is at most 65535 bytes).
+    #[inline]
     pub fn parse<'c>(
         &'c self,
         layout: &SampleLayout,
@@ -104,85 +155,27 @@ impl<'b> RawRecord<'b> {
 }
 
 impl<'r> Batch<'r> {
+    #[inline]
     pub(super) fn new(ring: &'r mut RingBuffer) -> Batch<'r> {
         let ring: &'r RingBuffer = ring;
-        let head = ring.head();
-        let tail = ring.tail();
-        let mut batch = Batch {
-            ring,
-            head,
-            pos: tail,
-            pending_error: None,
-        };
-        // Positions are the kernel's `unsigned long`: wrap in usize.
-        let used = (head as usize).wrapping_sub(tail as usize) as u64;
-        if used > ring.data_size as u64 {
-            batch.pending_error = Some(RingError::Overrun {
-                head,
-                tail,
-                skipped: used,
-            });
-            batch.pos = head;
+        Batch {
+            walk: Peek::new(ring, ring.tail()),
         }
-        batch
     }
 
     /// Bytes not yet taken in this batch.
+    #[inline]
     pub fn remaining(&self) -> u64 {
-        (self.head as usize).wrapping_sub(self.pos as usize) as u64
+        (self.walk.head as usize).wrapping_sub(self.walk.pos as usize) as u64
     }
 
     /// The next record, or an error saying what was skipped and why.
     #[allow(clippy::should_implement_trait)] // a lending iterator: records borrow the batch
+    #[inline]
     pub fn next(&mut self) -> Option<Result<RawRecord<'_>, RingError>> {
-        if let Some(e) = self.pending_error.take() {
-            return Some(Err(e));
-        }
-        let left = self.remaining();
-        if left == 0 {
-            return None;
-        }
-        let size = self.ring.data_size;
-        let mask = size as u64 - 1;
-        let at = (self.pos & mask) as usize;
-        // SAFETY: [tail, head) is not written by the kernel until data_tail
-        // moves, which happens only when this batch (and every record it
-        // lent) is gone; head was loaded with Acquire.
-        let data = unsafe { self.ring.data() };
-        let header_bytes = data.get(at..at + 8);
-        let header = header_bytes
-            .map(|h| Header::from_bytes([h[0], h[1], h[2], h[3], h[4], h[5], h[6], h[7]]));
-        let bad = match header {
-            None => Some(0),
-            Some(h)
-                if (h.size as usize) < Header::SIZE
-                    || h.size % 8 != 0
-                    || u64::from(h.size) > left =>
-            {
-                Some(h.size)
-            }
-            Some(_) => None,
-        };
-        if left < 8 || bad.is_some() {
-            let e = RingError::Corrupt {
-                at: self.pos,
-                size: bad.unwrap_or(0),
-                skipped: left,
-            };
-            self.pos = self.head;
-            return Some(Err(e));
-        }
-        let header = header?;
-        let len = header.size as usize;
-        let first_len = len.min(size - at);
-        let first = &data[at..at + first_len];
-        let second = &data[..len - first_len];
-        self.pos = (self.pos as usize).wrapping_add(len) as u64;
-        Some(Ok(RawRecord {
-            header,
-            first,
-            second,
-        }))
+        // The records are lent for the batch's borrow only: data_tail moves
+        // when the batch is dropped, after every record it lent is gone.
+        self.walk.next().map(|r| r.map(|(_, rec)| rec))
     }
 
     /// Ends the batch, freeing what it read for the kernel.
@@ -191,6 +184,92 @@ impl<'r> Batch<'r> {
 
 impl Drop for Batch<'_> {
     fn drop(&mut self) {
-        self.ring.set_tail(self.pos);
+        self.walk.ring.set_tail(self.walk.pos);
+    }
+}
+
+/// Records from a position up to the `data_head` read when the walk began,
+/// lent for as long as the ring is borrowed; `data_tail` is not touched
+/// (the caller commits with [`RingBuffer::commit`] once it is done). This is
+/// what lets a reader hold records of several rings at once.
+#[derive(Debug)]
+pub struct Peek<'r> {
+    ring: &'r RingBuffer,
+    head: u64,
+    pos: u64,
+    pending_error: Option<RingError>,
+}
+
+impl<'r> Peek<'r> {
+    #[inline]
+    pub(super) fn new(ring: &'r RingBuffer, from: u64) -> Peek<'r> {
+        let head = ring.head();
+        let tail = ring.tail();
+        let used = (head as usize).wrapping_sub(tail as usize) as u64;
+        let ahead = (from as usize).wrapping_sub(tail as usize) as u64;
+        let mut peek = Peek {
+            ring,
+            head,
+            pos: from,
+            pending_error: None,
+        };
+        if used > ring.data_size as u64 {
+            // The writer passed the reader: nothing in the ring can be trusted.
+            peek.pending_error = Some(RingError::Overrun {
+                head,
+                tail,
+                skipped: used,
+            });
+            peek.pos = head;
+        } else if ahead > used {
+            // `from` is not inside [tail, head]: restart from the tail.
+            peek.pending_error = Some(RingError::Corrupt {
+                at: from,
+                size: 0,
+                skipped: 0,
+            });
+            peek.pos = tail;
+        }
+        peek
+    }
+
+    /// The `data_head` this walk stops at.
+    #[inline]
+    pub fn head(&self) -> u64 {
+        self.head
+    }
+
+    /// Where the next record starts (the head once the walk is done).
+    #[inline]
+    pub fn pos(&self) -> u64 {
+        self.pos
+    }
+
+    /// The next record and its position, or an error saying what was
+    /// skipped and why (the walk then continues from [`Peek::pos`]).
+    #[allow(clippy::should_implement_trait)]
+    #[inline]
+    pub fn next(&mut self) -> Option<Result<(u64, RawRecord<'r>), RingError>> {
+        if let Some(e) = self.pending_error.take() {
+            return Some(Err(e));
+        }
+        if self.pos == self.head {
+            return None;
+        }
+        // SAFETY: [tail, head) is not written by the kernel until data_tail
+        // moves, which needs `&mut RingBuffer` (commit / records), impossible
+        // while this walk and the records it lends borrow the ring.
+        let data = unsafe { self.ring.data() };
+        let at = self.pos;
+        match RawRecord::at(data, at, self.head) {
+            Ok(rec) => {
+                self.pos = (at as usize).wrapping_add(rec.header.size as usize) as u64;
+                Some(Ok((at, rec)))
+            }
+            Err(e) => {
+                self.pos = self.head;
+                Some(Err(e))
+            }
+        }
     }
 }

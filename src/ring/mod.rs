@@ -14,11 +14,11 @@ mod batch;
 
 pub use aux_area::AuxArea;
 pub use backward::OverwriteSnapshot;
-pub use batch::{Batch, ParseRecordError, RawRecord};
+pub use batch::{Batch, ParseRecordError, Peek, RawRecord};
 
 use crate::errno::Errno;
 use crate::fd::EventFd;
-use crate::linux::io::{self, POLLIN};
+use crate::linux::io::{self, POLLHUP, POLLIN};
 use crate::linux::mmap::{page_size, Mapping, Protection};
 use crate::sys;
 use core::fmt;
@@ -253,12 +253,63 @@ impl RingBuffer {
         Batch::new(self)
     }
 
+    /// Walks the records from `from` (a record boundary in
+    /// `[data_tail, data_head]`, usually the end of the previous walk) up
+    /// to `data_head`, without moving `data_tail`: records stay lent while
+    /// the ring is borrowed, so several rings can be held at once. Free
+    /// them for the kernel with [`RingBuffer::commit`].
+    pub fn peek(&self, from: u64) -> Peek<'_> {
+        Peek::new(self, from)
+    }
+
+    /// The record at `pos`, a record boundary that [`RingBuffer::peek`]
+    /// returned and that has not been committed. Checked against the
+    /// current `data_tail` / `data_head`: a position outside them is an
+    /// error, never a read of bytes the kernel may be writing.
+    #[inline]
+    pub fn record_at(&self, pos: u64) -> Result<RawRecord<'_>, RingError> {
+        let (head, tail) = (self.head(), self.tail());
+        let used = (head as usize).wrapping_sub(tail as usize) as u64;
+        let ahead = (pos as usize).wrapping_sub(tail as usize) as u64;
+        if used > self.data_size as u64 || ahead >= used {
+            return Err(RingError::Corrupt {
+                at: pos,
+                size: 0,
+                skipped: 0,
+            });
+        }
+        // SAFETY: [tail, head) is not written by the kernel until data_tail
+        // moves, which needs `&mut self` (commit), impossible while the
+        // returned record borrows the ring.
+        let data = unsafe { self.data() };
+        RawRecord::at(data, pos, head)
+    }
+
+    /// Moves `data_tail` to `to` (Release), freeing everything below it for
+    /// the kernel. `to` must lie in `[data_tail, data_head]`; anything else
+    /// is refused (the tail never moves backwards or past the writer).
+    pub fn commit(&mut self, to: u64) -> Result<(), RingError> {
+        let (head, tail) = (self.head(), self.tail());
+        let used = (head as usize).wrapping_sub(tail as usize) as u64;
+        let ahead = (to as usize).wrapping_sub(tail as usize) as u64;
+        if ahead > used && used <= self.data_size as u64 {
+            return Err(RingError::Corrupt {
+                at: to,
+                size: 0,
+                skipped: 0,
+            });
+        }
+        self.set_tail(to);
+        Ok(())
+    }
+
     /// Waits until the kernel signals data (wakeup_events / watermark) or
-    /// `timeout_ms` passes; `Ok(true)` when readable.
+    /// `timeout_ms` passes; `Ok(true)` when readable, or when the event's
+    /// task has exited (POLLHUP: drain what remains; nothing more comes).
     pub fn wait(fd: &EventFd, timeout_ms: i32) -> Result<bool, Errno> {
         let mut fds = [io::poll_fd(fd.raw(), POLLIN)];
         let n = io::poll(&mut fds, timeout_ms)?;
-        Ok(n > 0 && fds[0].revents & POLLIN != 0)
+        Ok(n > 0 && fds[0].revents & (POLLIN | POLLHUP) != 0)
     }
 }
 

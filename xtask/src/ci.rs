@@ -28,7 +28,7 @@ const STEPS: &[Step] = &[
     ("test", test),
     ("loom model of the userpage seqlock reader", loom),
     (
-        "examples (stat, printf, watchpoint, sample, hello)",
+        "examples (stat, printf, watchpoint, sample, hello, ringset_mio)",
         example,
     ),
     (
@@ -179,6 +179,7 @@ fn example() -> Result {
             ][..],
         ),
         ("hello", &[][..]),
+        ("ringset_mio", &[][..]),
     ] {
         shell::run(
             shell::cargo(None)

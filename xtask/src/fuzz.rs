@@ -17,6 +17,7 @@ const TARGETS: &[&str] = &[
     "format_spec",
     "event_string",
     "trace_format",
+    "ringset_merge",
 ];
 
 /// The per-target time `cargo xtask ci` gives.

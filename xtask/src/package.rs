@@ -22,6 +22,7 @@ const EXAMPLES: &[(&str, &[&str])] = &[
         ],
     ),
     ("hello", &[]),
+    ("ringset_mio", &[]),
 ];
 
 /// Runs the dry run, then the unpacked crate's build, examples and doctests.

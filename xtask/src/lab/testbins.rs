@@ -30,6 +30,8 @@ pub const TARGETS: &[&str] = &[
     "monitor_threads",
     "perf_compare",
     "foreign_records",
+    "ringset_kernel",
+    "ringset_overload",
 ];
 
 /// One built test binary.

@@ -1,0 +1,533 @@
+//! Draining several rings on a tracepoint storm (see BENCHMARKS.md):
+//!
+//! ```sh
+//! cargo run --release -p bench --bin ringset
+//! ```
+//!
+//! 1. Drain cost per record from R = 2 and 4 rings, all fed by the same
+//!    stream (sys_enter_prctl, period 1, IP | TID | TIME, on this thread):
+//!    perf-event-core's `RingSet::drain` + `record::parse` + the ip / tid /
+//!    time accessors; perf-event2 (one `Sampler` per ring, `next_record` +
+//!    `parse_record`); and a minimal raw reader walking the headers and
+//!    reading the three fields at their fixed offsets. Each round refills
+//!    every ring with the same K prctls, then times each reader (rotating
+//!    who goes first); medians over rounds and paired ratios.
+//! 2. The time-ordered merge per record: `fill` + `next_ordered` +
+//!    `record` + `release` over the same R rings.
+//! 3. Lost records under a storm on every CPU with small rings, read
+//!    concurrently: perf-event-core's ring set vs perf-event2's samplers;
+//!    received + lost == generated for both.
+
+use perf_event::events::Tracepoint;
+use perf_event::{Builder, SampleFlag};
+use perf_event_core::attr::Attr;
+use perf_event_core::event::Event;
+use perf_event_core::fd::EventFd;
+use perf_event_core::open::{open, OpenFlags, Scope};
+use perf_event_core::record::{Record, SampleLayout};
+use perf_event_core::ringset::{Entry, Options, RingSet};
+use perf_event_core::sys;
+use std::hint::black_box;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Instant;
+
+const K: u32 = 5_000;
+const ROUNDS: usize = 31;
+const PAGES: usize = 64;
+
+fn prctls(n: u32) {
+    for _ in 0..n {
+        // SAFETY: PR_GET_DUMPABLE has no pointer arguments.
+        unsafe { libc::prctl(libc::PR_GET_DUMPABLE, 0, 0, 0, 0) };
+    }
+}
+
+fn tracepoint_id() -> u64 {
+    for dir in ["/sys/kernel/tracing", "/sys/kernel/debug/tracing"] {
+        let p = format!("{dir}/events/syscalls/sys_enter_prctl/id");
+        if let Ok(s) = std::fs::read_to_string(&p) {
+            return s.trim().parse().unwrap();
+        }
+    }
+    // SAFETY: mount(2) with valid C strings and no data.
+    unsafe {
+        libc::mount(
+            c"nodev".as_ptr(),
+            c"/sys/kernel/tracing".as_ptr(),
+            c"tracefs".as_ptr(),
+            0,
+            std::ptr::null(),
+        )
+    };
+    std::fs::read_to_string("/sys/kernel/tracing/events/syscalls/sys_enter_prctl/id")
+        .expect("tracefs with syscalls:sys_enter_prctl")
+        .trim()
+        .parse()
+        .unwrap()
+}
+
+const SAMPLE: u64 = (sys::PERF_SAMPLE_IP | sys::PERF_SAMPLE_TID | sys::PERF_SAMPLE_TIME) as u64;
+
+fn attr(id: u64) -> Attr {
+    Attr::new(Event::Tracepoint(id))
+        .disabled(true)
+        .sample_period(1)
+        .sample_type(SAMPLE)
+}
+
+fn ours(id: u64, rings: usize, scope: impl Fn(usize) -> Scope, pages: usize) -> RingSet {
+    let a = attr(id);
+    let entries = (0..rings)
+        .map(|i| {
+            let s = scope(i);
+            Entry {
+                fd: open(&a, s, None, OpenFlags::new()).unwrap_or_else(|e| panic!("{e}")),
+                event: 0,
+                layout: SampleLayout::from_attr(&a),
+                cpu: s.cpu(),
+                thread: s.pid(),
+            }
+        })
+        .collect();
+    let opts = Options {
+        data_pages: pages,
+        ..Options::default()
+    };
+    RingSet::new(entries, opts).unwrap_or_else(|e| panic!("{e}"))
+}
+
+fn pe2(
+    id: u64,
+    rings: usize,
+    one_cpu: impl Fn(usize) -> Option<(usize, i32)>,
+    pages: usize,
+) -> Vec<perf_event::Sampler> {
+    (0..rings)
+        .map(|i| {
+            let mut b = Builder::new(Tracepoint::with_id(id));
+            match one_cpu(i) {
+                Some((cpu, tid)) => {
+                    b.one_cpu(cpu).observe_pid(tid);
+                }
+                None => {
+                    b.observe_self().any_cpu();
+                }
+            }
+            b.sample_period(1)
+                .sample(SampleFlag::IP | SampleFlag::TID | SampleFlag::TIME)
+                .enabled(false);
+            b.build().unwrap().sampled(pages * page_size()).unwrap()
+        })
+        .collect()
+}
+
+fn page_size() -> usize {
+    perf_event_core::linux::mmap::page_size()
+}
+
+/// The floor: headers walked, three fields read at fixed offsets.
+struct Raw {
+    fd: EventFd,
+    base: *mut u8,
+    len: usize,
+}
+
+impl Raw {
+    fn new(id: u64) -> Raw {
+        let fd = open(&attr(id), Scope::this_thread(), None, OpenFlags::new()).unwrap();
+        let len = (PAGES + 1) * page_size();
+        // SAFETY: the documented 1 + 2^n page mapping of a perf fd.
+        let base = unsafe {
+            libc::mmap(
+                std::ptr::null_mut(),
+                len,
+                libc::PROT_READ | libc::PROT_WRITE,
+                libc::MAP_SHARED,
+                fd.raw(),
+                0,
+            )
+        };
+        assert_ne!(base, libc::MAP_FAILED);
+        Raw {
+            fd,
+            base: base.cast(),
+            len,
+        }
+    }
+
+    fn word(&self, off: usize) -> &AtomicU64 {
+        // SAFETY: an 8-aligned u64 field of the mapped metadata page.
+        unsafe { &*(self.base.add(off) as *const AtomicU64) }
+    }
+
+    #[inline(never)]
+    fn drain(&mut self) -> (u64, u64) {
+        let head = self
+            .word(std::mem::offset_of!(sys::perf_event_mmap_page, data_head))
+            .load(Ordering::Acquire);
+        let tail_w = self.word(std::mem::offset_of!(sys::perf_event_mmap_page, data_tail));
+        let mut pos = tail_w.load(Ordering::Relaxed);
+        let page = page_size();
+        let size = self.len - page;
+        let mask = size as u64 - 1;
+        let (mut n, mut sum) = (0, 0u64);
+        // SAFETY: the data area starts one page in; [tail, head) is stable.
+        let data = unsafe { self.base.add(page) };
+        while pos < head {
+            let off = (pos & mask) as usize;
+            let rd = |o: usize| -> u64 {
+                let at = (off + o) & mask as usize;
+                // SAFETY: inside the data area (masked); 8-aligned.
+                unsafe { std::ptr::read_volatile(data.add(at) as *const u64) }
+            };
+            let hdr = rd(0);
+            let (kind, rec) = (hdr as u32, hdr >> 48);
+            if kind == sys::PERF_RECORD_SAMPLE {
+                sum = sum.wrapping_add(rd(8) ^ rd(16) ^ rd(24));
+                n += 1;
+            }
+            pos += rec;
+        }
+        tail_w.store(pos, Ordering::Release);
+        (n, sum)
+    }
+}
+
+fn median(v: &mut [f64]) -> f64 {
+    v.sort_by(|a, b| a.partial_cmp(b).unwrap());
+    v[v.len() / 2]
+}
+
+fn drain_ours(set: &mut RingSet) -> (u64, u64) {
+    let layout = *set.layout(0).unwrap();
+    let (mut n, mut sum) = (0u64, 0u64);
+    set.drain(|_, _, rec| {
+        let mut scratch = [0u8; 64];
+        if let Ok(p) = rec.parse(&layout, &mut scratch) {
+            if let Record::Sample(s) = p.record {
+                let tid = s.pid_tid().map_or(0, |p| p.1 as u64);
+                sum = sum.wrapping_add(s.ip().unwrap_or(0) ^ tid ^ s.time().unwrap_or(0));
+                n += 1;
+            }
+        }
+    });
+    (n, sum)
+}
+
+/// The ring set's own part: the walk, without parsing the records.
+fn walk_ours(set: &mut RingSet) -> u64 {
+    let mut n = 0u64;
+    set.drain(|_, _, rec| {
+        n += u64::from(rec.header.kind == sys::PERF_RECORD_SAMPLE);
+    });
+    n
+}
+
+fn drain_pe2(samplers: &mut [perf_event::Sampler]) -> (u64, u64) {
+    let (mut n, mut sum) = (0u64, 0u64);
+    for s in samplers {
+        while let Some(rec) = s.next_record() {
+            if let Ok(perf_event::data::Record::Sample(smp)) = rec.parse_record() {
+                sum = sum.wrapping_add(
+                    smp.ip().unwrap_or(0)
+                        ^ u64::from(smp.tid().unwrap_or(0))
+                        ^ smp.time().unwrap_or(0),
+                );
+                n += 1;
+            }
+        }
+    }
+    (n, sum)
+}
+
+fn merge_ours(set: &mut RingSet) -> u64 {
+    let mut n = 0;
+    loop {
+        set.fill();
+        let before = n;
+        // The writers are disabled: everything read can be released.
+        while let Some(h) = set.next_ordered().or_else(|| set.flush_next()) {
+            if let Ok(rec) = set.record(&h) {
+                black_box(rec.header);
+            }
+            set.release(h);
+            n += 1;
+        }
+        if n == before {
+            return n;
+        }
+    }
+}
+
+fn drain_bench(id: u64, rings: usize) {
+    let mut a = ours(id, rings, |_| Scope::this_thread(), PAGES);
+    let mut m = ours(id, rings, |_| Scope::this_thread(), PAGES);
+    let mut w = ours(id, rings, |_| Scope::this_thread(), PAGES);
+    let mut b = pe2(id, rings, |_| None, PAGES);
+    let mut raws: Vec<Raw> = (0..rings).map(|_| Raw::new(id)).collect();
+    let fds: Vec<&EventFd> = (0..rings)
+        .flat_map(|e| [a.fd(e).unwrap(), m.fd(e).unwrap(), w.fd(e).unwrap()])
+        .chain(raws.iter().map(|r| &r.fd))
+        .collect();
+    let raw_fds: Vec<i32> = fds.iter().map(|f| f.raw()).collect();
+    let mut times: [Vec<f64>; 5] = Default::default();
+    let total = (K as usize * rings) as f64;
+    for round in 0..ROUNDS + 1 {
+        for &fd in &raw_fds {
+            // SAFETY: enabling a perf fd we own.
+            unsafe { libc::ioctl(fd, sys::PERF_EVENT_IOC_ENABLE as _, 0) };
+        }
+        for s in b.iter_mut() {
+            s.enable().unwrap();
+        }
+        prctls(K);
+        for s in b.iter_mut() {
+            s.disable().unwrap();
+        }
+        for &fd in &raw_fds {
+            // SAFETY: disabling a perf fd we own.
+            unsafe { libc::ioctl(fd, sys::PERF_EVENT_IOC_DISABLE as _, 0) };
+        }
+        let mut results = [(0u64, 0f64); 5];
+        for k in 0..5 {
+            let i = (round + k) % 5;
+            let t = Instant::now();
+            let n = match i {
+                0 => black_box(drain_ours(&mut a)).0,
+                1 => black_box(drain_pe2(&mut b)).0,
+                2 => raws.iter_mut().map(|r| black_box(r.drain()).0).sum(),
+                3 => merge_ours(&mut m),
+                _ => black_box(walk_ours(&mut w)),
+            };
+            results[i] = (n, t.elapsed().as_nanos() as f64);
+        }
+        for (i, (n, ns)) in results.iter().enumerate() {
+            assert_eq!(*n as f64, total, "reader {i} got {n} records of {total}");
+            if round > 0 {
+                times[i].push(ns / total);
+            }
+        }
+    }
+    let raw = median(&mut times[2].clone());
+    println!("\n## drain, {rings} rings x {K} records (IP|TID|TIME), {ROUNDS} rounds");
+    println!("{:<48} {:>10} {:>12}", "reader", "ns/record", "x raw");
+    for (i, name) in [
+        "perf-event-core RingSet::drain + parse + ip/tid/time",
+        "perf-event2 Sampler::next_record + parse_record",
+        "raw reader (fixed offsets)",
+        "perf-event-core time-ordered merge (fill/next/release)",
+        "perf-event-core RingSet::drain alone (no parse)",
+    ]
+    .iter()
+    .enumerate()
+    {
+        let mut ratios: Vec<f64> = times[i].iter().zip(&times[2]).map(|(a, b)| a / b).collect();
+        let ns = median(&mut times[i].clone());
+        println!("{name:<48} {ns:>10.2} {:>12.2}", median(&mut ratios));
+    }
+    let mut vs: Vec<f64> = times[1].iter().zip(&times[0]).map(|(a, b)| a / b).collect();
+    println!(
+        "perf-event2 / perf-event-core drain: {:.2}x (raw {raw:.2} ns)",
+        median(&mut vs)
+    );
+}
+
+fn cpus() -> Vec<usize> {
+    (0..std::thread::available_parallelism().map_or(1, |n| n.get())).collect()
+}
+
+fn pin(cpu: usize) {
+    // SAFETY: a zeroed cpu_set_t is empty; CPU_SET writes inside it.
+    unsafe {
+        let mut set: libc::cpu_set_t = std::mem::zeroed();
+        libc::CPU_SET(cpu, &mut set);
+        libc::sched_setaffinity(0, std::mem::size_of_val(&set), &set);
+    }
+}
+
+/// Threads pinned per CPU: `n` prctls each after [`Storm::start`], then
+/// one more each on [`Storm::last`] (after the reader emptied the rings,
+/// so the kernel can write the PERF_RECORD_LOST it still owes).
+struct Storm {
+    tids: Vec<(usize, i32)>,
+    go: std::sync::Arc<std::sync::Barrier>,
+    extra: std::sync::Arc<std::sync::Barrier>,
+    done: std::sync::mpsc::Receiver<()>,
+    running: usize,
+    handles: Vec<std::thread::JoinHandle<()>>,
+}
+
+impl Storm {
+    fn new(n: u32) -> Storm {
+        let cpus = storm_cpus();
+        let go = std::sync::Arc::new(std::sync::Barrier::new(cpus.len() + 1));
+        let extra = std::sync::Arc::new(std::sync::Barrier::new(cpus.len() + 1));
+        let (tx, rx) = std::sync::mpsc::channel();
+        let (done_tx, done) = std::sync::mpsc::channel();
+        let handles = cpus
+            .iter()
+            .map(|&c| {
+                let (go, extra, tx, done_tx) =
+                    (go.clone(), extra.clone(), tx.clone(), done_tx.clone());
+                std::thread::spawn(move || {
+                    pin(c);
+                    // SAFETY: gettid has no preconditions.
+                    tx.send((c, unsafe { libc::gettid() })).unwrap();
+                    go.wait();
+                    prctls(n);
+                    done_tx.send(()).unwrap();
+                    extra.wait();
+                    prctls(1);
+                    done_tx.send(()).unwrap();
+                })
+            })
+            .collect();
+        let mut tids: Vec<(usize, i32)> = (0..cpus.len()).map(|_| rx.recv().unwrap()).collect();
+        tids.sort();
+        Storm {
+            running: tids.len(),
+            tids,
+            go,
+            extra,
+            done,
+            handles,
+        }
+    }
+
+    fn start(&self) {
+        self.go.wait();
+    }
+
+    fn running(&mut self) -> bool {
+        self.running -= self.done.try_iter().count().min(self.running);
+        self.running > 0
+    }
+
+    fn last(self) {
+        self.extra.wait();
+        for _ in &self.tids {
+            self.done.recv().unwrap();
+        }
+        for h in self.handles {
+            h.join().unwrap();
+        }
+    }
+}
+
+const STORM_N: u32 = 200_000;
+const SMALL: usize = 8;
+
+/// One storm read by perf-event-core's ring set: (received, lost).
+fn storm_ours(id: u64) -> (u64, u64) {
+    let mut storm = Storm::new(STORM_N);
+    let tids = storm.tids.clone();
+    let scope = |i: usize| Scope::thread_on(tids[i].1, tids[i].0 as u32);
+    let mut set = ours(id, tids.len(), scope, SMALL);
+    for e in 0..set.entries() {
+        set.fd(e).unwrap().enable(false).unwrap();
+    }
+    let mut got = 0;
+    storm.start();
+    while storm.running() {
+        got += drain_ours(&mut set).0;
+    }
+    got += drain_ours(&mut set).0;
+    storm.last();
+    got += drain_ours(&mut set).0;
+    let l = set.total_losses();
+    assert_eq!((l.overruns, l.corrupt), (0, 0));
+    (got, l.lost)
+}
+
+/// The same storm read by perf-event2's samplers: (received, lost).
+fn storm_pe2(id: u64) -> (u64, u64) {
+    let mut storm = Storm::new(STORM_N);
+    let tids = storm.tids.clone();
+    let mut s = pe2(id, tids.len(), |i| Some((tids[i].0, tids[i].1)), SMALL);
+    for x in s.iter_mut() {
+        x.enable().unwrap();
+    }
+    let (mut got, mut lost) = (0, 0);
+    let mut step = |s: &mut [perf_event::Sampler]| {
+        for x in s.iter_mut() {
+            while let Some(rec) = x.next_record() {
+                match rec.parse_record() {
+                    Ok(perf_event::data::Record::Sample(_)) => got += 1,
+                    Ok(perf_event::data::Record::Lost(l)) => lost += l.lost,
+                    _ => {}
+                }
+            }
+        }
+    };
+    storm.start();
+    while storm.running() {
+        step(&mut s);
+    }
+    step(&mut s);
+    storm.last();
+    step(&mut s);
+    (got, lost)
+}
+
+/// The storm runs on every CPU but the first, where the reader is pinned
+/// (so the reader's speed, not its share of a CPU, decides what is lost);
+/// on a 1-CPU machine they share it.
+fn storm_cpus() -> Vec<usize> {
+    let all = cpus();
+    if all.len() > 1 {
+        all[1..].to_vec()
+    } else {
+        all
+    }
+}
+
+fn loss_bench(id: u64) {
+    const RUNS: usize = 5;
+    pin(0);
+    let cpus = storm_cpus().len() as u64;
+    let generated = cpus * (u64::from(STORM_N) + 1);
+    println!(
+        "\n## lost under a storm: {cpus} storm CPU(s) x {STORM_N} prctls, {SMALL}-page rings, \
+         read concurrently by one thread pinned to CPU 0, {RUNS} runs each, alternating"
+    );
+    let (mut a, mut b) = (Vec::new(), Vec::new());
+    for run in 0..RUNS {
+        let order: [bool; 2] = if run % 2 == 0 {
+            [true, false]
+        } else {
+            [false, true]
+        };
+        for first in order {
+            let (got, lost) = if first { storm_ours(id) } else { storm_pe2(id) };
+            assert_eq!(got + lost, generated, "received + lost == generated");
+            if first {
+                a.push(lost as f64)
+            } else {
+                b.push(lost as f64)
+            }
+        }
+    }
+    println!("(received + lost == {generated} in every run, for both)");
+    println!(
+        "perf-event-core lost per run: {a:?}, median {}",
+        median(&mut a.clone())
+    );
+    println!(
+        "perf-event2     lost per run: {b:?}, median {}",
+        median(&mut b.clone())
+    );
+}
+
+fn main() {
+    let id = tracepoint_id();
+    // `ringset drain` / `ringset loss`: one part only.
+    let only = std::env::args().nth(1);
+    if only.as_deref() != Some("loss") {
+        for rings in [2, 4] {
+            drain_bench(id, rings);
+        }
+    }
+    if only.as_deref() != Some("drain") {
+        loss_bench(id);
+    }
+}

@@ -1,0 +1,158 @@
+//! Addresses to (object, symbol) as `perf report --sort dso,sym` names
+//! them: ELF symbol tables of the mapped files (through the `object` crate)
+//! and /proc/kallsyms for the kernel.
+
+use object::{Object, ObjectSegment, ObjectSymbol, SymbolKind};
+use std::collections::HashMap;
+
+/// One executable mapping of a process (PERF_RECORD_MMAP2 or /proc/PID/maps).
+#[derive(Clone, Debug)]
+pub struct Map {
+    pub start: u64,
+    pub end: u64,
+    pub pgoff: u64,
+    pub file: String,
+}
+
+/// The symbols of one file: sorted (address, size, name), and its
+/// segments (file offset, size, virtual address) to turn offsets into
+/// addresses.
+#[derive(Default)]
+struct Symbols {
+    syms: Vec<(u64, u64, String)>,
+    segments: Vec<(u64, u64, u64)>,
+}
+
+impl Symbols {
+    fn load(path: &str) -> Symbols {
+        let Ok(data) = std::fs::read(path) else {
+            return Symbols::default();
+        };
+        let Ok(file) = object::File::parse(&*data) else {
+            return Symbols::default();
+        };
+        let mut syms: Vec<(u64, u64, String)> = file
+            .symbols()
+            .chain(file.dynamic_symbols())
+            .filter(|s| s.kind() == SymbolKind::Text && s.address() != 0)
+            .filter_map(|s| Some((s.address(), s.size(), s.name().ok()?.to_string())))
+            .collect();
+        syms.sort();
+        syms.dedup_by_key(|s| s.0);
+        let segments = file
+            .segments()
+            .map(|s| {
+                let (off, size) = s.file_range();
+                (off, size, s.address())
+            })
+            .collect();
+        Symbols { syms, segments }
+    }
+
+    /// The symbol containing virtual address `addr` (a sized symbol must
+    /// contain it; an unsized one is taken up to the next symbol).
+    fn find(&self, addr: u64) -> Option<&str> {
+        let i = self.syms.partition_point(|s| s.0 <= addr).checked_sub(1)?;
+        let (start, size, name) = &self.syms[i];
+        (*size == 0 || addr < start + size).then_some(name.as_str())
+    }
+
+    fn vaddr(&self, offset: u64) -> Option<u64> {
+        self.segments
+            .iter()
+            .find(|(off, size, _)| (*off..off + size).contains(&offset))
+            .map(|(off, _, va)| offset - off + va)
+    }
+}
+
+/// Resolves addresses, loading each file once.
+#[derive(Default)]
+pub struct Resolver {
+    files: HashMap<String, Symbols>,
+    kallsyms: Option<Vec<(u64, String)>>,
+}
+
+/// What perf report prints for a sample: the object's short name, the
+/// mode mark (`[k]` or `[.]`) and the symbol (or the address in hex).
+pub type Key = (String, &'static str, String);
+
+fn basename(path: &str) -> String {
+    path.rsplit('/').next().unwrap_or(path).to_string()
+}
+
+impl Resolver {
+    fn kallsyms(&mut self) -> &[(u64, String)] {
+        self.kallsyms.get_or_insert_with(|| {
+            let text = std::fs::read_to_string("/proc/kallsyms").unwrap_or_default();
+            let mut v: Vec<(u64, String)> = text
+                .lines()
+                .filter_map(|l| {
+                    let mut f = l.split_whitespace();
+                    let addr = u64::from_str_radix(f.next()?, 16).ok()?;
+                    let kind = f.next()?;
+                    let name = f.next()?;
+                    (addr != 0 && matches!(kind, "t" | "T" | "w" | "W"))
+                        .then(|| (addr, name.to_string()))
+                })
+                .collect();
+            v.sort();
+            v
+        })
+    }
+
+    /// A kernel address.
+    pub fn kernel(&mut self, ip: u64) -> Key {
+        let syms = self.kallsyms();
+        let name = syms
+            .partition_point(|s| s.0 <= ip)
+            .checked_sub(1)
+            .map(|i| syms[i].1.clone())
+            .unwrap_or_else(|| format!("{ip:#018x}"));
+        ("[kernel.kallsyms]".into(), "[k]", name)
+    }
+
+    /// A user address inside `map`.
+    pub fn user(&mut self, ip: u64, map: Option<&Map>) -> Key {
+        let Some(map) = map else {
+            return ("[unknown]".into(), "[.]", format!("{ip:#018x}"));
+        };
+        let offset = ip - map.start + map.pgoff;
+        let syms = self
+            .files
+            .entry(map.file.clone())
+            .or_insert_with(|| Symbols::load(&map.file));
+        let name = syms
+            .vaddr(offset)
+            .and_then(|va| syms.find(va))
+            .map(str::to_string)
+            .unwrap_or_else(|| format!("{offset:#018x}"));
+        (basename(&map.file), "[.]", name)
+    }
+}
+
+/// The executable mappings of `pid` now, from /proc/PID/maps (for
+/// processes that were running before the sampling began: their mappings
+/// were made before any PERF_RECORD_MMAP2 could report them).
+pub fn proc_maps(pid: u32) -> Vec<Map> {
+    let Ok(text) = std::fs::read_to_string(format!("/proc/{pid}/maps")) else {
+        return Vec::new();
+    };
+    text.lines()
+        .filter_map(|l| {
+            let mut f = l.split_whitespace();
+            let (range, perms, off) = (f.next()?, f.next()?, f.next()?);
+            let (_dev, _ino) = (f.next()?, f.next()?);
+            let file = f.next()?;
+            if !perms.contains('x') || !file.starts_with('/') {
+                return None;
+            }
+            let (s, e) = range.split_once('-')?;
+            Some(Map {
+                start: u64::from_str_radix(s, 16).ok()?,
+                end: u64::from_str_radix(e, 16).ok()?,
+                pgoff: u64::from_str_radix(off, 16).ok()?,
+                file: file.to_string(),
+            })
+        })
+        .collect()
+}

@@ -1,0 +1,298 @@
+//! The time-ordered merge of records from several rings (perf's
+//! `util/ordered-events.c` and the rounds of `perf record`).
+//!
+//! Each ring is written by the kernel in the order its records were made,
+//! so per ring the times do not go down (a ring shared by several CPUs
+//! through PERF_EVENT_IOC_SET_OUTPUT may interleave them slightly). The
+//! merge holds the records it has seen (their positions only: the bytes
+//! stay in the rings) and releases the oldest one, of time `T`, only when
+//! it is safe, meaning no record older than `T` can still come:
+//!
+//! - every ring has shown a record at `T` or later (what comes next from it
+//!   is later still), or
+//! - the ring was drained (read up to its `data_head`) and `T` is not later
+//!   than the newest time seen before the previous fill round began (perf's
+//!   round rule: a record being written while one round reads is published
+//!   by the end of the next; `T` past that bound waits one more round).
+//!
+//! [`Merge::flush`] releases everything once no ring can produce more (the
+//! targets are gone or the events disabled).
+//!
+//! **Memory is bounded** by `capacity` held records. When it is full and
+//! nothing is safe to release, the oldest record is released anyway (as
+//! perf does when `ordered_events` reaches its memory limit); each such
+//! release is counted in [`MergeStats::forced`] and any record that then
+//! comes out older than one already released is counted in
+//! [`MergeStats::out_of_order`]. Holding records also keeps them in their
+//! ring (the tail cannot pass them), so a large capacity fills the rings and
+//! makes the kernel drop records, counted as lost: the bound trades order
+//! against loss, and both are reported.
+
+use std::collections::VecDeque;
+
+/// A record the merge holds: where it is and what it was keyed by.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Pending {
+    /// The time the merge orders by (a record without a time takes the
+    /// latest time its ring showed before it).
+    pub time: u64,
+    /// Arrival order: ties keep the order records were read in.
+    pub seq: u64,
+    /// Index of the ring.
+    pub ring: u32,
+    /// Position of the record in its ring.
+    pub pos: u64,
+    /// The record's size in bytes.
+    pub len: u32,
+    /// Its event, when known (`u32::MAX`: unknown).
+    pub event: u32,
+    /// Whether the record carried a time of its own.
+    pub timed: bool,
+}
+
+/// What the merge did, for reports.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct MergeStats {
+    /// Records released.
+    pub released: u64,
+    /// Releases made because the capacity was reached, not because it was
+    /// safe.
+    pub forced: u64,
+    /// Records released with a time older than one released before.
+    pub out_of_order: u64,
+    /// The most records held at once.
+    pub max_held: usize,
+}
+
+#[derive(Clone, Copy, Debug, Default)]
+struct RingClock {
+    /// The latest time this ring showed.
+    last_seen: Option<u64>,
+    /// Read up to its head in the current round.
+    drained: bool,
+}
+
+/// The merge state (pure: no ring access, so it can be fuzzed alone).
+///
+/// Each ring's records wait in a queue of their own, kept sorted (a record
+/// is inserted from the back, so a ring in time order costs one compare);
+/// the oldest record is found among the rings' fronts, as a k-way merge.
+#[derive(Debug)]
+pub struct Merge {
+    queues: Vec<VecDeque<Pending>>,
+    held: usize,
+    rings: Vec<RingClock>,
+    capacity: usize,
+    seq: u64,
+    /// Newest time seen in the round now being read.
+    round_max: Option<u64>,
+    /// Newest time seen up to the end of the previous round.
+    prev_round_max: Option<u64>,
+    last_released: Option<u64>,
+    stats: MergeStats,
+}
+
+impl Merge {
+    /// A merge over `rings` rings holding at most `capacity` (>= 1) records.
+    pub fn new(rings: usize, capacity: usize) -> Merge {
+        Merge {
+            queues: vec![VecDeque::new(); rings],
+            held: 0,
+            rings: vec![RingClock::default(); rings],
+            capacity: capacity.max(1),
+            seq: 0,
+            round_max: None,
+            prev_round_max: None,
+            last_released: None,
+            stats: MergeStats::default(),
+        }
+    }
+
+    /// Records held now.
+    pub fn held(&self) -> usize {
+        self.held
+    }
+
+    /// Whether another record can be taken without a forced release.
+    pub fn has_room(&self) -> bool {
+        self.held < self.capacity
+    }
+
+    /// What the merge did so far.
+    pub fn stats(&self) -> MergeStats {
+        self.stats
+    }
+
+    /// Starts a fill round: what the previous rounds saw becomes the bound
+    /// for drained rings; every ring counts as not drained until
+    /// [`Merge::drained`] says so again.
+    pub fn begin_round(&mut self) {
+        self.prev_round_max = self.prev_round_max.max(self.round_max);
+        for r in &mut self.rings {
+            r.drained = false;
+        }
+    }
+
+    /// Says ring `ring` was read up to its head in this round.
+    pub fn drained(&mut self, ring: usize) {
+        if let Some(r) = self.rings.get_mut(ring) {
+            r.drained = true;
+        }
+    }
+
+    /// Takes a record of `ring` at `pos`, `len` bytes, with `time` (if it
+    /// has one) and `event`. Refused (`false`) when the merge is full
+    /// ([`Merge::has_room`]) or `ring` is out of range: leave the record in
+    /// its ring and take it later.
+    pub fn push(
+        &mut self,
+        ring: usize,
+        pos: u64,
+        len: u32,
+        time: Option<u64>,
+        event: Option<usize>,
+    ) -> bool {
+        if self.held >= self.capacity {
+            return false;
+        }
+        let Some(clock) = self.rings.get_mut(ring) else {
+            return false;
+        };
+        if let Some(t) = time {
+            clock.last_seen = Some(clock.last_seen.map_or(t, |s| s.max(t)));
+            self.round_max = Some(self.round_max.map_or(t, |m| m.max(t)));
+        }
+        let key = time.or(clock.last_seen).unwrap_or(0);
+        let p = Pending {
+            time: key,
+            seq: self.seq,
+            ring: ring as u32,
+            pos,
+            len,
+            event: event.map_or(u32::MAX, |e| e.min(u32::MAX as usize - 1) as u32),
+            timed: time.is_some(),
+        };
+        let q = &mut self.queues[ring];
+        // Sorted insert from the back: O(1) when the ring is in time order.
+        let mut at = q.len();
+        while at > 0 && q[at - 1].time > key {
+            at -= 1;
+        }
+        q.insert(at, p);
+        self.seq += 1;
+        self.held += 1;
+        self.stats.max_held = self.stats.max_held.max(self.held);
+        true
+    }
+
+    /// The ring whose front record is the oldest (ties: read first).
+    #[inline]
+    fn oldest(&self) -> Option<usize> {
+        let mut best: Option<(u64, u64, usize)> = None;
+        for (r, q) in self.queues.iter().enumerate() {
+            if let Some(p) = q.front() {
+                if best.is_none_or(|b| (p.time, p.seq) < (b.0, b.1)) {
+                    best = Some((p.time, p.seq, r));
+                }
+            }
+        }
+        best.map(|b| b.2)
+    }
+
+    fn take_min(&mut self) -> Option<Pending> {
+        let r = self.oldest()?;
+        let p = self.queues[r].pop_front()?;
+        self.held -= 1;
+        if self.last_released.is_some_and(|l| p.time < l) {
+            self.stats.out_of_order += 1;
+        }
+        self.last_released = Some(self.last_released.map_or(p.time, |l| l.max(p.time)));
+        self.stats.released += 1;
+        Some(p)
+    }
+
+    /// Whether a record of time `t` can be released now (module docs).
+    fn safe(&self, t: u64) -> bool {
+        self.rings.iter().all(|r| {
+            r.last_seen.is_some_and(|s| s >= t)
+                || (r.drained && self.prev_round_max.is_some_and(|m| t <= m))
+        })
+    }
+
+    /// The oldest record, if it is safe to release; when the merge is full
+    /// and nothing is safe, the oldest anyway (counted as forced).
+    pub fn pop(&mut self) -> Option<Pending> {
+        let r = self.oldest()?;
+        let t = self.queues[r].front()?.time;
+        if self.safe(t) {
+            self.take_min()
+        } else if self.held >= self.capacity {
+            self.stats.forced += 1;
+            self.take_min()
+        } else {
+            None
+        }
+    }
+
+    /// The oldest record, safe or not: for the end, when no ring can
+    /// produce more.
+    pub fn flush(&mut self) -> Option<Pending> {
+        self.take_min()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_ring_that_has_not_shown_a_later_time_holds_the_others_back() {
+        let mut m = Merge::new(2, 16);
+        m.begin_round();
+        m.push(0, 0, 8, Some(10), None);
+        m.push(0, 8, 8, Some(30), None);
+        m.drained(0);
+        // Ring 1 has shown nothing and was not drained: nothing is safe.
+        assert_eq!(m.pop(), None);
+        m.push(1, 0, 8, Some(20), None);
+        assert_eq!(m.pop().map(|p| p.time), Some(10));
+        assert_eq!(m.pop().map(|p| p.time), Some(20));
+        // 30: ring 1 has shown only 20 and is not drained.
+        assert_eq!(m.pop(), None);
+        m.drained(1);
+        // Drained, but 30 is past what the previous round saw: wait a round.
+        assert_eq!(m.pop(), None);
+        m.begin_round();
+        m.drained(0);
+        m.drained(1);
+        assert_eq!(m.pop().map(|p| p.time), Some(30));
+        assert_eq!(m.stats().forced, 0);
+    }
+
+    #[test]
+    fn a_full_merge_releases_the_oldest_and_says_so() {
+        let mut m = Merge::new(2, 2);
+        m.begin_round();
+        assert!(m.push(0, 0, 8, Some(5), None));
+        assert!(m.push(0, 8, 8, Some(6), None));
+        assert!(!m.push(0, 16, 8, Some(7), None), "full");
+        // Ring 1 has shown nothing: not safe, but full.
+        let forced = m.pop().unwrap();
+        assert_eq!((forced.time, forced.pos), (5, 0));
+        assert_eq!(m.stats().forced, 1);
+        assert!(m.push(1, 0, 8, Some(1), None));
+        assert_eq!(m.flush().map(|p| p.time), Some(1));
+        assert_eq!(m.stats().out_of_order, 1);
+    }
+
+    #[test]
+    fn untimed_records_keep_their_place_after_their_ring_s_last_time() {
+        let mut m = Merge::new(1, 8);
+        m.begin_round();
+        m.push(0, 0, 8, Some(4), None);
+        m.push(0, 8, 8, None, None);
+        m.push(0, 16, 8, Some(9), None);
+        let order: Vec<u64> = std::iter::from_fn(|| m.flush()).map(|p| p.pos).collect();
+        assert_eq!(order, [0, 8, 16]);
+    }
+}

@@ -1,0 +1,289 @@
+//! Reading the set: non-blocking drains, the time-ordered merge, holding
+//! and releasing records, and the loss accounting both paths share.
+
+use super::loss::LossRecord;
+use super::{Losses, RingSet, SetRing};
+use crate::ring::{RawRecord, RingError};
+
+/// A record the merge released to the caller. Its bytes stay in the ring
+/// (read them with [`RingSet::record`]) and the ring's `data_tail` does not
+/// pass it until it is given back with [`RingSet::release`]; several can be
+/// held at once, from any rings.
+#[must_use = "a held record keeps its ring from being freed until released"]
+#[derive(Debug, PartialEq, Eq)]
+pub struct Held {
+    ring: u32,
+    pos: u64,
+    len: u32,
+    time: u64,
+    timed: bool,
+    event: u32,
+}
+
+impl Held {
+    /// The ring it is in.
+    pub fn ring(&self) -> usize {
+        self.ring as usize
+    }
+
+    /// Its time, if the record has one.
+    pub fn time(&self) -> Option<u64> {
+        self.timed.then_some(self.time)
+    }
+
+    /// The time it was merged by (a record without a time takes its ring's
+    /// latest time before it).
+    pub fn merge_time(&self) -> u64 {
+        self.time
+    }
+
+    /// Its event, if known.
+    pub fn event(&self) -> Option<usize> {
+        (self.event != u32::MAX).then_some(self.event as usize)
+    }
+
+    /// Its size in bytes, header included.
+    pub fn len(&self) -> usize {
+        self.len as usize
+    }
+
+    /// Never true: a record holds at least its header.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+}
+
+/// Counts a loss record in its ring and event.
+#[inline]
+fn account(
+    set_losses: &mut [Losses],
+    ring: &mut Losses,
+    only_event: Option<usize>,
+    rec: &RawRecord<'_>,
+    event: Option<usize>,
+    ident: &super::Identify,
+) {
+    match LossRecord::of(rec) {
+        None => {}
+        Some(LossRecord::Lost { id, lost }) => {
+            ring.lost += lost;
+            ring.lost_records += 1;
+            let ev = ident.event_of(id).or(only_event).or(event);
+            if let Some(l) = ev.and_then(|e| set_losses.get_mut(e)) {
+                l.lost += lost;
+                l.lost_records += 1;
+            }
+        }
+        Some(LossRecord::LostSamples { lost }) => {
+            ring.lost_samples += lost;
+            if let Some(l) = event.and_then(|e| set_losses.get_mut(e)) {
+                l.lost_samples += lost;
+            }
+        }
+    }
+}
+
+/// Frees the ring up to its oldest record still held (or everything read).
+fn commit(ring: &mut SetRing) {
+    while ring.held.front().is_some_and(|h| h.2) {
+        ring.held.pop_front();
+    }
+    let to = ring.held.front().map_or(ring.read_pos, |h| h.0);
+    if ring.buf.commit(to).is_err() {
+        // Only after an overrun: the positions were reset by the walk.
+        let _ = ring.buf.commit(ring.read_pos);
+    }
+}
+
+impl RingSet {
+    /// Walks every ring up to its current head, in ring order (no time
+    /// order across rings), calling `each(ring, event, record)`; loss
+    /// records are counted (and delivered too) and every ring is freed past
+    /// what was walked, except records still held by the merge. Returns the
+    /// number of records walked. Never blocks.
+    pub fn drain(&mut self, mut each: impl FnMut(usize, Option<usize>, &RawRecord<'_>)) -> usize {
+        let mut n = 0;
+        for (r, ring) in self.rings.iter_mut().enumerate() {
+            // Free the ring in slices of 1/32 as the walk goes (as a
+            // reader freeing each record would), so that under a storm the
+            // kernel finds room sooner; stop at the head seen at the start.
+            let slice = (ring.buf.data_size() / 32).max(64) as u64;
+            let mut left = (ring.buf.head() as usize).wrapping_sub(ring.read_pos as usize) as u64;
+            loop {
+                let SetRing {
+                    buf,
+                    read_pos,
+                    held,
+                    losses,
+                    only_event,
+                    ..
+                } = &mut *ring;
+                let mut peek = buf.peek(*read_pos);
+                let start = *read_pos;
+                let mut more = false;
+                while let Some(item) = peek.next() {
+                    match item {
+                        Ok((_, rec)) => {
+                            let event = match *only_event {
+                                Some(e) => Some(e),
+                                None => self.ident.peek(&rec, None).1,
+                            };
+                            if LossRecord::of(&rec).is_some() {
+                                let ev = self.ident.peek(&rec, *only_event).1;
+                                let el = &mut self.event_losses;
+                                account(el, losses, *only_event, &rec, ev, &self.ident);
+                            }
+                            each(r, event, &rec);
+                            n += 1;
+                        }
+                        Err(e) => skipped(losses, held, &e),
+                    }
+                    let walked = (peek.pos() as usize).wrapping_sub(start as usize) as u64;
+                    if walked >= left.min(slice) && peek.pos() != peek.head() {
+                        more = walked < left;
+                        break;
+                    }
+                }
+                let walked = (peek.pos() as usize).wrapping_sub(start as usize) as u64;
+                *read_pos = peek.pos();
+                commit(ring);
+                left = left.saturating_sub(walked);
+                if !more {
+                    break;
+                }
+            }
+        }
+        n
+    }
+
+    /// One fill round of the time-ordered merge: reads every ring up to its
+    /// head (or until the merge is full) without freeing anything, counting
+    /// loss records. Then take records with [`RingSet::next_ordered`].
+    ///
+    /// The merge orders by PERF_SAMPLE_TIME (with `sample_id_all` for the
+    /// records that are not samples): events without it give the merge no
+    /// time to order by, so nothing becomes safe before the capacity is
+    /// reached or [`RingSet::flush_next`]; read them with
+    /// [`RingSet::drain`] instead.
+    pub fn fill(&mut self) {
+        self.merge.begin_round();
+        for (r, ring) in self.rings.iter_mut().enumerate() {
+            let SetRing {
+                buf,
+                read_pos,
+                held,
+                losses,
+                only_event,
+                ..
+            } = ring;
+            let mut peek = buf.peek(*read_pos);
+            let mut complete = true;
+            loop {
+                if !self.merge.has_room() {
+                    complete = false;
+                    break;
+                }
+                let before = peek.pos();
+                let Some(item) = peek.next() else { break };
+                match item {
+                    Ok((pos, rec)) => {
+                        let (key, event) = self.ident.peek(&rec, *only_event);
+                        let len = rec.len() as u32;
+                        if !self.merge.push(r, pos, len, key.time, event) {
+                            // Out of range: leave it in the ring.
+                            *read_pos = before;
+                            complete = false;
+                            break;
+                        }
+                        let el = &mut self.event_losses;
+                        account(el, losses, *only_event, &rec, event, &self.ident);
+                        held.push_back((pos, len, false));
+                    }
+                    Err(e) => skipped(losses, held, &e),
+                }
+                *read_pos = peek.pos();
+            }
+            if complete {
+                *read_pos = peek.pos();
+                self.merge.drained(r);
+            }
+        }
+    }
+
+    /// The next record in time order, if it is safe to release (see
+    /// [`super::merge`]); `None` means fill again (or wait first).
+    pub fn next_ordered(&mut self) -> Option<Held> {
+        self.merge.pop().map(held)
+    }
+
+    /// The next record in time order, safe or not: for the end, once
+    /// [`RingSet::all_gone`] or the events are disabled and a last
+    /// [`RingSet::fill`] was made.
+    pub fn flush_next(&mut self) -> Option<Held> {
+        self.merge.flush().map(held)
+    }
+
+    /// The bytes of a held record, lent from its ring (two parts when it
+    /// wraps the ring's end). An error if the ring overran since.
+    pub fn record(&self, held: &Held) -> Result<RawRecord<'_>, RingError> {
+        match self.rings.get(held.ring as usize) {
+            Some(r) => r.buf.record_at(held.pos),
+            None => Err(RingError::Corrupt {
+                at: held.pos,
+                size: 0,
+                skipped: 0,
+            }),
+        }
+    }
+
+    /// Gives a held record back: its ring's `data_tail` advances past every
+    /// record released before the oldest one still held.
+    pub fn release(&mut self, held: Held) {
+        let Some(ring) = self.rings.get_mut(held.ring as usize) else {
+            return;
+        };
+        match ring.held.front_mut() {
+            // Released in ring order (the usual case): the front.
+            Some(f) if f.0 == held.pos => f.2 = true,
+            Some(f) => {
+                let front = f.0;
+                // Held positions rise (wrapping) in ring order: binary search.
+                let key = (held.pos as usize).wrapping_sub(front as usize);
+                if let Ok(i) = ring
+                    .held
+                    .binary_search_by_key(&key, |h| (h.0 as usize).wrapping_sub(front as usize))
+                {
+                    ring.held[i].2 = true;
+                }
+            }
+            None => {}
+        }
+        commit(ring);
+    }
+}
+
+fn held(p: super::Pending) -> Held {
+    Held {
+        ring: p.ring,
+        pos: p.pos,
+        len: p.len,
+        time: p.time,
+        timed: p.timed,
+        event: p.event,
+    }
+}
+
+fn skipped(
+    losses: &mut Losses,
+    held: &mut std::collections::VecDeque<(u64, u32, bool)>,
+    e: &RingError,
+) {
+    losses.skipped(e);
+    // The bytes up to the head are gone; any record held from before an
+    // overrun is unreadable now, so nothing held can pin the tail.
+    if matches!(e, RingError::Overrun { .. }) {
+        for h in held.iter_mut() {
+            h.2 = true;
+        }
+    }
+}
