@@ -39,6 +39,7 @@ pub mod attr;
 pub mod errno;
 pub mod event;
 pub mod fd;
+pub mod linux;
 pub mod monitor;
 pub mod open;
 #[cfg(feature = "std")]
@@ -48,6 +49,8 @@ pub mod probe;
 pub mod read_format;
 pub mod record;
 pub mod ring;
+#[cfg(feature = "std")]
+pub mod set;
 pub mod sys;
 #[cfg(feature = "std")]
 pub mod sysfs;
