@@ -15,6 +15,11 @@ pub struct Limit {
     pub hard: u64,
 }
 
+/// `RLIM_INFINITY` as a `u64` (no limit).
+// rlim_t is 32 bits on some 32-bit targets: the cast is not always a no-op.
+#[allow(clippy::unnecessary_cast)]
+pub const INFINITY: u64 = libc::RLIM_INFINITY as u64;
+
 /// `getrlimit(RLIMIT_NOFILE)`.
 pub fn open_files() -> Result<Limit, Errno> {
     let mut lim = libc::rlimit {
@@ -25,6 +30,7 @@ pub fn open_files() -> Result<Limit, Errno> {
     if unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut lim) } != 0 {
         return Err(Errno::last());
     }
+    #[allow(clippy::unnecessary_cast)] // rlim_t is u32 on some 32-bit targets
     Ok(Limit {
         soft: lim.rlim_cur as u64,
         hard: lim.rlim_max as u64,

@@ -69,7 +69,8 @@ pub enum AggrValue {
 
 /// Aggregates `counts` (from [`EventSet::read_all`](super::EventSet::read_all))
 /// of `events` (from [`EventSet::events`](super::EventSet::events)). Output is
-/// in event order, then key order; every event has at least one line, so an
+/// in event order, then key order (one event per line, or per hybrid
+/// event with [`HybridNames::Merge`]); every event has at least one line, so an
 /// event that never opened still shows `<not supported>`.
 pub fn aggregate(
     events: &[EventInfo],
@@ -77,22 +78,29 @@ pub fn aggregate(
     mode: AggrMode,
     names: HybridNames,
 ) -> Vec<Aggregate> {
-    let name_of = |e: &EventInfo| match names {
-        HybridNames::Keep => e.spec.display_name(),
-        HybridNames::Merge => e.spec.name.clone(),
+    // One line per event; with Merge, the copies of a hybrid event (same
+    // name, each bound to a core PMU) share the line of the first copy.
+    let line_of = |i: usize| -> usize {
+        let e = &events[i];
+        if names == HybridNames::Merge && e.spec.pmu.is_some() {
+            let first = events
+                .iter()
+                .position(|o| o.spec.pmu.is_some() && o.spec.name == e.spec.name);
+            first.unwrap_or(i)
+        } else {
+            i
+        }
     };
-    // Line identity: (name, key) in first-appearance order of the names.
-    let mut order: Vec<String> = Vec::new();
+    let folded;
+    let counts = if mode == AggrMode::PerCpu {
+        counts
+    } else {
+        folded = fold_task_cpus(counts);
+        &folded[..]
+    };
     let mut lines = Lines::default();
     for (i, e) in events.iter().enumerate() {
-        let name = name_of(e);
-        let n = match order.iter().position(|o| *o == name) {
-            Some(n) => n,
-            None => {
-                order.push(name);
-                order.len() - 1
-            }
-        };
+        let n = line_of(i);
         let reason = match e.status() {
             EventStatus::NotSupported(r) => Some(r),
             EventStatus::Open => None,
@@ -134,14 +142,52 @@ pub fn aggregate(
                     s => AggrValue::Counted(s),
                 },
             };
+            let e = &events[n].spec;
             Aggregate {
-                event: order[n].clone(),
+                event: match names {
+                    HybridNames::Keep => e.display_name(),
+                    HybridNames::Merge => e.name.clone(),
+                },
                 key,
                 counts,
                 value,
             }
         })
         .collect()
+}
+
+/// Folds the per-CPU fds of one thread's event into one count. A task
+/// event bound to a CPU is enabled whenever its task runs but on the PMU
+/// only while the task runs on that CPU, so its CPUs share one enabled
+/// time: the values and running times add up, the enabled time is the
+/// longest (summing it would report a thread on 2 CPUs as 50 % multiplexed).
+fn fold_task_cpus(counts: &[Count]) -> Vec<Count> {
+    let mut out: Vec<Count> = Vec::with_capacity(counts.len());
+    let mut at: std::collections::HashMap<(usize, i32), usize> = Default::default();
+    for c in counts {
+        if c.tid < 0 || c.cpu < 0 {
+            out.push(*c);
+            continue;
+        }
+        match at.get(&(c.event, c.tid)) {
+            Some(&i) => {
+                let o = &mut out[i].counts;
+                o.value = o.value.saturating_add(c.counts.value);
+                o.enabled = o.enabled.max(c.counts.enabled);
+                o.running = match (o.running, c.counts.running) {
+                    (Some(a), Some(b)) => {
+                        Some(a.saturating_add(b).min(o.enabled.unwrap_or(u64::MAX)))
+                    }
+                    (a, b) => a.or(b),
+                };
+            }
+            None => {
+                at.insert((c.event, c.tid), out.len());
+                out.push(Count { cpu: -1, ..*c });
+            }
+        }
+    }
+    out
 }
 
 type Line = (usize, AggrKey, Counts, Option<String>);

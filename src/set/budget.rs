@@ -43,7 +43,7 @@ impl fmt::Display for BudgetError {
 impl std::error::Error for BudgetError {}
 
 fn fmt_limit(n: u64) -> String {
-    if n == libc::RLIM_INFINITY as u64 {
+    if n == rlimit::INFINITY {
         "unlimited".to_owned()
     } else {
         n.to_string()
@@ -63,8 +63,8 @@ pub fn reserve(needed: usize) -> Result<Limit, BudgetError> {
     const MARGIN: u64 = 16;
     let in_use = fds_in_use();
     let limit = rlimit::open_files().unwrap_or(Limit {
-        soft: libc::RLIM_INFINITY as u64,
-        hard: libc::RLIM_INFINITY as u64,
+        soft: rlimit::INFINITY,
+        hard: rlimit::INFINITY,
     });
     let want = (in_use + needed) as u64 + MARGIN;
     if want <= limit.soft {

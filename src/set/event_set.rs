@@ -346,7 +346,7 @@ impl EventSet {
                                 event: self.events[e].spec.display_name(),
                                 cpu,
                                 tid,
-                                error: err,
+                                error: Box::new(err),
                             });
                         }
                         self.events[e].unsupported.get_or_insert(err);

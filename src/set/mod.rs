@@ -100,7 +100,7 @@ pub enum SetError {
         /// The thread (-1: every task).
         tid: i32,
         /// The explained error.
-        error: OpenError,
+        error: Box<OpenError>,
     },
     /// Not enough file descriptors.
     Budget(BudgetError),

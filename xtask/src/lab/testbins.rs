@@ -25,6 +25,7 @@ pub const TARGETS: &[&str] = &[
     "userpage_host",
     "userpage_pmu",
     "monitor_kernel",
+    "set_kernel",
 ];
 
 /// One built test binary.
