@@ -17,6 +17,10 @@
 //! 3. Parsing the same buffer of real records with perf-event-core,
 //!    linux-perf-event-reader and perf-event-data, against a header-walk floor.
 //!
+//! 5. Event sets: 4 events x every CPU x 8 threads opened, enabled, read
+//!    and closed by perf-event-core's `set::EventSet` and perf-event2's
+//!    `Group`; read-all alone and its system-call count (`bench sets`).
+//!
 //! `bench callgrind-target rust|c N` is what the benchmark runs under
 //! valgrind; it is not meant to be run by hand.
 
@@ -38,6 +42,7 @@ use std::time::Instant;
 use perf_bench as _;
 
 mod records;
+mod sets;
 mod timing;
 
 /// What the C loop returns (its locals after the loop).
@@ -108,12 +113,17 @@ fn main() {
         std::thread::available_parallelism().map_or(0, |n| n.get()),
         kernel()
     );
-    // `bench records` runs only section 3.
+    // `bench records` runs only section 3, `bench sets` only section 5.
+    if args.first().map(String::as_str) == Some("sets") {
+        sets::run();
+        return;
+    }
     if args.first().map(String::as_str) != Some("records") {
         read_paths();
         snapshots();
     }
     records::run();
+    sets::run();
 }
 
 fn read_paths() {

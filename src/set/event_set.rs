@@ -74,7 +74,7 @@ pub struct AttachReport {
     /// Scans of `/proc/PID/task` made.
     pub scans: usize,
     /// Whether the last scan found no new thread (false: threads were still
-    /// appearing after [`MAX_SCANS`] scans, use `inherit`).
+    /// appearing after 64 scans: use `inherit`).
     pub stable: bool,
     /// Whether the budget forced [`BudgetPolicy::InheritPerCpu`].
     pub inherit_fallback: bool,
@@ -340,6 +340,11 @@ impl EventSet {
                                 limit,
                                 raise_error: Some(errno),
                             }));
+                        }
+                        if tid > 0 && matches!(errno.0, libc::EACCES | libc::EPERM) {
+                            // Another process's thread: ptrace access and the
+                            // paranoid level decide.
+                            return Err(SetError::Attach(AttachError::new(tid, errno)));
                         }
                         if err.errno.is_none() || !is_unsupported(errno) {
                             return Err(SetError::Open {
