@@ -1,5 +1,6 @@
 //! An errno value with its name, for error messages without std.
 
+use crate::linux::errno as e;
 use core::fmt;
 
 /// A raw `errno` from a failed system call.
@@ -9,35 +10,33 @@ pub struct Errno(pub i32);
 impl Errno {
     /// The calling thread's current `errno`.
     pub fn last() -> Errno {
-        // SAFETY: __errno_location returns this thread's errno slot, valid
-        // for the thread's lifetime.
-        Errno(unsafe { *libc::__errno_location() })
+        Errno(crate::linux::errno::last())
     }
 
     /// The symbolic name (`EINVAL`), or `None` for values not listed here.
     pub const fn name(self) -> Option<&'static str> {
         Some(match self.0 {
-            libc::E2BIG => "E2BIG",
-            libc::EACCES => "EACCES",
-            libc::EAGAIN => "EAGAIN",
-            libc::EBADF => "EBADF",
-            libc::EBUSY => "EBUSY",
-            libc::EFAULT => "EFAULT",
-            libc::EINTR => "EINTR",
-            libc::EINVAL => "EINVAL",
-            libc::EMFILE => "EMFILE",
-            libc::ENFILE => "ENFILE",
-            libc::ENODEV => "ENODEV",
-            libc::ENOENT => "ENOENT",
-            libc::ENOMEM => "ENOMEM",
-            libc::ENOSPC => "ENOSPC",
-            libc::ENOSYS => "ENOSYS",
-            libc::ENOTTY => "ENOTTY",
-            libc::EOPNOTSUPP => "EOPNOTSUPP",
-            libc::EOVERFLOW => "EOVERFLOW",
-            libc::EPERM => "EPERM",
-            libc::ESRCH => "ESRCH",
-            libc::ENOBUFS => "ENOBUFS",
+            e::E2BIG => "E2BIG",
+            e::EACCES => "EACCES",
+            e::EAGAIN => "EAGAIN",
+            e::EBADF => "EBADF",
+            e::EBUSY => "EBUSY",
+            e::EFAULT => "EFAULT",
+            e::EINTR => "EINTR",
+            e::EINVAL => "EINVAL",
+            e::EMFILE => "EMFILE",
+            e::ENFILE => "ENFILE",
+            e::ENODEV => "ENODEV",
+            e::ENOENT => "ENOENT",
+            e::ENOMEM => "ENOMEM",
+            e::ENOSPC => "ENOSPC",
+            e::ENOSYS => "ENOSYS",
+            e::ENOTTY => "ENOTTY",
+            e::EOPNOTSUPP => "EOPNOTSUPP",
+            e::EOVERFLOW => "EOVERFLOW",
+            e::EPERM => "EPERM",
+            e::ESRCH => "ESRCH",
+            e::ENOBUFS => "ENOBUFS",
             _ => return None,
         })
     }

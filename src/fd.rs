@@ -1,9 +1,12 @@
 //! An owned perf event fd: every ioctl with the argument type the kernel
 //! really takes, exact-size reads, and prctl for all of the thread's events.
 
-use crate::abi::ioctl as ioc;
 use crate::attr::Attr;
 use crate::errno::Errno;
+use crate::linux::errno::{EINVAL, ENOSPC};
+use crate::linux::fd::PerfFd;
+use crate::linux::prctl;
+use crate::linux::types::{c_int, c_uint};
 use crate::read_format::{Counts, ReadError, ReadFormat, Reading};
 use crate::sys;
 use core::ffi::CStr;
@@ -12,7 +15,7 @@ use core::fmt;
 /// An open perf event. Closes the fd on drop (with or without std).
 #[derive(Debug)]
 pub struct EventFd {
-    fd: libc::c_int,
+    fd: PerfFd,
     format: ReadFormat,
 }
 
@@ -31,7 +34,7 @@ pub enum ReadFailure {
 impl fmt::Display for ReadFailure {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            ReadFailure::Errno(e) if e.0 == libc::ENOSPC => {
+            ReadFailure::Errno(e) if e.0 == ENOSPC => {
                 write!(
                     f,
                     "read: {e}: the buffer is smaller than the group's read size"
@@ -59,20 +62,12 @@ pub struct BpfPrograms<'a> {
     pub ids: &'a [u32],
 }
 
-fn check(r: libc::c_int) -> Result<(), Errno> {
-    if r < 0 {
-        Err(Errno::last())
-    } else {
-        Ok(())
-    }
-}
-
 impl EventFd {
-    /// Takes ownership of a perf event fd whose attr had `read_format`.
-    ///
-    /// # Safety
-    /// `fd` must be an open perf event fd that nothing else closes.
-    pub unsafe fn from_raw(fd: libc::c_int, read_format: u64) -> EventFd {
+    /// Takes ownership of a perf event fd whose attr had `read_format`
+    /// (from [`linux::fd::open`](crate::linux::fd::open), or the raw
+    /// [`perf_event_open`](crate::linux::perf_event_open)'s fd wrapped with
+    /// [`PerfFd::from_raw`]).
+    pub fn new(fd: PerfFd, read_format: u64) -> EventFd {
         EventFd {
             fd,
             format: ReadFormat(read_format),
@@ -80,7 +75,17 @@ impl EventFd {
     }
 
     /// The fd number.
-    pub fn raw(&self) -> libc::c_int {
+    pub fn raw(&self) -> c_int {
+        self.fd.raw()
+    }
+
+    /// The owned fd, for the raw layer's calls.
+    pub fn perf_fd(&self) -> &PerfFd {
+        &self.fd
+    }
+
+    /// Gives up the typed layer, keeping the fd open.
+    pub fn into_perf_fd(self) -> PerfFd {
         self.fd
     }
 
@@ -89,15 +94,9 @@ impl EventFd {
         self.format
     }
 
-    fn ioctl(&self, request: u32, arg: libc::c_ulong) -> Result<(), Errno> {
-        // SAFETY: every caller passes the argument type `request` takes:
-        // an integer, or a pointer to a live object of the right type.
-        check(unsafe { libc::ioctl(self.fd, request as _, arg) })
-    }
-
-    fn group_flag(group: bool) -> libc::c_ulong {
+    fn group_flag(group: bool) -> c_uint {
         if group {
-            sys::PERF_IOC_FLAG_GROUP as libc::c_ulong
+            sys::PERF_IOC_FLAG_GROUP as c_uint
         } else {
             0
         }
@@ -105,70 +104,60 @@ impl EventFd {
 
     /// `PERF_EVENT_IOC_ENABLE`; with `group`, the leader's whole group.
     pub fn enable(&self, group: bool) -> Result<(), Errno> {
-        self.ioctl(ioc::PERF_EVENT_IOC_ENABLE, Self::group_flag(group))
+        self.fd.enable(Self::group_flag(group)).map(drop)
     }
 
     /// `PERF_EVENT_IOC_DISABLE`; with `group`, the leader's whole group.
     pub fn disable(&self, group: bool) -> Result<(), Errno> {
-        self.ioctl(ioc::PERF_EVENT_IOC_DISABLE, Self::group_flag(group))
+        self.fd.disable(Self::group_flag(group)).map(drop)
     }
 
     /// `PERF_EVENT_IOC_RESET`: zero the count (not the times).
     pub fn reset(&self, group: bool) -> Result<(), Errno> {
-        self.ioctl(ioc::PERF_EVENT_IOC_RESET, Self::group_flag(group))
+        self.fd.reset(Self::group_flag(group)).map(drop)
     }
 
     /// `PERF_EVENT_IOC_REFRESH`: enable for `overflows` more overflows, then
     /// disable (a signal is sent on each overflow when the fd has O_ASYNC).
+    /// Counts above `i32::MAX` are refused with EINVAL (the kernel reads an int).
     pub fn refresh(&self, overflows: u32) -> Result<(), Errno> {
-        self.ioctl(ioc::PERF_EVENT_IOC_REFRESH, overflows as libc::c_ulong)
+        let n = c_int::try_from(overflows).map_err(|_| Errno(EINVAL))?;
+        self.fd.refresh(n).map(drop)
     }
 
     /// `PERF_EVENT_IOC_PERIOD`: the new sample period, passed by pointer to
     /// a u64 as the kernel reads it (since Linux 2.6.36).
     pub fn period(&self, period: u64) -> Result<(), Errno> {
-        self.ioctl(
-            ioc::PERF_EVENT_IOC_PERIOD,
-            &period as *const u64 as libc::c_ulong,
-        )
+        self.fd.period(&period).map(drop)
     }
 
     /// `PERF_EVENT_IOC_SET_OUTPUT`: send this event's records to `target`'s
     /// ring buffer (same CPU / task rules apply), or stop with `None` (-1).
     pub fn set_output(&self, target: Option<&EventFd>) -> Result<(), Errno> {
-        let fd = target.map_or(-1, |t| t.fd);
-        self.ioctl(
-            ioc::PERF_EVENT_IOC_SET_OUTPUT,
-            fd as libc::c_long as libc::c_ulong,
-        )
+        self.fd.set_output(target.map_or(-1, |t| t.raw())).map(drop)
     }
 
     /// `PERF_EVENT_IOC_SET_FILTER`: a tracepoint filter (ftrace syntax) or
     /// an address filter for AUX PMUs (since Linux 2.6.33).
     pub fn set_filter(&self, filter: &CStr) -> Result<(), Errno> {
-        self.ioctl(
-            ioc::PERF_EVENT_IOC_SET_FILTER,
-            filter.as_ptr() as libc::c_ulong,
-        )
+        self.fd.set_filter(filter).map(drop)
     }
 
     /// `PERF_EVENT_IOC_ID`: the event id, as in PERF_FORMAT_ID (since Linux 3.12).
     pub fn id(&self) -> Result<u64, Errno> {
-        let mut id = 0u64;
-        self.ioctl(ioc::PERF_EVENT_IOC_ID, &mut id as *mut u64 as libc::c_ulong)?;
-        Ok(id)
+        self.fd.id()
     }
 
     /// `PERF_EVENT_IOC_SET_BPF`: attach the BPF program `prog_fd` to this
     /// tracepoint/kprobe event (since Linux 4.1).
-    pub fn set_bpf(&self, prog_fd: libc::c_int) -> Result<(), Errno> {
-        self.ioctl(ioc::PERF_EVENT_IOC_SET_BPF, prog_fd as libc::c_ulong)
+    pub fn set_bpf(&self, prog_fd: c_int) -> Result<(), Errno> {
+        self.fd.set_bpf(prog_fd).map(drop)
     }
 
     /// `PERF_EVENT_IOC_PAUSE_OUTPUT`: stop (true) or resume (false) writing
     /// to the ring buffer (since Linux 4.7).
     pub fn pause_output(&self, pause: bool) -> Result<(), Errno> {
-        self.ioctl(ioc::PERF_EVENT_IOC_PAUSE_OUTPUT, pause as libc::c_ulong)
+        self.fd.pause_output(pause as c_uint).map(drop)
     }
 
     /// `PERF_EVENT_IOC_QUERY_BPF`: the BPF programs attached to this event
@@ -176,15 +165,12 @@ impl EventFd {
     /// (`ids_len`, `prog_cnt`); ids are written from `buf[2]` on.
     pub fn query_bpf<'a>(&self, buf: &'a mut [u32]) -> Result<BpfPrograms<'a>, Errno> {
         if buf.len() < 2 {
-            return Err(Errno(libc::EINVAL));
+            return Err(Errno(EINVAL));
         }
         buf[0] = (buf.len() - 2) as u32;
         buf[1] = 0;
         // perf_event_query_bpf is { u32 ids_len; u32 prog_cnt; u32 ids[]; }.
-        self.ioctl(
-            ioc::PERF_EVENT_IOC_QUERY_BPF,
-            buf.as_mut_ptr() as libc::c_ulong,
-        )?;
+        self.fd.query_bpf(buf)?;
         let attached = buf[1];
         let n = (attached as usize).min(buf.len() - 2);
         Ok(BpfPrograms {
@@ -197,28 +183,19 @@ impl EventFd {
     /// address, length or type (since Linux 4.17). The new attr's
     /// `disabled` bit applies as well: a `disabled(true)` attr stops it.
     pub fn modify_attributes(&self, attr: &Attr) -> Result<(), Errno> {
-        let raw = attr.to_raw();
-        self.ioctl(
-            ioc::PERF_EVENT_IOC_MODIFY_ATTRIBUTES,
-            &raw as *const sys::perf_event_attr as libc::c_ulong,
-        )
+        let mut raw = attr.to_raw();
+        self.fd.modify_attributes(&mut raw).map(drop)
     }
 
     /// Reads into `buf` and parses exactly what the kernel returned. For a
     /// group leader with PERF_FORMAT_GROUP, size `buf` with
     /// [`ReadFormat::size`] for the group's member count.
     pub fn read_into<'b>(&self, buf: &'b mut [u8]) -> Result<Reading<'b>, ReadFailure> {
-        // SAFETY: `buf` is writable for its whole length.
-        let n = unsafe { libc::read(self.fd, buf.as_mut_ptr().cast(), buf.len()) };
-        if n < 0 {
-            return Err(ReadFailure::Errno(Errno::last()));
-        }
+        let n = self.fd.read(buf).map_err(ReadFailure::Errno)?;
         if n == 0 {
             return Err(ReadFailure::EndOfFile);
         }
-        self.format
-            .parse(&buf[..n as usize])
-            .map_err(ReadFailure::Format)
+        self.format.parse(&buf[..n]).map_err(ReadFailure::Format)
     }
 
     /// Reads a single event's count and times (for a group leader, the
@@ -235,66 +212,50 @@ impl EventFd {
     }
 }
 
-impl Drop for EventFd {
-    fn drop(&mut self) {
-        // SAFETY: the fd is owned by this value and closed exactly once.
-        unsafe { libc::close(self.fd) };
-    }
-}
-
 /// `prctl(PR_TASK_PERF_EVENTS_ENABLE)`: enable every event the calling
 /// thread created (since Linux 2.6.31).
 pub fn enable_thread_events() -> Result<(), Errno> {
-    // SAFETY: prctl with integer arguments only.
-    check(unsafe { libc::prctl(sys::PR_TASK_PERF_EVENTS_ENABLE as libc::c_int, 0, 0, 0, 0) })
+    match prctl::task_perf_events_enable() {
+        r if r < 0 => Err(Errno::last()),
+        _ => Ok(()),
+    }
 }
 
 /// `prctl(PR_TASK_PERF_EVENTS_DISABLE)`: disable every event the calling
 /// thread created.
 pub fn disable_thread_events() -> Result<(), Errno> {
-    // SAFETY: prctl with integer arguments only.
-    check(unsafe { libc::prctl(sys::PR_TASK_PERF_EVENTS_DISABLE as libc::c_int, 0, 0, 0, 0) })
+    match prctl::task_perf_events_disable() {
+        r if r < 0 => Err(Errno::last()),
+        _ => Ok(()),
+    }
 }
 
 #[cfg(feature = "std")]
 mod std_traits {
     use super::EventFd;
-    use std::os::fd::{AsFd, AsRawFd, BorrowedFd, FromRawFd, IntoRawFd, OwnedFd, RawFd};
+    use std::os::fd::{AsFd, AsRawFd, BorrowedFd, IntoRawFd, OwnedFd, RawFd};
 
     impl AsRawFd for EventFd {
         fn as_raw_fd(&self) -> RawFd {
-            self.fd
+            self.fd.as_raw_fd()
         }
     }
 
     impl AsFd for EventFd {
         fn as_fd(&self) -> BorrowedFd<'_> {
-            // SAFETY: the fd is open for as long as `self` lives.
-            unsafe { BorrowedFd::borrow_raw(self.fd) }
+            self.fd.as_fd()
         }
     }
 
     impl IntoRawFd for EventFd {
         fn into_raw_fd(self) -> RawFd {
-            let fd = self.fd;
-            core::mem::forget(self);
-            fd
+            self.fd.into_raw_fd()
         }
     }
 
-    impl FromRawFd for EventFd {
-        /// The read_format is unknown this way and taken as 0; use
-        /// [`EventFd::from_raw`] to give it.
-        unsafe fn from_raw_fd(fd: RawFd) -> EventFd {
-            // SAFETY: the caller guarantees an owned perf event fd.
-            unsafe { EventFd::from_raw(fd, 0) }
-        }
-    }
-
-    impl From<OwnedFd> for EventFd {
-        fn from(fd: OwnedFd) -> EventFd {
-            // SAFETY: OwnedFd owned the fd; ownership moves here.
-            unsafe { EventFd::from_raw(fd.into_raw_fd(), 0) }
+    impl From<EventFd> for OwnedFd {
+        fn from(fd: EventFd) -> OwnedFd {
+            fd.fd.into()
         }
     }
 }

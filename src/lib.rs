@@ -6,8 +6,25 @@
 //! The crate is `no_std` and allocation-free unless feature `std` (on by
 //! default) is enabled.
 //!
+//! ## Where `unsafe` lives
+//!
+//! The crate root is `#![deny(unsafe_code)]`. Four modules are allowed
+//! `unsafe`, each for one reason:
+//!
+//! - [`linux`]: the OS boundary, the only caller of the C library
+//!   (`perf_event_open`, ioctls, read, mmap/munmap, poll, prctl, uname,
+//!   getrlimit, sysconf, errno), and the raw structs' union members.
+//! - [`sys`]: bindgen's generated bit-field accessors (never edited by hand).
+//! - [`userpage`]: the counter instructions (`rdpmc`, `mrs`, `csrr`) and the
+//!   seqlock reader of the kernel-shared `perf_event_mmap_page`.
+//! - [`ring`]: the reader of the kernel-shared ring buffer and AUX area.
+//!
+//! Everything else is safe code on top of these.
+//!
 //! ## Modules
 //!
+//! - [`linux`]: the raw layer: the syscall, one function per ioctl, prctl,
+//!   and the plain OS calls, exactly as the kernel defines them.
 //! - [`sys`]: the kernel's perf ABI as bindgen generates it from the UAPI
 //!   headers, vendored per architecture (or generated at build time with
 //!   feature `bindgen`).
@@ -32,6 +49,7 @@
 //!   time extrapolation and scaling), falling back to `read(2)`.
 
 #![cfg_attr(not(feature = "std"), no_std)]
+#![deny(unsafe_code)]
 #![warn(missing_docs, unsafe_op_in_unsafe_fn)]
 
 pub mod abi;
@@ -39,6 +57,7 @@ pub mod attr;
 pub mod errno;
 pub mod event;
 pub mod fd;
+#[allow(unsafe_code)]
 pub mod linux;
 pub mod monitor;
 pub mod open;
@@ -48,10 +67,13 @@ pub mod parse;
 pub mod probe;
 pub mod read_format;
 pub mod record;
+#[allow(unsafe_code)]
 pub mod ring;
 #[cfg(feature = "std")]
 pub mod set;
+#[allow(unsafe_code)]
 pub mod sys;
 #[cfg(feature = "std")]
 pub mod sysfs;
+#[allow(unsafe_code)]
 pub mod userpage;

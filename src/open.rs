@@ -4,6 +4,9 @@
 use crate::attr::{Attr, AttrError, Diagnosis};
 use crate::errno::Errno;
 use crate::fd::EventFd;
+use crate::linux::errno as e;
+use crate::linux::system::{getrlimit, Resource};
+use crate::linux::types::pid_t;
 use crate::sys;
 use core::fmt;
 
@@ -37,7 +40,7 @@ impl Scope {
 
     /// Thread (or process) `tid`, on any CPU. Needs ptrace access to it
     /// (and CAP_PERFMON or a permissive perf_event_paranoid for others' tasks).
-    pub const fn thread(tid: libc::pid_t) -> Scope {
+    pub const fn thread(tid: pid_t) -> Scope {
         Scope {
             pid: tid,
             cpu: -1,
@@ -46,7 +49,7 @@ impl Scope {
     }
 
     /// Thread `tid` while it runs on `cpu`.
-    pub const fn thread_on(tid: libc::pid_t, cpu: u32) -> Scope {
+    pub const fn thread_on(tid: pid_t, cpu: u32) -> Scope {
         Scope {
             pid: tid,
             cpu: cpu as i32,
@@ -196,10 +199,7 @@ fn read_sysctl(name: &str) -> Option<String> {
 }
 
 fn open_files_limit() -> Option<u64> {
-    // SAFETY: rlimit is plain data; getrlimit fills it or fails.
-    let mut lim: libc::rlimit = unsafe { core::mem::zeroed() };
-    // SAFETY: `lim` is a valid, writable rlimit.
-    (unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut lim) } == 0).then_some(lim.rlim_cur as u64)
+    getrlimit(Resource::OpenFiles).ok().and_then(|l| l.soft)
 }
 
 impl fmt::Display for OpenError {
@@ -226,7 +226,7 @@ impl fmt::Display for OpenError {
             }
         }
         match errno.0 {
-            libc::EACCES | libc::EPERM => {
+            e::EACCES | e::EPERM => {
                 f.write_str("not permitted: ")?;
                 #[cfg(feature = "std")]
                 if let Some(p) = read_sysctl("perf_event_paranoid") {
@@ -246,49 +246,49 @@ impl fmt::Display for OpenError {
                      your own threads",
                 )
             }
-            libc::ENOENT | libc::EOPNOTSUPP if self.hardware => f.write_str(
+            e::ENOENT | e::EOPNOTSUPP if self.hardware => f.write_str(
                 "no hardware PMU for this event (usual in virtual machines): use a software \
                  event such as task-clock, or run on bare metal",
             ),
-            libc::ENOENT => f.write_str(
+            e::ENOENT => f.write_str(
                 "no such event: the type/config pair is unknown to this kernel or PMU \
                  (check /sys/bus/event_source/devices)",
             ),
-            libc::EOPNOTSUPP => f.write_str(
+            e::EOPNOTSUPP => f.write_str(
                 "the PMU cannot do what the attr asks (sampling, a branch stack, \
                  exclude_* bits, precise_ip, or an AUX feature it lacks)",
             ),
-            libc::E2BIG => f.write_str("the attr is larger than this kernel's and uses the extra bytes"),
-            libc::EINVAL => f.write_str(
+            e::E2BIG => f.write_str("the attr is larger than this kernel's and uses the extra bytes"),
+            e::EINVAL => f.write_str(
                 "the kernel rejected the attr or arguments: a field value out of range, a \
                  flag combination, a frequency above kernel.perf_event_max_sample_rate, or a \
                  CPU that does not exist",
             ),
-            libc::EMFILE => match open_files_limit() {
+            e::EMFILE => match open_files_limit() {
                 Some(n) => write!(f, "too many open files: the limit is {n} (RLIMIT_NOFILE; raise it with ulimit -n)"),
                 None => f.write_str("too many open files (RLIMIT_NOFILE)"),
             },
-            libc::EBUSY => f.write_str(
+            e::EBUSY => f.write_str(
                 "the PMU is in exclusive use (another exclusive or pinned event, or a tool such as \
                  the NMI watchdog): retry later or drop `exclusive`",
             ),
-            libc::ESRCH => write!(
+            e::ESRCH => write!(
                 f,
                 "no such process: pid {} does not exist (or exited)",
                 self.scope.map_or(0, |s| s.pid())
             ),
-            libc::EBADF => f.write_str("the group fd is not a valid perf event fd (or the cgroup fd is bad)"),
-            libc::EFAULT => f.write_str("the attr pointer is invalid"),
-            libc::EINTR => f.write_str("interrupted while setting up the event: retry"),
-            libc::ENODEV => f.write_str("the CPU does not support this feature (e.g. branch stacks)"),
-            libc::ENOSPC => f.write_str(
+            e::EBADF => f.write_str("the group fd is not a valid perf event fd (or the cgroup fd is bad)"),
+            e::EFAULT => f.write_str("the attr pointer is invalid"),
+            e::EINTR => f.write_str("interrupted while setting up the event: retry"),
+            e::ENODEV => f.write_str("the CPU does not support this feature (e.g. branch stacks)"),
+            e::ENOSPC => f.write_str(
                 "no free hardware breakpoint slots (usually 4 per CPU) or too many events in a group",
             ),
-            libc::ENOSYS => f.write_str(
+            e::ENOSYS => f.write_str(
                 "the kernel has no perf_event_open (CONFIG_PERF_EVENTS off) or a seccomp filter \
                  blocks it",
             ),
-            libc::EOVERFLOW => f.write_str(
+            e::EOVERFLOW => f.write_str(
                 "sample_max_stack is above kernel.perf_event_max_stack: lower it or raise the sysctl",
             ),
             _ => f.write_str("unexpected error from perf_event_open"),
@@ -326,23 +326,11 @@ pub fn open(
         bits |= sys::PERF_FLAG_PID_CGROUP as u64;
     }
     let group_fd = group.map_or(-1, |g| g.raw());
-    // SAFETY: `raw` is a valid perf_event_attr whose `size` does not exceed
-    // its own size; the kernel may write `size` back into it (E2BIG).
-    let fd = unsafe {
-        libc::syscall(
-            sys::__NR_perf_event_open as libc::c_long,
-            &mut raw as *mut sys::perf_event_attr,
-            scope.pid as libc::pid_t,
-            scope.cpu as libc::c_int,
-            group_fd as libc::c_int,
-            bits as libc::c_ulong,
-        )
-    };
-    if fd < 0 {
-        let errno = Errno::last();
-        let diagnosis = attr.diagnose(errno.0, raw.size, crate::abi::KernelVersion::running());
-        return Err(fail(Some(errno), Some(diagnosis)));
+    match crate::linux::fd::open(&mut raw, scope.pid, scope.cpu, group_fd, bits) {
+        Ok(fd) => Ok(EventFd::new(fd, attr.read_format_word())),
+        Err(errno) => {
+            let diagnosis = attr.diagnose(errno.0, raw.size, crate::abi::KernelVersion::running());
+            Err(fail(Some(errno), Some(diagnosis)))
+        }
     }
-    // SAFETY: the kernel just returned this fd to us; nothing else owns it.
-    Ok(unsafe { EventFd::from_raw(fd as libc::c_int, attr.read_format_word()) })
 }

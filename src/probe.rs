@@ -45,7 +45,9 @@ const DUMMY: Attr = Attr::new(Event::Software(Software::CpuClock)).disabled(true
 fn support(result: Result<(), Diagnosis>) -> Support {
     match result {
         Ok(()) => Support::Accepted,
-        Err(Diagnosis::Errno(e)) if e == libc::EOPNOTSUPP || e == libc::ENOENT => {
+        Err(Diagnosis::Errno(e))
+            if e == crate::linux::errno::EOPNOTSUPP || e == crate::linux::errno::ENOENT =>
+        {
             Support::NeedsCapablePmu
         }
         Err(d) => Support::Refused(d),

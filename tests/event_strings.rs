@@ -3,122 +3,13 @@
 //! attr values the kernel would get; malformed strings rejected at the
 //! byte that is wrong.
 
+mod attr_want;
 mod sysfs_support;
 
-use perf_event_core::abi::bitfield::attr as flag;
+use attr_want::*;
 use perf_event_core::parse::{parse, Builtin, System};
-use perf_event_core::sys;
 use perf_event_core::sysfs::{Pmus, Tracefs};
 use sysfs_support::*;
-
-const EU: u64 = flag::EXCLUDE_USER.mask();
-const EK: u64 = flag::EXCLUDE_KERNEL.mask();
-const EH: u64 = flag::EXCLUDE_HV.mask();
-const EI: u64 = flag::EXCLUDE_IDLE.mask();
-const EXCL_HOST: u64 = flag::EXCLUDE_HOST.mask();
-const EXCL_GUEST: u64 = flag::EXCLUDE_GUEST.mask();
-const PINNED: u64 = flag::PINNED.mask();
-const EXCLUSIVE: u64 = flag::EXCLUSIVE.mask();
-const INHERIT: u64 = flag::INHERIT.mask();
-const FREQ: u64 = flag::FREQ.mask();
-const P1: u64 = flag::PRECISE_IP.encode(1);
-const P2: u64 = flag::PRECISE_IP.encode(2);
-const P3: u64 = flag::PRECISE_IP.encode(3);
-/// `:u`, `:k`, `:h` as the perf tool sets them.
-const U: u64 = EK | EH;
-const K: u64 = EU | EH;
-const H: u64 = EU | EK;
-
-const HW: u32 = sys::PERF_TYPE_HARDWARE;
-const SW: u32 = sys::PERF_TYPE_SOFTWARE;
-const TP: u32 = sys::PERF_TYPE_TRACEPOINT;
-const CACHE: u32 = sys::PERF_TYPE_HW_CACHE;
-const RAW: u32 = sys::PERF_TYPE_RAW;
-const BP: u32 = sys::PERF_TYPE_BREAKPOINT;
-const READ: u64 = sys::PERF_SAMPLE_READ as u64;
-const ID: u64 = sys::PERF_FORMAT_ID as u64;
-const GROUP: u64 = sys::PERF_FORMAT_GROUP as u64;
-
-/// The attr fields an event string decides.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-struct Want {
-    ty: u32,
-    config: u64,
-    config1: u64,
-    config2: u64,
-    flags: u64,
-    period: u64,
-    bp_type: u32,
-    sample_type: u64,
-    read_format: u64,
-}
-
-const fn w(ty: u32, config: u64) -> Want {
-    Want {
-        ty,
-        config,
-        config1: 0,
-        config2: 0,
-        flags: 0,
-        period: 0,
-        bp_type: 0,
-        sample_type: 0,
-        read_format: 0,
-    }
-}
-
-impl Want {
-    const fn f(mut self, flags: u64) -> Want {
-        self.flags = flags;
-        self
-    }
-    const fn c1(mut self, v: u64) -> Want {
-        self.config1 = v;
-        self
-    }
-    const fn c2(mut self, v: u64) -> Want {
-        self.config2 = v;
-        self
-    }
-    const fn period(mut self, v: u64) -> Want {
-        self.period = v;
-        self
-    }
-    /// A breakpoint: `bp_addr` and `bp_len` share storage with config1/2.
-    const fn bp(kind: u32, addr: u64, len: u64) -> Want {
-        let mut want = w(BP, 0).c1(addr).c2(len);
-        want.bp_type = kind;
-        want
-    }
-    const fn read(mut self, sample_type: u64, read_format: u64) -> Want {
-        self.sample_type = sample_type;
-        self.read_format = read_format;
-        self
-    }
-}
-
-fn got(attr: &perf_event_core::attr::Attr) -> Want {
-    let raw = attr.to_raw();
-    // SAFETY: the unions are plain u64 storage; every member is valid.
-    let (config1, config2, period) = unsafe {
-        (
-            raw.__bindgen_anon_3.config1,
-            raw.__bindgen_anon_4.config2,
-            raw.__bindgen_anon_1.sample_period,
-        )
-    };
-    Want {
-        ty: raw.type_,
-        config: raw.config,
-        config1,
-        config2,
-        flags: attr.flags(),
-        period,
-        bp_type: raw.bp_type,
-        sample_type: raw.sample_type,
-        read_format: raw.read_format,
-    }
-}
 
 const fn cache(cache: u64, op: u64, result: u64) -> Want {
     w(CACHE, cache | op << 8 | result << 16)
@@ -173,10 +64,11 @@ const TABLE: &[(&str, &[Want])] = &[
     ("cycles:u", &[w(HW, 0).f(U)]),
     ("cycles:k", &[w(HW, 0).f(K)]),
     ("cycles:h", &[w(HW, 0).f(H)]),
-    ("cycles:uk", &[w(HW, 0).f(EH)]),
-    ("instructions:ukh", &[w(HW, 1)]),
-    ("cycles:G", &[w(HW, 0).f(EXCL_HOST)]),
-    ("cycles:H", &[w(HW, 0).f(EXCL_GUEST)]),
+    ("cycles:uk", &[w(HW, 0).f(EH | EG)]),
+    ("instructions:ukh", &[w(HW, 1).f(EG)]),
+    ("cycles:uG", &[w(HW, 0).f(EK | EH | EHOST)]),
+    ("cycles:G", &[w(HW, 0).f(EHOST)]),
+    ("cycles:H", &[w(HW, 0).f(EG)]),
     ("cycles:GH", &[w(HW, 0)]),
     ("cycles:p", &[w(HW, 0).f(P1)]),
     ("cycles:pp", &[w(HW, 0).f(P2)]),
@@ -184,8 +76,8 @@ const TABLE: &[(&str, &[Want])] = &[
     ("cycles:upp", &[w(HW, 0).f(U | P2)]),
     ("cycles:I", &[w(HW, 0).f(EI)]),
     ("cycles:D", &[w(HW, 0).f(PINNED)]),
-    ("cycles:e", &[w(HW, 0).f(EXCLUSIVE)]),
-    ("cycles:S", &[w(HW, 0).read(READ, ID)]),
+    ("cycles:e", &[w(HW, 0).f(EXCL)]),
+    ("cycles:S", &[w(HW, 0).read()]),
     ("cycles:P", &[w(HW, 0)]),
     ("r1a8", &[w(RAW, 0x1a8)]),
     ("r003c:u", &[w(RAW, 0x3c).f(U)]),
@@ -251,14 +143,14 @@ const TABLE: &[(&str, &[Want])] = &[
     ("syscalls:sys_enter_prctl:k", &[w(TP, 267).f(K)]),
     ("irq:irq_handler_entry", &[w(TP, 150)]),
     ("block:block_rq_issue:u", &[w(TP, 1190).f(U)]),
-    ("mem:0x1000", &[Want::bp(3, 0x1000, 4)]),
-    ("mem:0x1000:w", &[Want::bp(2, 0x1000, 4)]),
-    ("mem:0x1000/8:rw", &[Want::bp(3, 0x1000, 8)]),
-    ("mem:0x1000:rw/8", &[Want::bp(3, 0x1000, 8)]),
-    ("mem:0x7ffc0000:r", &[Want::bp(1, 0x7ffc0000, 4)]),
-    ("mem:0x400000:x", &[Want::bp(4, 0x400000, 8)]),
-    ("mem:4096/2:wr:u", &[Want::bp(3, 4096, 2).f(U)]),
-    ("mem:0x1000:k", &[Want::bp(3, 0x1000, 4).f(K)]),
+    ("mem:0x1000", &[bp_at(3, 0x1000, 4)]),
+    ("mem:0x1000:w", &[bp_at(2, 0x1000, 4)]),
+    ("mem:0x1000/8:rw", &[bp_at(3, 0x1000, 8)]),
+    ("mem:0x1000:rw/8", &[bp_at(3, 0x1000, 8)]),
+    ("mem:0x7ffc0000:r", &[bp_at(1, 0x7ffc0000, 4)]),
+    ("mem:0x400000:x", &[bp_at(4, 0x400000, 8)]),
+    ("mem:4096/2:wr:u", &[bp_at(3, 4096, 2).f(U)]),
+    ("mem:0x1000:k", &[bp_at(3, 0x1000, 4).f(K)]),
     ("cycles/period=1000/", &[w(HW, 0).period(1000)]),
     ("task-clock/freq=100/u", &[w(SW, 1).period(100).f(FREQ | U)]),
     (
@@ -272,16 +164,13 @@ const TABLE: &[(&str, &[Want])] = &[
     ("{cycles,instructions}:u", &[w(HW, 0).f(U), w(HW, 1).f(U)]),
     (
         "{cycles:k,instructions}:u",
-        &[w(HW, 0).f(EH), w(HW, 1).f(U)],
+        &[w(HW, 0).f(EH | EG), w(HW, 1).f(U)],
     ),
     (
         "{cycles,instructions}:S",
-        &[
-            w(HW, 0).read(READ, ID | GROUP),
-            w(HW, 1).read(READ, ID | GROUP),
-        ],
+        &[w(HW, 0).group_read(), w(HW, 1).group_read()],
     ),
-    ("{cycles}:S", &[w(HW, 0).read(READ, ID)]),
+    ("{cycles}:S", &[w(HW, 0).read()]),
     ("{cycles,instructions}:D", &[w(HW, 0).f(PINNED), w(HW, 1)]),
     ("{cycles,instructions}:W", &[w(HW, 0), w(HW, 1)]),
     (
@@ -301,10 +190,10 @@ const TABLE: &[(&str, &[Want])] = &[
 fn fixture_system(tree: &Tree) -> System {
     intel(tree);
     arm64(tree);
-    System {
-        pmus: Pmus::read_from(&tree.devices()).unwrap(),
-        tracefs: Some(Tracefs::at(&tracefs(tree))),
-    }
+    System::new(
+        Pmus::read_from(&tree.devices()).unwrap(),
+        Some(Tracefs::at(&tracefs(tree))),
+    )
 }
 
 #[test]
@@ -321,7 +210,7 @@ fn real_world_event_strings_round_trip_into_attrs() {
     for &(input, want) in TABLE {
         match parse(input, &system) {
             Ok(list) => {
-                let have: Vec<Want> = list.events().iter().map(|e| got(&e.attr)).collect();
+                let have: Vec<Want> = list.events().iter().map(got).collect();
                 if have != want {
                     failures.push(format!("{input}:\n  want {want:x?}\n  have {have:x?}"));
                 }
@@ -447,7 +336,17 @@ const MALFORMED: &[(&str, usize, &str)] = &[
     ("cpu/event=1/x", 12, "unknown modifier `x`"),
     ("cpu/event=1/:", 13, "modifier letters after `:`"),
     ("cycles/event=1/", 7, "takes only config terms"),
-    ("cpu/event=1,call-graph=fp/", 12, "perf tool setting"),
+    ("cpu/event=1,percore/", 12, "perf tool setting"),
+    (
+        "cpu/event=1,call-graph=xx/",
+        23,
+        "takes fp, dwarf[,size], lbr or no",
+    ),
+    ("cs/call-graph='fp,8'/", 14, "only `dwarf` takes a size"),
+    ("cs/stack-size=70000/", 14, "1 to 65528 bytes"),
+    ("cs/umask=1/", 3, "takes only config terms"),
+    ("sched:sched_switch/event=1/", 19, "takes only config terms"),
+    ("mem:0x1000/name=x", 10, "no closing `/`"),
     ("cpu/event=1,period=abc/", 19, "takes a number"),
     ("cpu/event=1,inherit=2/", 20, "takes 0 or 1"),
     (
@@ -457,8 +356,11 @@ const MALFORMED: &[(&str, usize, &str)] = &[
     ),
     ("sched:nope", 0, "sched/nope/id does not exist"),
     ("nosys:evt", 0, "no tracepoint system `nosys`"),
-    ("sched:sched_*", 0, "wildcards are not supported"),
-    ("cpu*/event=1/", 0, "wildcards are not supported"),
+    ("sched:nomatch_*", 0, "no tracepoint matches"),
+    ("*:nomatch", 0, "no tracepoint matches"),
+    ("cycl*", 0, "wildcards match tracepoints"),
+    ("nopmu*/event=1/", 0, "no PMU of that name"),
+    ("grp*{cycles}", 0, "a group name without wildcards"),
     ("mem:", 4, "expected an address"),
     ("mem:zz", 4, "expected an address"),
     ("mem:0x1000/9", 11, "length of 1 to 8"),

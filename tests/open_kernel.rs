@@ -206,6 +206,7 @@ fn invalid_attrs_are_refused_before_the_syscall() {
 
 #[test]
 fn std_fd_traits_round_trip() {
+    use perf_event_core::linux::fd::PerfFd;
     use std::os::fd::{AsRawFd, FromRawFd, IntoRawFd, OwnedFd};
     let fd = open(
         &sw(Software::CpuClock),
@@ -217,9 +218,15 @@ fn std_fd_traits_round_trip() {
     let raw = fd.into_raw_fd();
     // SAFETY: `raw` came from into_raw_fd and is owned from here on.
     let owned = unsafe { OwnedFd::from_raw_fd(raw) };
-    let back = perf_event_core::fd::EventFd::from(owned);
+    // std's OwnedFd can be any fd: turning it back into a perf fd is the
+    // caller's promise.
+    // SAFETY: `owned` holds the perf event fd opened above.
+    let perf = unsafe { PerfFd::from_raw_fd(owned.into_raw_fd()) };
+    let back = perf_event_core::fd::EventFd::new(perf, 0);
     assert_eq!(back.as_raw_fd(), raw);
     assert!(back.id().is_ok());
+    let std_owned: OwnedFd = back.into();
+    assert_eq!(std_owned.as_raw_fd(), raw);
 }
 
 #[test]

@@ -5,10 +5,11 @@
 //! calling thread must never take the instruction path. The page is mapped
 //! with the system page size, never an assumed 4096.
 
+use perf_event_core::linux::mmap::page_size;
 use perf_event_core::sys;
 use perf_event_core::userpage::{
-    page_size, CounterFd, CounterReader, EventTarget, FallbackReason, FdCounts, FdReadError,
-    RawCounterFd, ReadFormatError, ReadPath, UserPage, REQUIRED_READ_FORMAT,
+    CounterFd, CounterReader, EventTarget, FallbackReason, FdCounts, FdReadError, RawCounterFd,
+    ReadFormatError, ReadPath, UserPage, REQUIRED_READ_FORMAT,
 };
 use std::io::Error;
 
@@ -92,7 +93,7 @@ fn expect_fallback(path: ReadPath) -> FallbackReason {
 fn page_size_comes_from_sysconf() {
     // SAFETY: sysconf has no preconditions.
     let sys_page = unsafe { libc::sysconf(libc::_SC_PAGESIZE) } as usize;
-    assert_eq!(page_size(), Some(sys_page));
+    assert_eq!(page_size(), sys_page);
 }
 
 #[test]
@@ -190,7 +191,7 @@ fn events_of_other_threads_or_cpus_never_use_the_instruction() {
     close(fd);
 
     // pid = own tid is this thread; another tid is not; pid -1 never.
-    let me = perf_event_core::userpage::gettid();
+    let me = perf_event_core::linux::system::gettid();
     assert!(EventTarget::as_opened(me, -1).monitors_calling_thread());
     assert!(!EventTarget::as_opened(me + 1, -1).monitors_calling_thread());
     assert!(!EventTarget::as_opened(-1, 0).monitors_calling_thread());
@@ -265,7 +266,7 @@ fn mapping_a_non_event_fd_is_an_explained_error() {
 #[test]
 fn the_first_page_of_a_ring_buffer_mapping_serves_the_reader() {
     let fd = open(sys::PERF_COUNT_SW_TASK_CLOCK, TIMES, 0, -1);
-    let len = page_size().expect("page size") * (1 + 2);
+    let len = page_size() * (1 + 2);
     // SAFETY: a new shared mapping of 1 + 2^1 pages of the event, read-write.
     let ring = unsafe {
         libc::mmap(

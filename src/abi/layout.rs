@@ -77,9 +77,6 @@ const_assert_eq!(offset_of!(sys::perf_event_header, size), 6);
 /// (`__NR_perf_event_open`, since Linux 2.6.31).
 pub const SYS_PERF_EVENT_OPEN: core::ffi::c_long = sys::__NR_perf_event_open;
 
-// The syscall number agrees with the libc crate, an independent source.
-const_assert_eq!(SYS_PERF_EVENT_OPEN, libc::SYS_perf_event_open);
-
 // And with the numbers every architecture's syscall table assigns.
 #[cfg(all(target_arch = "x86_64", target_pointer_width = "64"))]
 const_assert_eq!(SYS_PERF_EVENT_OPEN, 298);

@@ -84,23 +84,8 @@ impl KernelVersion {
     /// The running kernel's version from `uname(2)`; `None` when the release
     /// string does not start with a version.
     pub fn running() -> Option<KernelVersion> {
-        // SAFETY: utsname is plain C data; all-zero is a valid value and
-        // uname fills it (NUL-terminated strings) or fails without writing.
-        let mut uts: libc::utsname = unsafe { core::mem::zeroed() };
-        // SAFETY: `uts` is a valid, writable utsname.
-        if unsafe { libc::uname(&mut uts) } != 0 {
-            return None;
-        }
-        let release = &uts.release;
-        let len = release
-            .iter()
-            .position(|c| *c == 0)
-            .unwrap_or(release.len());
-        let mut bytes = [0u8; 65];
-        for (dst, src) in bytes.iter_mut().zip(&release[..len.min(65)]) {
-            *dst = *src as u8;
-        }
-        KernelVersion::parse(&bytes[..len.min(65)])
+        let release = crate::linux::system::kernel_release().ok()?;
+        KernelVersion::parse(release.as_bytes())
     }
 }
 

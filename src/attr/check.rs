@@ -136,13 +136,7 @@ impl fmt::Display for AttrError {
 impl std::error::Error for AttrError {}
 
 /// Clocks `use_clockid` accepts (kernel/events/core.c, perf_event_set_clock).
-const CLOCKS: [i32; 5] = [
-    libc::CLOCK_MONOTONIC,
-    libc::CLOCK_MONOTONIC_RAW,
-    libc::CLOCK_REALTIME,
-    libc::CLOCK_BOOTTIME,
-    libc::CLOCK_TAI,
-];
+const CLOCKS: [i32; 5] = crate::linux::system::PERF_CLOCKS;
 
 /// `(flag, needs)` pairs the kernel enforces (measured on 6.18: EINVAL).
 const NEEDS: [(BitField, BitField); 2] = [
@@ -157,8 +151,7 @@ impl Attr {
             return Err(e);
         }
         let raw = &self.raw;
-        // SAFETY: both union members are the same u64.
-        let period_or_freq = unsafe { raw.__bindgen_anon_1.sample_period };
+        let period_or_freq = raw.sample_period();
         if self.get_flag(flag::FREQ) != 0 {
             if period_or_freq == 0 {
                 return Err(AttrError::ZeroFrequency);
@@ -266,8 +259,7 @@ impl Attr {
             self.check()?;
         }
         if self.get_flag(flag::FREQ) != 0 {
-            // SAFETY: both union members are the same u64.
-            let hz = unsafe { self.raw.__bindgen_anon_1.sample_freq };
+            let hz = self.raw.sample_freq();
             let max = std::fs::read_to_string("/proc/sys/kernel/perf_event_max_sample_rate")
                 .ok()
                 .and_then(|s| s.trim().parse::<u64>().ok());

@@ -129,10 +129,10 @@ impl Attr {
         written_size: u32,
         running: Option<KernelVersion>,
     ) -> Diagnosis {
-        if errno == libc::E2BIG {
+        if errno == crate::linux::errno::E2BIG {
             return Diagnosis::TooBig(BeyondKernel::new(self, written_size));
         }
-        if errno == libc::EINVAL {
+        if errno == crate::linux::errno::EINVAL {
             if let Err(e) = self.check() {
                 return Diagnosis::Invalid(e);
             }
@@ -160,29 +160,11 @@ impl Attr {
     /// (feature probing; tests of the kernel's own checks).
     pub fn try_open_unchecked(&self) -> Result<(), Diagnosis> {
         let mut raw = self.to_raw();
-        // SAFETY: `raw` is a valid perf_event_attr whose `size` is at most
-        // its own size; the kernel may write `size` back into it.
-        let fd = unsafe {
-            libc::syscall(
-                sys::__NR_perf_event_open as libc::c_long,
-                &mut raw as *mut sys::perf_event_attr,
-                0 as libc::pid_t,
-                -1 as libc::c_int,
-                -1 as libc::c_int,
-                sys::PERF_FLAG_FD_CLOEXEC as libc::c_ulong,
-            )
-        };
-        if fd >= 0 {
-            // SAFETY: the fd was just opened here and is not used again.
-            unsafe { libc::close(fd as libc::c_int) };
-            return Ok(());
+        let flags = sys::PERF_FLAG_FD_CLOEXEC as u64;
+        match crate::linux::fd::open(&mut raw, 0, -1, -1, flags) {
+            // Dropping the fd closes it.
+            Ok(_fd) => Ok(()),
+            Err(errno) => Err(self.diagnose(errno.0, raw.size, KernelVersion::running())),
         }
-        let errno = errno();
-        Err(self.diagnose(errno, raw.size, KernelVersion::running()))
     }
-}
-
-fn errno() -> i32 {
-    // SAFETY: __errno_location returns this thread's errno slot.
-    unsafe { *libc::__errno_location() }
 }

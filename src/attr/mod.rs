@@ -63,9 +63,7 @@ impl Attr {
     /// An attr for `event`, every other field zero (counting, enabled, all
     /// privilege levels).
     pub const fn new(event: Event) -> Attr {
-        // SAFETY: perf_event_attr is plain integers and unions of integers;
-        // the all-zero value is the kernel's "nothing set".
-        let raw: sys::perf_event_attr = unsafe { core::mem::zeroed() };
+        let raw = sys::perf_event_attr::ZERO;
         let mut attr = Attr { raw, invalid: None };
         attr.raw.type_ = event.type_id();
         attr.raw.config = event.config();
@@ -106,9 +104,7 @@ impl Attr {
 
     /// The raw bytes, `size` field as stored (zero unless set by `from_raw`).
     pub(crate) const fn bytes(&self) -> [u8; RAW_SIZE] {
-        // SAFETY: perf_event_attr is RAW_SIZE bytes of integers with no
-        // padding (its size is the sum of its fields, checked in abi::layout).
-        unsafe { core::mem::transmute::<sys::perf_event_attr, [u8; RAW_SIZE]>(self.raw) }
+        self.raw.to_bytes()
     }
 
     /// The smallest published size that covers every non-zero byte other
@@ -141,12 +137,7 @@ impl Attr {
 
     /// The raw flag word (the 64 bits after `read_format`).
     pub const fn flags(&self) -> u64 {
-        // SAFETY: the bitfield unit is exactly eight bytes of storage.
-        u64::from_ne_bytes(unsafe {
-            core::mem::transmute::<sys::__BindgenBitfieldUnit<[u8; 8]>, [u8; 8]>(
-                self.raw._bitfield_1,
-            )
-        })
+        self.raw.flag_word()
     }
 
     /// Replaces the raw flag word.
@@ -219,8 +210,7 @@ impl Attr {
 
     /// The `aux_action` word.
     pub const fn get_aux_action(&self) -> u32 {
-        // SAFETY: both union members are 32 bits of plain integer storage.
-        unsafe { self.raw.__bindgen_anon_5.aux_action }
+        self.raw.aux_action()
     }
 
     const fn aux_bit(self, field: BitField, on: bool) -> Attr {

@@ -68,13 +68,14 @@ fn every_flag_constant_equals_bindgens_accessor() {
 fn aux_action_bits_equal_bindgens_accessors() {
     let attr = BASE.aux_start_paused(true).aux_resume(true);
     let mut raw = BASE.to_raw();
-    // SAFETY: writing through the anonymous union's bit-field struct.
-    unsafe {
-        raw.__bindgen_anon_5
-            .__bindgen_anon_1
-            .set_aux_start_paused(1);
-        raw.__bindgen_anon_5.__bindgen_anon_1.set_aux_resume(1);
-    }
+    // bindgen's bit-field setters on the union's struct member, written
+    // back whole (a union write).
+    let mut bits = sys::perf_event_attr__bindgen_ty_5__bindgen_ty_1::default();
+    bits.set_aux_start_paused(1);
+    bits.set_aux_resume(1);
+    raw.__bindgen_anon_5 = sys::perf_event_attr__bindgen_ty_5 {
+        __bindgen_anon_1: bits,
+    };
     assert_eq!(Attr::from_raw(raw).get_aux_action(), attr.get_aux_action());
     assert_eq!(
         attr.aux_pause(true)
@@ -126,10 +127,9 @@ fn size_is_the_smallest_version_covering_every_nonzero_byte() {
     // Every boundary: the last byte of each version, then the first of the next.
     let raw_size = core::mem::size_of::<sys::perf_event_attr>();
     for byte in 8..raw_size {
-        let mut bytes = [0u8; 144];
+        let mut bytes = [0u8; crate::linux::fields::ATTR_SIZE];
         bytes[byte] = 1;
-        // SAFETY: any bytes are a valid perf_event_attr (plain integers).
-        let raw: sys::perf_event_attr = unsafe { core::mem::transmute(bytes) };
+        let raw = sys::perf_event_attr::from_bytes(bytes);
         let want = AttrSize::covering(byte + 1).unwrap();
         assert_eq!(Attr::from_raw(raw).size(), want, "byte {byte}");
     }
@@ -171,7 +171,11 @@ fn min_kernel_is_the_newest_feature_in_use() {
     let cases = [
         (BASE.precise_ip(2), "precise_ip", (2, 6, 35)),
         (BASE.sample_id_all(true), "sample_id_all", (2, 6, 38)),
-        (BASE.clockid(libc::CLOCK_MONOTONIC), "clockid", (4, 1, 0)),
+        (
+            BASE.clockid(crate::linux::system::CLOCK_MONOTONIC),
+            "clockid",
+            (4, 1, 0),
+        ),
         (BASE.write_backward(true), "write_backward", (4, 6, 0)),
         (BASE.aux_output(true), "aux_output", (5, 4, 0)),
         (BASE.cgroup(true), "cgroup", (5, 7, 0)),

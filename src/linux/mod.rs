@@ -1,5 +1,57 @@
-//! The OS boundary: thin wrappers over the system calls the crate makes,
-//! exactly as the kernel defines each call.
+//! THE OS boundary: every call this crate makes into the C library or the
+//! kernel, and nothing else. Library authors may use it directly: each call
+//! is exactly what the kernel defines, with nothing added.
+//!
+//! This is one of the few modules allowed `unsafe` code (see the crate
+//! docs); everything above it is `#![deny(unsafe_code)]` except the
+//! counter-instruction and shared-memory readers.
+//!
+//! # Two conventions
+//!
+//! - **The perf calls** ([`perf_event_open`], [`ioctl`], [`prctl`]) are raw:
+//!   they return the kernel's `c_int` result unchanged (`-1` on failure, the
+//!   cause in [`errno::last`]), take the argument type the kernel reads
+//!   (a pointer where it dereferences one) and add nothing (no flag, no
+//!   `attr.size` fix-up). They have the shape of `perf-event-open-sys`'s
+//!   functions, so a library ports onto them with a dependency change.
+//! - **The plain OS calls** ([`io`], [`mmap`], [`system`]) are small safe
+//!   wrappers returning `Result<_, Errno>`: they are what the rest of the
+//!   crate needs, not part of the perf ABI.
+//!
+//! # Modules
+//!
+//! - [`perf_event_open`]: the raw syscall (since Linux 2.6.31).
+//! - [`ioctl`]: one function per `PERF_EVENT_IOC_*`, with this target's numbers.
+//! - [`prctl`]: `PR_TASK_PERF_EVENTS_ENABLE` / `_DISABLE`.
+//! - [`errno`]: the errno constants and the one reader of the thread's errno.
+//! - [`fd`]: [`fd::PerfFd`], an owned perf event fd (closed on drop, with
+//!   or without std) with every ioctl as a safe method; [`fd::open`].
+//! - [`fields`]: `perf_event_attr`'s union members and flag word by their
+//!   kernel names, and the struct as bytes.
+//! - [`io`]: `read(2)`, `close(2)`, `poll(2)`.
+//! - [`mmap`]: [`mmap::Mapping`], the one mapping type (user page, ring,
+//!   AUX area), and [`mmap::page_size`], the one page-size function.
+//! - [`system`]: `uname(2)`, `getrlimit(2)`, `gettid(2)`, clock ids.
+//! - [`rlimit`]: `setrlimit(2)` (raising RLIMIT_NOFILE for event sets).
 
-#[cfg(feature = "std")]
+pub mod errno;
+pub mod fd;
+pub mod fields;
+pub mod io;
+pub mod ioctl;
+pub mod mmap;
+pub mod prctl;
 pub mod rlimit;
+mod syscall;
+pub mod system;
+
+pub use syscall::perf_event_open;
+
+/// The C types the boundary's signatures use (Linux: `pid_t` is `i32`).
+pub mod types {
+    pub use core::ffi::{c_char, c_int, c_long, c_uint, c_ulong, c_void};
+
+    /// A process or thread id, `pid_t`.
+    #[allow(non_camel_case_types)]
+    pub type pid_t = libc::pid_t;
+}

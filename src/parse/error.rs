@@ -44,8 +44,10 @@ pub enum ErrorKind {
         /// The PMUs there are, comma-separated.
         known: String,
     },
-    /// `*` or `?` in a name.
+    /// `*` or `?` in a name that is neither a tracepoint nor a PMU.
     Wildcard,
+    /// A wildcard that matches no tracepoint.
+    NoMatch,
     /// An event the perf tool computes itself (`duration_time`).
     ToolEvent,
     /// A name that starts like a cache event but is not one.
@@ -100,9 +102,14 @@ impl fmt::Display for ErrorKind {
                 f,
                 "no PMU of that name under /sys/bus/event_source/devices (this system has: {known})"
             ),
-            ErrorKind::Wildcard => {
-                f.write_str("wildcards are not supported: name one event or tracepoint")
-            }
+            ErrorKind::Wildcard => f.write_str(
+                "wildcards match tracepoints (`system:pattern`) and PMU names \
+                             (`pmu*/terms/`), not event names",
+            ),
+            ErrorKind::NoMatch => f.write_str(
+                "no tracepoint matches (`ls <tracefs>/events` lists the systems; `*` matches \
+                 any run of characters, `?` one)",
+            ),
             ErrorKind::ToolEvent => f.write_str(
                 "a perf tool event (perf measures it itself): there is no kernel event to open",
             ),

@@ -15,6 +15,8 @@ pub(super) struct Base<'s, 'r> {
     pub pmu: Option<&'r Pmu>,
     pub alias: Option<&'r Alias>,
     pub name: Option<&'s str>,
+    /// The tracepoint a wildcard expanded to.
+    pub expanded: Option<&'r str>,
 }
 
 impl<'s, 'r> Base<'s, 'r> {
@@ -24,6 +26,7 @@ impl<'s, 'r> Base<'s, 'r> {
             pmu: None,
             alias: None,
             name: None,
+            expanded: None,
         }
     }
 }
@@ -33,7 +36,7 @@ pub(super) struct Parser<'s, 'r, R: Resolver + ?Sized> {
     pub at: usize,
     pub resolver: &'r R,
     pub events: Vec<ParsedEvent<'s, 'r>>,
-    pub groups: Vec<Group>,
+    pub groups: Vec<Group<'s>>,
 }
 
 /// Bytes of names: events, PMUs, tracepoint systems and events, modifiers.
@@ -89,8 +92,14 @@ impl<'s, 'r, R: Resolver + ?Sized> Parser<'s, 'r, R> {
 
     pub fn run(mut self) -> Result<EventList<'s, 'r>, ParseError> {
         loop {
+            let save = self.at;
+            let (name_at, name) = self.token();
+            let named = !name.is_empty() && self.peek() == Some(b'{');
+            if !named {
+                self.at = save;
+            }
             match self.peek() {
-                Some(b'{') => self.group()?,
+                Some(b'{') => self.group(named.then_some((name_at, name)))?,
                 _ => {
                     let first = self.events.len();
                     self.event(None)?;
@@ -100,6 +109,7 @@ impl<'s, 'r, R: Resolver + ?Sized> Parser<'s, 'r, R> {
                             events: i..i + 1,
                             braced: false,
                             modifiers: Modifiers::default(),
+                            name: None,
                         });
                     }
                 }
@@ -121,7 +131,9 @@ impl<'s, 'r, R: Resolver + ?Sized> Parser<'s, 'r, R> {
         })
     }
 
-    fn group(&mut self) -> Result<(), ParseError> {
+    /// A `{...}` group, named when written `name{...}` (perf's group name,
+    /// shown by its reports instead of the leader's).
+    fn group(&mut self, name: Option<(usize, &'s str)>) -> Result<(), ParseError> {
         let open = self.at;
         self.at += 1;
         let first = self.events.len();
@@ -161,12 +173,15 @@ impl<'s, 'r, R: Resolver + ?Sized> Parser<'s, 'r, R> {
             for i in range.clone() {
                 let event = &mut self.events[i];
                 let mods = if i == first { modifiers } else { members };
-                event.attr = mods.apply(event.attr, i == first).map_err(|p| ParseError {
-                    input: self.input.to_owned(),
-                    position: at,
-                    len: text.len(),
-                    kind: ErrorKind::Modifier(p),
-                })?;
+                let own = event.modifiers;
+                event.attr =
+                    mods.apply_over(event.attr, own, i == first)
+                        .map_err(|p| ParseError {
+                            input: self.input.to_owned(),
+                            position: at,
+                            len: text.len(),
+                            kind: ErrorKind::Modifier(p),
+                        })?;
                 event.modifiers = event.modifiers.merged(mods);
             }
         }
@@ -181,10 +196,22 @@ impl<'s, 'r, R: Resolver + ?Sized> Parser<'s, 'r, R> {
                     .inherit(false);
             }
         }
+        if let Some((at, name)) = name {
+            if name.contains(['*', '?']) {
+                return Err(self.error(
+                    at,
+                    name.len(),
+                    ErrorKind::Unexpected {
+                        expected: "a group name without wildcards",
+                    },
+                ));
+            }
+        }
         self.groups.push(Group {
             events: range,
             braced: true,
             modifiers,
+            name: name.map(|(_, n)| n),
         });
         Ok(())
     }
@@ -236,6 +263,7 @@ impl<'s, 'r, R: Resolver + ?Sized> Parser<'s, 'r, R> {
                 text,
                 position: start,
                 name: base.name,
+                expanded: base.expanded,
                 pmu: base.pmu,
                 alias: base.alias,
                 modifiers,
@@ -256,10 +284,10 @@ impl<'s, 'r, R: Resolver + ?Sized> Parser<'s, 'r, R> {
             Some(b':') if name == "mem" => return self.breakpoint(start, group_first),
             _ => {}
         }
-        if name.contains(['*', '?']) {
-            return Err(self.error(start, name.len(), ErrorKind::Wildcard));
-        }
         if self.peek() != Some(b':') {
+            if name.contains(['*', '?']) {
+                return Err(self.error(start, name.len(), ErrorKind::Wildcard));
+            }
             let bases = self.named(start, name)?;
             return self.push(start, bases, Modifiers::default(), self.at, group_first);
         }
@@ -268,16 +296,25 @@ impl<'s, 'r, R: Resolver + ?Sized> Parser<'s, 'r, R> {
         let known = names::symbol(name).is_some()
             || raw(name).is_some()
             || names::cache(name).ok().flatten().is_some();
-        let bases = if name.bytes().all(|b| b.is_ascii_digit()) {
+        let mut bases = if name.bytes().all(|b| b.is_ascii_digit()) {
             self.numeric(start, name, t_at, t)?
-        } else if known || all_modifier_letters(t) {
+        } else if (known || all_modifier_letters(t)) && !name.contains(['*', '?']) {
             let modifiers = self.modifiers(t_at, t)?;
             let bases = self.named(start, name)?;
             return self.push(start, bases, modifiers, t_at, group_first);
         } else {
             self.tracepoint(start, name, t_at, t)?
         };
-        let (mods_at, modifiers) = self.trailing_modifiers()?;
+        // `TYPE:CONFIG/terms/` and `system:event/terms/`: config terms.
+        let (mods_at, modifiers) = if self.peek() == Some(b'/') {
+            let (terms, mods_at, modifiers) = self.term_list()?;
+            for base in &mut bases {
+                self.config_terms_only(base, &terms)?;
+            }
+            (mods_at, modifiers)
+        } else {
+            self.trailing_modifiers()?
+        };
         self.push(start, bases, modifiers, mods_at, group_first)
     }
 
@@ -315,36 +352,6 @@ impl<'s, 'r, R: Resolver + ?Sized> Parser<'s, 'r, R> {
             })
             })?;
         Ok(vec![Base::plain(Attr::new(Event::pmu(ty, config)))])
-    }
-
-    /// `system:event`.
-    fn tracepoint(
-        &self,
-        start: usize,
-        system: &str,
-        e_at: usize,
-        event: &str,
-    ) -> Result<Vec<Base<'s, 'r>>, ParseError> {
-        if event.is_empty() {
-            return Err(self.error(
-                e_at,
-                1,
-                ErrorKind::Unexpected {
-                    expected: "a tracepoint name or modifiers after `:`",
-                },
-            ));
-        }
-        if event.contains(['*', '?']) {
-            return Err(self.error(start, e_at + event.len() - start, ErrorKind::Wildcard));
-        }
-        let id = self.resolver.tracepoint_id(system, event).map_err(|e| {
-            self.error(
-                start,
-                e_at + event.len() - start,
-                ErrorKind::Tracepoint(e.to_string()),
-            )
-        })?;
-        Ok(vec![Base::plain(Attr::new(Event::Tracepoint(id)))])
     }
 
     /// A bare name: generalized, raw, cache, or a PMU alias (every PMU
@@ -394,6 +401,7 @@ impl<'s, 'r, R: Resolver + ?Sized> Parser<'s, 'r, R> {
                 pmu: Some(pmu),
                 alias,
                 name: None,
+                expanded: None,
             });
         }
         if !bases.is_empty() {

@@ -1,7 +1,8 @@
-//! `mem:ADDR[/LEN][:rwx]` hardware breakpoints (`PERF_TYPE_BREAKPOINT`,
-//! since Linux 2.6.33), as the perf tool reads them: access `rw` and length
-//! 4 by default; length `sizeof(long)` for `x`. The `:rwx/LEN` order is
-//! accepted too.
+//! `mem:ADDR[/LEN][:rwx][/terms/][mods]` hardware breakpoints
+//! (`PERF_TYPE_BREAKPOINT`, since Linux 2.6.33), as the perf tool reads
+//! them: access `rw` and length 4 by default; length `sizeof(long)` for
+//! `x`. The `:rwx/LEN` order is accepted too; config terms follow in slashes
+//! as in current perf (`mem:0x1000/8/name=watch/u`).
 
 use super::error::{ErrorKind, ParseError};
 use super::event::{Base, Parser};
@@ -33,8 +34,14 @@ impl<'s, 'r, R: Resolver + ?Sized> Parser<'s, 'r, R> {
         loop {
             match self.peek() {
                 Some(b'/') if len.is_none() => {
+                    let slash = self.at;
                     self.at += 1;
                     let (l_at, text) = self.token();
+                    if !text.bytes().next().is_some_and(|b| b.is_ascii_digit()) {
+                        // Not a length: the `/terms/` of current perf.
+                        self.at = slash;
+                        break;
+                    }
                     let n = parse_number(text).ok().filter(|n| (1..=8).contains(n));
                     let Some(n) = n else {
                         return Err(self.error(l_at, text.len().max(1), ErrorKind::Breakpoint {
@@ -62,8 +69,14 @@ impl<'s, 'r, R: Resolver + ?Sized> Parser<'s, 'r, R> {
         } else {
             4
         });
-        let (mods_at, modifiers) = self.trailing_modifiers()?;
-        let base = Base::plain(Attr::new(Event::Breakpoint { kind, addr, len }));
+        let mut base = Base::plain(Attr::new(Event::Breakpoint { kind, addr, len }));
+        let (mods_at, modifiers) = if self.peek() == Some(b'/') {
+            let (terms, mods_at, modifiers) = self.term_list()?;
+            self.config_terms_only(&mut base, &terms)?;
+            (mods_at, modifiers)
+        } else {
+            self.trailing_modifiers()?
+        };
         self.push(start, vec![base], modifiers, mods_at, group_first)
     }
 

@@ -11,17 +11,30 @@
 //! | `L1-dcache-load-misses`, `LLC-loads`, `dTLB-load-misses`, `branch-loads`, ... | `PERF_TYPE_HW_CACHE`: cache, then operation and / or result |
 //! | `rNNN` (hex, up to 16 digits) | `PERF_TYPE_RAW` with `config = 0xNNN` |
 //! | `TYPE:CONFIG` (numbers) | any type and config |
-//! | `pmu/term=value,term,.../` | a sysfs PMU, terms from its `format/` and `events/` (`pmu` may name numbered instances: `uncore_imc` is `uncore_imc_0`, `uncore_imc_1`, ...) |
+//! | `pmu/term=value,term,.../` | a sysfs PMU, terms from its `format/` and `events/` (`pmu` may name numbered instances: `uncore_imc` is `uncore_imc_0`, `uncore_imc_1`, ...; `*` / `?` glob PMU names) |
 //! | `name` | an `events/` alias of any PMU (`tsc` is `msr/tsc/`) |
-//! | `system:event` | a tracepoint, its id from tracefs |
-//! | `mem:ADDR[/LEN][:rwx]` | a hardware breakpoint (default `rw`, length 4; 8 for `x`) |
-//! | `{a,b,...}` | a group, led by its first event |
+//! | `system:event` | a tracepoint, its id from tracefs; `*` / `?` in either part expand against tracefs (`syscalls:sys_enter_w*`, `*:sched_switch`) |
+//! | `mem:ADDR[/LEN][:rwx]` | a hardware breakpoint (default `rw`, length 4; 8 for `x`); config terms may follow in slashes (`mem:0x1000/8/name=w/`) |
+//! | `{a,b,...}`, `name{a,b,...}` | a group, led by its first event (named: [`Group::name`]) |
 //!
-//! Modifiers follow a `:` (or directly the closing `/` of a PMU event):
-//! `u k h G H I p pp ppp P S D e W` ([`Modifiers`]). Config terms inside
-//! `/.../` set attr fields rather than PMU bits: `period=`, `freq=`,
-//! `name=`, `inherit`, `no-inherit`, `max-stack=`, `aux-output`,
-//! `aux-sample-size=`, `time=`.
+//! Inside a PMU's terms, as in perf: a bare `config1` is `config1=1`;
+//! `event=NAME` names an alias of the PMU (`msr/event=tsc/`); `rNNN` or
+//! `r0xNNN` is `config=0xNNN` (`software/r1a/`); a generalized name on a
+//! core PMU (`cpu/cycles/`, `cpu_atom/L1-dcache-load-miss/`) is that
+//! hardware or cache event, with the PMU's type in config bits 32-63 when
+//! the machine has several core PMUs (hybrid; perf's extended type). A
+//! bare generalized name (`cycles`) stays one event; opening it on each
+//! core PMU of a hybrid machine is the event-set layer's work.
+//!
+//! Modifiers follow a `:` (or directly the closing `/` of a term list):
+//! `u k h G H I p pp ppp P S D e W` ([`Modifiers`]). Config terms in
+//! `/.../` after any event (`cycles/period=1000/`, `4:0x3c/name=x/`,
+//! `sched:sched_switch/call-graph=fp/`, `mem:0x1000/8/name=w/`) set attr
+//! fields rather than PMU bits: `period=`, `freq=`, `name=`, `inherit`,
+//! `no-inherit`, `time`, `config`..`config3`, `call-graph=fp|dwarf[,size]|lbr|no`
+//! with `stack-size=` and `max-stack=` (the callchain sample fields perf
+//! sets), `overwrite` / `no-overwrite` (`write_backward`), `aux-output`,
+//! `aux-sample-size=`. A bare switch term is 1.
 //!
 //! Attrs come out counting (no sample period unless `period=` / `freq=`
 //! asks), enabled, every privilege level unless a modifier says otherwise:
@@ -42,19 +55,23 @@
 //! assert_eq!(err.position, 7);
 //! ```
 
+mod config;
 mod error;
 mod event;
 mod mem;
 mod modifiers;
 mod names;
 mod pmu;
+mod tracepoints;
 
 pub use error::{ErrorKind, ParseError};
 pub use modifiers::{ModifierError, ModifierProblem, Modifiers};
+pub use tracepoints::{list_tracepoints, TracepointName};
 
 use crate::attr::Attr;
 use crate::sysfs::{Alias, Pmu, Pmus, SysfsError, Tracefs, TracepointError};
 use core::ops::Range;
+use std::sync::OnceLock;
 
 /// Where the parser looks up PMUs and tracepoints: the real system
 /// ([`System`]), a fixture tree ([`Pmus::read_from`]), or nothing
@@ -64,6 +81,11 @@ pub trait Resolver {
     fn pmus(&self) -> &[Pmu];
     /// The id of tracepoint `system:event`.
     fn tracepoint_id(&self, system: &str, event: &str) -> Result<u64, TracepointError>;
+    /// Every tracepoint, for wildcards (`sched:*`). The default: none
+    /// (tracefs not mounted).
+    fn tracepoints(&self) -> Result<&[TracepointName], TracepointError> {
+        Err(TracepointError::NotMounted)
+    }
 }
 
 /// No PMUs, no tracefs: only the generalized, cache, raw, numeric and
@@ -97,16 +119,24 @@ pub struct System {
     pub pmus: Pmus,
     /// The tracefs, when mounted.
     pub tracefs: Option<Tracefs>,
+    /// The tracefs's tracepoints, listed on the first wildcard.
+    tracepoint_names: OnceLock<Vec<TracepointName>>,
 }
 
 impl System {
+    /// A system of these PMUs and this tracefs (fixtures, other roots).
+    pub fn new(pmus: Pmus, tracefs: Option<Tracefs>) -> System {
+        System {
+            pmus,
+            tracefs,
+            tracepoint_names: OnceLock::new(),
+        }
+    }
+
     /// This machine: every PMU under /sys/bus/event_source/devices and the
     /// mounted tracefs (if any; tracepoint events fail without it).
     pub fn discover() -> Result<System, SysfsError> {
-        Ok(System {
-            pmus: Pmus::read()?,
-            tracefs: Tracefs::find().ok(),
-        })
+        Ok(System::new(Pmus::read()?, Tracefs::find().ok()))
     }
 }
 
@@ -119,6 +149,14 @@ impl Resolver for System {
             Some(t) => t.tracepoint_id(system, event),
             None => Err(TracepointError::NotMounted),
         }
+    }
+    fn tracepoints(&self) -> Result<&[TracepointName], TracepointError> {
+        if let Some(names) = self.tracepoint_names.get() {
+            return Ok(names);
+        }
+        let tracefs = self.tracefs.as_ref().ok_or(TracepointError::NotMounted)?;
+        let names = list_tracepoints(tracefs)?;
+        Ok(self.tracepoint_names.get_or_init(|| names))
     }
 }
 
@@ -133,6 +171,8 @@ pub struct ParsedEvent<'s, 'r> {
     pub position: usize,
     /// The `name=` term, if given.
     pub name: Option<&'s str>,
+    /// The tracepoint (`system:event`) a wildcard expanded to.
+    pub expanded: Option<&'r str>,
     /// The sysfs PMU, for `pmu/.../` and alias events.
     pub pmu: Option<&'r Pmu>,
     /// The `events/` alias used, with its `.scale` and `.unit`.
@@ -146,20 +186,22 @@ pub struct ParsedEvent<'s, 'r> {
 
 /// A group of events (a `{...}`, or one ungrouped event).
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Group {
+pub struct Group<'s> {
     /// The events' indices in [`EventList::events`]; the first leads.
     pub events: Range<usize>,
     /// Whether it was written with braces.
     pub braced: bool,
     /// The group's own modifiers (`{...}:mods`).
     pub modifiers: Modifiers,
+    /// Its name, when written `name{...}`.
+    pub name: Option<&'s str>,
 }
 
 /// The events of a string and their groups.
 #[derive(Clone, Debug)]
 pub struct EventList<'s, 'r> {
     events: Vec<ParsedEvent<'s, 'r>>,
-    groups: Vec<Group>,
+    groups: Vec<Group<'s>>,
 }
 
 impl<'s, 'r> EventList<'s, 'r> {
@@ -170,7 +212,7 @@ impl<'s, 'r> EventList<'s, 'r> {
     }
 
     /// The groups, in string order.
-    pub fn group_list(&self) -> &[Group] {
+    pub fn group_list(&self) -> &[Group<'s>] {
         &self.groups
     }
 

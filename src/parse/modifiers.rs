@@ -8,6 +8,12 @@
 //! the same for guest and host. A group's modifiers apply to each member on
 //! top of its own, so `{cycles:k,instructions}:u` counts `cycles` in user and
 //! kernel and `instructions` in user only.
+//!
+//! `p` (and `u`) also set `exclude_guest` unless the event or its group says
+//! `G` or `H`, as the perf tool does ("use of precise requires
+//! exclude_guest"; `u` because perf counts the host unless run with
+//! `--guest`). perf 6.1 to 6.12 do this; later perf versions stopped setting
+//! `exclude_guest` by default.
 
 use crate::abi::bitfield::attr as flag;
 use crate::attr::Attr;
@@ -157,10 +163,22 @@ impl Modifiers {
         Ok(m)
     }
 
-    /// Applies the modifiers to `attr` (an event's or, for group modifiers,
-    /// each member's). `leader`: whether the event leads its group (or
-    /// stands alone). Errors carry no position (the caller knows it).
+    /// Applies the modifiers to `attr` (a single event's own). `leader`:
+    /// whether the event leads its group (or stands alone). Errors carry no
+    /// position (the caller knows it).
     pub fn apply(&self, attr: Attr, leader: bool) -> Result<Attr, ModifierProblem> {
+        self.apply_over(attr, Modifiers::default(), leader)
+    }
+
+    /// Applies group modifiers on top of an event whose own modifiers were
+    /// `own` (perf: `G` / `H` written on the event stop the group's `u` / `p`
+    /// from adding `exclude_guest`).
+    pub(crate) fn apply_over(
+        &self,
+        attr: Attr,
+        own: Modifiers,
+        leader: bool,
+    ) -> Result<Attr, ModifierProblem> {
         let get = |f| attr.get_flag(f) == 1;
         let (mut eu, mut ek, mut eh) = (
             get(flag::EXCLUDE_USER),
@@ -169,7 +187,7 @@ impl Modifiers {
         );
         let (mut eh_host, mut eg) = (get(flag::EXCLUDE_HOST), get(flag::EXCLUDE_GUEST));
         let mut exclude = eu || ek || eh;
-        let mut exclude_gh = eg || eh_host;
+        let mut exclude_gh = own.guest || own.host;
         for (on, slot) in [(self.user, 0), (self.kernel, 1), (self.hypervisor, 2)] {
             if on {
                 if !exclude {
@@ -182,6 +200,11 @@ impl Modifiers {
                     _ => eh = false,
                 }
             }
+        }
+        // `u` and `p` imply exclude_guest unless G / H is written (the
+        // letters' order does not change the outcome).
+        if (self.user || self.precise > 0) && !(exclude_gh || self.guest || self.host) {
+            eg = true;
         }
         for (on, guest) in [(self.guest, true), (self.host, false)] {
             if on {

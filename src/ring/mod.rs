@@ -8,16 +8,18 @@
 //! default, non-overwrite mode it never writes past `data_tail`), so the
 //! records can be lent out as plain byte slices.
 
-mod aux;
+mod aux_area;
 mod backward;
 mod batch;
 
-pub use aux::AuxArea;
+pub use aux_area::AuxArea;
 pub use backward::Snapshot;
 pub use batch::{Batch, ParseError, RawRecord};
 
 use crate::errno::Errno;
 use crate::fd::EventFd;
+use crate::linux::io::{self, POLLIN};
+use crate::linux::mmap::{page_size, Mapping, Protection};
 use crate::sys;
 use core::fmt;
 use core::mem::offset_of;
@@ -108,22 +110,12 @@ impl fmt::Display for RingError {
 #[cfg(feature = "std")]
 impl std::error::Error for RingError {}
 
-/// The system page size (never assumed to be 4096).
-pub fn page_size() -> usize {
-    // SAFETY: sysconf has no preconditions.
-    let n = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
-    if n > 0 {
-        n as usize
-    } else {
-        4096
-    }
-}
-
 /// A mapped ring buffer.
 #[derive(Debug)]
 pub struct RingBuffer {
     base: NonNull<u8>,
-    map_len: usize,
+    /// The mapping `base` points into, unmapped on drop.
+    _map: Mapping,
     data_offset: usize,
     data_size: usize,
     writable: bool,
@@ -156,28 +148,14 @@ impl RingBuffer {
             .and_then(|n| n.checked_mul(page))
             .ok_or(RingError::PageCount { pages: data_pages })?;
         let prot = if writable {
-            libc::PROT_READ | libc::PROT_WRITE
+            Protection::ReadWrite
         } else {
-            libc::PROT_READ
+            Protection::Read
         };
-        // SAFETY: mapping a perf fd with the documented 1 + 2^n page size.
-        let ptr = unsafe {
-            libc::mmap(
-                core::ptr::null_mut(),
-                map_len,
-                prot,
-                libc::MAP_SHARED,
-                fd.raw(),
-                0,
-            )
-        };
-        if ptr == libc::MAP_FAILED {
-            return Err(RingError::Map(Errno::last()));
-        }
-        let base = NonNull::new(ptr.cast::<u8>()).ok_or(RingError::Map(Errno(libc::ENOMEM)))?;
+        let map = Mapping::shared(fd.raw(), map_len, 0, prot).map_err(RingError::Map)?;
         let mut ring = RingBuffer {
-            base,
-            map_len,
+            base: map.as_ptr(),
+            _map: map,
             data_offset: page,
             data_size: map_len - page,
             writable,
@@ -278,25 +256,9 @@ impl RingBuffer {
     /// Waits until the kernel signals data (wakeup_events / watermark) or
     /// `timeout_ms` passes; `Ok(true)` when readable.
     pub fn wait(fd: &EventFd, timeout_ms: i32) -> Result<bool, Errno> {
-        let mut p = libc::pollfd {
-            fd: fd.raw(),
-            events: libc::POLLIN,
-            revents: 0,
-        };
-        // SAFETY: one valid pollfd.
-        let n = unsafe { libc::poll(&mut p, 1, timeout_ms) };
-        if n < 0 {
-            return Err(Errno::last());
-        }
-        Ok(n > 0 && p.revents & libc::POLLIN != 0)
-    }
-}
-
-impl Drop for RingBuffer {
-    fn drop(&mut self) {
-        // SAFETY: unmapping exactly the mapping made in map_mode; no
-        // borrow of it outlives `self`.
-        unsafe { libc::munmap(self.base.as_ptr().cast(), self.map_len) };
+        let mut fds = [io::poll_fd(fd.raw(), POLLIN)];
+        let n = io::poll(&mut fds, timeout_ms)?;
+        Ok(n > 0 && fds[0].revents & POLLIN != 0)
     }
 }
 

@@ -9,21 +9,10 @@ use std::vec::Vec;
 fn simulated(pages: usize) -> RingBuffer {
     let page = page_size();
     let len = page * (1 + pages);
-    // SAFETY: a fresh anonymous mapping owned by the RingBuffer (munmap on drop).
-    let ptr = unsafe {
-        libc::mmap(
-            core::ptr::null_mut(),
-            len,
-            libc::PROT_READ | libc::PROT_WRITE,
-            libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
-            -1,
-            0,
-        )
-    };
-    assert_ne!(ptr, libc::MAP_FAILED);
+    let map = crate::linux::mmap::Mapping::anonymous(len).expect("anonymous mapping");
     RingBuffer {
-        base: NonNull::new(ptr.cast()).unwrap(),
-        map_len: len,
+        base: map.as_ptr(),
+        _map: map,
         data_offset: page,
         data_size: len - page,
         writable: true,
@@ -138,7 +127,7 @@ fn page_counts_must_be_powers_of_two() {
     for bad in [0usize, 3, 5, 6, 12] {
         // The check happens before any mmap, so any fd value is fine here.
         // SAFETY: -1 is never closed by this EventFd (forgotten below).
-        let fd = unsafe { crate::fd::EventFd::from_raw(-1, 0) };
+        let fd = crate::fd::EventFd::new(unsafe { crate::linux::fd::PerfFd::from_raw(-1) }, 0);
         assert_eq!(
             RingBuffer::map(&fd, bad).unwrap_err(),
             RingError::PageCount { pages: bad }

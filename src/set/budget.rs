@@ -2,7 +2,8 @@
 //! RLIMIT_NOFILE.
 
 use crate::errno::Errno;
-use crate::linux::rlimit::{self, Limit};
+use crate::linux::rlimit::setrlimit;
+use crate::linux::system::{getrlimit, Limit, Resource};
 use std::fmt;
 
 /// Not enough file descriptors for the set.
@@ -12,43 +13,45 @@ pub struct BudgetError {
     pub needed: usize,
     /// fds the process already has open.
     pub in_use: usize,
-    /// RLIMIT_NOFILE after trying to raise it.
+    /// RLIMIT_NOFILE after trying to raise it (`None`: unlimited).
     pub limit: Limit,
-    /// Why raising failed, if it did.
-    pub raise_error: Option<Errno>,
+    /// Why raising failed, or the errno (EMFILE, ENFILE) an open met.
+    pub errno: Option<Errno>,
 }
 
 impl fmt::Display for BudgetError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let show = |v: Option<u64>| v.map_or("unlimited".to_owned(), |v| v.to_string());
+        let allowed = self.limit.soft.map_or("any number".to_owned(), |s| {
+            (s as usize).saturating_sub(self.in_use).to_string()
+        });
         write!(
             f,
-            "the event set needs {} file descriptors but only {} are allowed: RLIMIT_NOFILE \
-             is {} (hard limit {}) and {} are already open; ",
+            "the event set needs {} file descriptors but only {allowed} are allowed: \
+             RLIMIT_NOFILE is {} (hard limit {}) and {} are already open; ",
             self.needed,
-            (self.limit.soft as usize).saturating_sub(self.in_use),
-            self.limit.soft,
-            fmt_limit(self.limit.hard),
+            show(self.limit.soft),
+            show(self.limit.hard),
             self.in_use
         )?;
-        if let Some(e) = self.raise_error {
-            write!(f, "raising the soft limit failed ({e}); ")?;
+        match self.errno {
+            Some(e) if e.0 == crate::linux::errno::ENFILE => {
+                write!(f, "the system-wide file table is full ({e}, fs.file-max); ")?
+            }
+            Some(e) if e.0 == crate::linux::errno::EMFILE => {
+                write!(f, "an open failed with {e}; ")?
+            }
+            Some(e) => write!(f, "raising the soft limit failed ({e}); ")?,
+            None => {}
         }
         f.write_str(
             "raise the hard limit (`ulimit -Hn`, LimitNOFILE= in systemd, or CAP_SYS_RESOURCE), \
-             measure fewer events, CPUs or threads, or use the per-CPU inherit fallback",
+             measure fewer events, CPUs or threads, or use BudgetPolicy::InheritPerCpu",
         )
     }
 }
 
 impl std::error::Error for BudgetError {}
-
-fn fmt_limit(n: u64) -> String {
-    if n == rlimit::INFINITY {
-        "unlimited".to_owned()
-    } else {
-        n.to_string()
-    }
-}
 
 /// fds the process has open now (entries of `/proc/self/fd`, less the one
 /// used to list them).
@@ -56,39 +59,49 @@ pub fn fds_in_use() -> usize {
     std::fs::read_dir("/proc/self/fd").map_or(0, |d| d.count().saturating_sub(1))
 }
 
-/// Makes room for `needed` more fds: raises RLIMIT_NOFILE's soft limit
-/// toward the hard limit when the open fds plus `needed` exceed it (with a
-/// margin of 16 for the caller's own files). Returns the limit in force.
+/// RLIMIT_NOFILE now (unlimited if it cannot be read).
+pub(crate) fn open_files_limit() -> Limit {
+    getrlimit(Resource::OpenFiles).unwrap_or(Limit {
+        soft: None,
+        hard: None,
+    })
+}
+
+/// Makes room for `needed` more fds: when the open fds plus `needed` (plus
+/// a margin of 16 for the caller's own files) exceed RLIMIT_NOFILE's soft
+/// limit, raises it toward the hard limit (no privilege needed). Returns
+/// the limit in force, or why the fds do not fit.
 pub fn reserve(needed: usize) -> Result<Limit, BudgetError> {
     const MARGIN: u64 = 16;
     let in_use = fds_in_use();
-    let limit = rlimit::open_files().unwrap_or(Limit {
-        soft: rlimit::INFINITY,
-        hard: rlimit::INFINITY,
-    });
+    let limit = open_files_limit();
+    let fits = |l: Limit| l.soft.is_none_or(|s| (in_use + needed) as u64 <= s);
     let want = (in_use + needed) as u64 + MARGIN;
-    if want <= limit.soft {
+    if limit.soft.is_none_or(|s| want <= s) {
         return Ok(limit);
     }
-    let error = |limit, raise_error| BudgetError {
+    let error = |limit, errno| BudgetError {
         needed,
         in_use,
         limit,
-        raise_error,
+        errno,
     };
-    if limit.soft >= limit.hard {
-        if (in_use + needed) as u64 <= limit.soft {
-            return Ok(limit);
-        }
-        return Err(error(limit, None));
-    }
     let raised = Limit {
-        soft: want.min(limit.hard),
+        soft: Some(limit.hard.map_or(want, |h| want.min(h))),
         hard: limit.hard,
     };
-    match rlimit::set_open_files(raised) {
-        Ok(()) if raised.soft >= (in_use + needed) as u64 => Ok(raised),
+    if raised.soft <= limit.soft {
+        // Already at the hard limit: nothing to raise.
+        return if fits(limit) {
+            Ok(limit)
+        } else {
+            Err(error(limit, None))
+        };
+    }
+    match setrlimit(Resource::OpenFiles, raised) {
+        Ok(()) if fits(raised) => Ok(raised),
         Ok(()) => Err(error(raised, None)),
+        Err(_) if fits(limit) => Ok(limit),
         Err(e) => Err(error(limit, Some(e))),
     }
 }

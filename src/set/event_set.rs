@@ -8,6 +8,7 @@ use super::{Count, EventStatus, SetError};
 use crate::abi::bitfield::attr as flag;
 use crate::errno::Errno;
 use crate::fd::EventFd;
+use crate::linux::errno as e;
 use crate::open::{open, OpenError, OpenFlags, Scope};
 use crate::read_format::Counts;
 use crate::sys;
@@ -97,14 +98,14 @@ pub struct EventSet {
 fn is_unsupported(e: Errno) -> bool {
     matches!(
         e.0,
-        libc::ENOENT
-            | libc::EOPNOTSUPP
-            | libc::ENODEV
-            | libc::EINVAL
-            | libc::E2BIG
-            | libc::ENOSPC
-            | libc::EBUSY
-            | libc::EOVERFLOW
+        e::ENOENT
+            | e::EOPNOTSUPP
+            | e::ENODEV
+            | e::EINVAL
+            | e::E2BIG
+            | e::ENOSPC
+            | e::EBUSY
+            | e::EOVERFLOW
     )
 }
 
@@ -242,7 +243,7 @@ impl EventSet {
                 Ok(t) => t,
                 // The process exited after we opened its threads: what we
                 // have is all there will be.
-                Err(e) if e.errno.0 == libc::ESRCH => {
+                Err(e) if e.errno.0 == e::ESRCH => {
                     set.attach.stable = true;
                     break;
                 }
@@ -261,7 +262,7 @@ impl EventSet {
         self.attach.inherit_fallback = true;
         for cpu in per_cpu {
             if let Outcome::ThreadGone = self.open_placement(cpu, main, true)? {
-                return Err(SetError::Attach(AttachError::new(main, Errno(libc::ESRCH))));
+                return Err(SetError::Attach(AttachError::new(main, Errno(e::ESRCH))));
             }
         }
         self.attach.threads = 1;
@@ -325,23 +326,21 @@ impl EventSet {
                     }
                     Err(err) => {
                         let errno = err.errno.unwrap_or(Errno(0));
-                        if errno.0 == libc::ESRCH {
+                        if errno.0 == e::ESRCH {
                             for (e, _) in &instance.fds {
                                 self.events[*e].opened -= 1;
                             }
                             return Ok(Outcome::ThreadGone);
                         }
-                        if errno.0 == libc::EMFILE || errno.0 == libc::ENFILE {
-                            let limit = crate::linux::rlimit::open_files()
-                                .unwrap_or(crate::linux::rlimit::Limit { soft: 0, hard: 0 });
+                        if errno.0 == e::EMFILE || errno.0 == e::ENFILE {
                             return Err(SetError::Budget(BudgetError {
                                 needed: self.fds_wanted(),
                                 in_use: budget::fds_in_use(),
-                                limit,
-                                raise_error: Some(errno),
+                                limit: budget::open_files_limit(),
+                                errno: Some(errno),
                             }));
                         }
-                        if tid > 0 && matches!(errno.0, libc::EACCES | libc::EPERM) {
+                        if tid > 0 && matches!(errno.0, e::EACCES | e::EPERM) {
                             // Another process's thread: ptrace access and the
                             // paranoid level decide.
                             return Err(SetError::Attach(AttachError::new(tid, errno)));
@@ -397,7 +396,7 @@ impl EventSet {
                 if !info.fallback_used
                     && matches!(
                         err.errno.map(|e| e.0),
-                        Some(libc::ENOENT | libc::EINVAL | libc::EOPNOTSUPP)
+                        Some(e::ENOENT | e::EINVAL | e::EOPNOTSUPP)
                     ) =>
             {
                 let r = open(&prepare(fallback), scope, leader, OpenFlags::new());

@@ -2,6 +2,7 @@
 //! `/proc/PID/task`, and why attaching to them may be refused.
 
 use crate::errno::Errno;
+use crate::linux::errno as e;
 use crate::sysfs::{Caller, Limits};
 use std::fmt;
 
@@ -27,17 +28,17 @@ impl ThreadSet {
     /// [`EventSet`]: super::EventSet
     pub fn of_process(pid: i32) -> Result<ThreadSet, AttachError> {
         let dir = format!("/proc/{pid}/task");
-        let entries = std::fs::read_dir(&dir).map_err(|e| AttachError::from_io(pid, &e))?;
+        let entries = std::fs::read_dir(&dir).map_err(|err| AttachError::from_io(pid, &err))?;
         let mut tids = Vec::new();
         for entry in entries {
-            let entry = entry.map_err(|e| AttachError::from_io(pid, &e))?;
+            let entry = entry.map_err(|err| AttachError::from_io(pid, &err))?;
             if let Some(tid) = entry.file_name().to_str().and_then(|s| s.parse().ok()) {
                 tids.push(tid);
             }
         }
         if tids.is_empty() {
             // An exited process whose /proc entry lingers as a zombie.
-            return Err(AttachError::new(pid, Errno(libc::ESRCH)));
+            return Err(AttachError::new(pid, Errno(e::ESRCH)));
         }
         Ok(ThreadSet::from_tids(tids))
     }
@@ -93,15 +94,11 @@ impl AttachError {
         }
     }
 
-    fn from_io(pid: i32, e: &std::io::Error) -> AttachError {
-        let errno = match e.raw_os_error() {
-            Some(n) => Errno(n),
-            None if e.kind() == std::io::ErrorKind::NotFound => Errno(libc::ESRCH),
-            None => Errno(libc::EIO),
-        };
+    fn from_io(pid: i32, err: &std::io::Error) -> AttachError {
+        let errno = Errno(err.raw_os_error().unwrap_or(e::ENOENT));
         // /proc/PID/task missing means the process does not exist.
-        let errno = if errno.0 == libc::ENOENT {
-            Errno(libc::ESRCH)
+        let errno = if errno.0 == e::ENOENT {
+            Errno(e::ESRCH)
         } else {
             errno
         };
@@ -113,8 +110,8 @@ impl fmt::Display for AttachError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let pid = self.pid;
         match self.errno.0 {
-            libc::ESRCH => write!(f, "process {pid} does not exist (or has exited)"),
-            libc::EACCES | libc::EPERM => {
+            e::ESRCH => write!(f, "process {pid} does not exist (or has exited)"),
+            e::EACCES | e::EPERM => {
                 write!(f, "not permitted to attach to {pid} ({}): ", self.errno)?;
                 if self.perfmon {
                     f.write_str(
@@ -150,10 +147,10 @@ mod tests {
         let me = ThreadSet::of_process(std::process::id() as i32).unwrap();
         assert!(me.contains(std::process::id() as i32));
         let gone = ThreadSet::of_process(i32::MAX).unwrap_err();
-        assert_eq!(gone.errno, Errno(libc::ESRCH));
+        assert_eq!(gone.errno, Errno(e::ESRCH));
         let denied = AttachError {
             pid: 1,
-            errno: Errno(libc::EACCES),
+            errno: Errno(e::EACCES),
             paranoid: Some(2),
             perfmon: false,
         };

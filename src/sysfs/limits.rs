@@ -238,13 +238,7 @@ impl Limits {
 }
 
 fn page_size() -> u64 {
-    // SAFETY: sysconf has no preconditions.
-    let n = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
-    if n > 0 {
-        n as u64
-    } else {
-        4096
-    }
+    crate::linux::mmap::page_size() as u64
 }
 
 /// The largest ring (2^n data pages plus the metadata page) within `kb`.

@@ -170,34 +170,25 @@ impl CounterFd for RawCounterFd {
     #[inline]
     fn read_counts(&self) -> Result<FdCounts, FdReadError> {
         // struct read_format { value; [time_enabled]; [time_running]; [id]; [lost]; }
-        let mut buf = [0u64; 5];
+        let mut buf = [0u8; 40];
         let expected = self.read_size();
-        // SAFETY: `buf` has 40 writable bytes, and `expected` <= 40.
-        let n = unsafe { libc::read(self.fd, buf.as_mut_ptr().cast(), expected) };
-        if n < 0 {
-            return Err(FdReadError::Os {
-                errno: last_errno(),
-            });
+        // `expected` is at most 40 (RawCounterFd::new allows 5 words).
+        let n = crate::linux::io::read(self.fd, &mut buf[..expected])
+            .map_err(|e| FdReadError::Os { errno: e.0 })?;
+        if n != expected {
+            return Err(FdReadError::Size { expected, got: n });
         }
-        if n as usize != expected {
-            return Err(FdReadError::Size {
-                expected,
-                got: n as usize,
-            });
-        }
+        let word = |i: usize| {
+            let mut w = [0u8; 8];
+            w.copy_from_slice(&buf[i * 8..i * 8 + 8]);
+            u64::from_ne_bytes(w)
+        };
         // Enabled and running are the first two words after the value: both
         // are required, and they precede ID and LOST.
         Ok(FdCounts {
-            value: buf[0],
-            time_enabled: buf[1],
-            time_running: buf[2],
+            value: word(0),
+            time_enabled: word(1),
+            time_running: word(2),
         })
     }
-}
-
-/// The calling thread's errno.
-pub(crate) fn last_errno() -> c_int {
-    // SAFETY: on Linux C libraries __errno_location returns the calling
-    // thread's errno slot, valid for the thread's lifetime.
-    unsafe { *libc::__errno_location() }
 }

@@ -1,28 +1,18 @@
 //! [`UserPage`]: an event's `perf_event_mmap_page`, mapped on its own or
 //! borrowed from the first page of a ring-buffer mapping.
 
-use super::fallback::last_errno;
 use super::source::{PagePtr, PageSource};
 use super::sync::Ordering;
-use crate::abi::layout::MMAP_PAGE_SIZE;
+use crate::linux::errno as e;
+use crate::linux::mmap::{page_size, Mapping, Protection};
 use crate::sys;
 use core::ffi::{c_int, c_void};
 use core::fmt;
 use core::ptr::NonNull;
 
-/// The system page size, `sysconf(_SC_PAGESIZE)` (4 KiB, 16 KiB, 64 KiB
-/// depending on the architecture and kernel: never assumed).
-pub fn page_size() -> Option<usize> {
-    // SAFETY: sysconf has no memory-safety preconditions.
-    let size = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
-    usize::try_from(size).ok().filter(|s| *s >= MMAP_PAGE_SIZE)
-}
-
 /// Why mapping an event's page failed.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum MapError {
-    /// `sysconf(_SC_PAGESIZE)` gave no usable page size.
-    PageSize,
     /// `mmap(2)` failed with this errno.
     Mmap {
         /// The errno.
@@ -33,26 +23,23 @@ pub enum MapError {
 impl fmt::Display for MapError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            MapError::PageSize => f.write_str(
-                "sysconf(_SC_PAGESIZE) gave no page size that can hold a perf_event_mmap_page",
-            ),
             MapError::Mmap { errno } => {
                 write!(
                     f,
                     "mmap of the event's first page failed with errno {errno}: "
                 )?;
                 f.write_str(match *errno {
-                    libc::EBADF | libc::ENODEV => "the fd is not an open perf event",
-                    libc::EINVAL => {
+                    e::EBADF | e::ENODEV => "the fd is not an open perf event",
+                    e::EINVAL => {
                         "the kernel refused the size or offset (one page at offset 0), or the \
                          event is a group member whose output goes to another event's buffer"
                     }
-                    libc::EPERM => {
+                    e::EPERM => {
                         "locked-memory limit: the mapping exceeds \
                          /proc/sys/kernel/perf_event_mlock_kb plus RLIMIT_MEMLOCK and the \
                          process lacks CAP_IPC_LOCK"
                     }
-                    libc::ENOMEM => "out of memory",
+                    e::ENOMEM => "out of memory",
                     _ => "see mmap(2) and perf_event_open(2)",
                 })
             }
@@ -71,8 +58,9 @@ impl std::error::Error for MapError {}
 #[derive(Debug)]
 pub struct UserPage {
     page: PagePtr<'static>,
-    /// Bytes to unmap on drop; 0 when borrowed.
-    mapped_len: usize,
+    /// The mapping, unmapped on drop; `None` when borrowed. Declared after
+    /// `page` so that the pointer is gone first.
+    _mapping: Option<Mapping>,
 }
 
 // SAFETY: the mapping belongs to the process, not to a thread, and is only
@@ -88,30 +76,13 @@ impl UserPage {
     /// because the reader loads it atomically; it never writes, and without
     /// data pages writability changes nothing for the kernel.
     pub fn map(fd: c_int) -> Result<Self, MapError> {
-        let len = page_size().ok_or(MapError::PageSize)?;
-        // SAFETY: a new shared mapping chosen by the kernel; no existing
-        // memory is affected.
-        let addr = unsafe {
-            libc::mmap(
-                core::ptr::null_mut(),
-                len,
-                libc::PROT_READ | libc::PROT_WRITE,
-                libc::MAP_SHARED,
-                fd,
-                0,
-            )
-        };
-        if addr == libc::MAP_FAILED {
-            return Err(MapError::Mmap {
-                errno: last_errno(),
-            });
-        }
-        let page = NonNull::new(addr.cast()).ok_or(MapError::Mmap { errno: 0 })?;
+        let mapping = Mapping::shared(fd, page_size(), 0, Protection::ReadWrite)
+            .map_err(|e| MapError::Mmap { errno: e.0 })?;
         Ok(UserPage {
             // SAFETY: the page-aligned, read-write mapping lives until drop,
             // which ends every borrow of it; the kernel writes it.
-            page: unsafe { PagePtr::new(page) },
-            mapped_len: len,
+            page: unsafe { PagePtr::new(mapping.as_ptr().cast()) },
+            _mapping: Some(mapping),
         })
     }
 
@@ -128,7 +99,7 @@ impl UserPage {
         UserPage {
             // SAFETY: the caller's contract.
             page: unsafe { PagePtr::new(first_page.cast()) },
-            mapped_len: 0,
+            _mapping: None,
         }
     }
 
@@ -150,15 +121,6 @@ impl UserPage {
         let at = unsafe { core::ptr::addr_of!((*page).version) };
         // SAFETY: an aligned u32 of the live, writable page.
         unsafe { core::sync::atomic::AtomicU32::from_ptr(at.cast_mut()) }.load(Ordering::Relaxed)
-    }
-}
-
-impl Drop for UserPage {
-    fn drop(&mut self) {
-        if self.mapped_len != 0 {
-            // SAFETY: the mapping made in `map`, whose borrows all ended.
-            unsafe { libc::munmap(self.page.as_ptr().cast_mut().cast(), self.mapped_len) };
-        }
     }
 }
 

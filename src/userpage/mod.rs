@@ -104,7 +104,7 @@ pub use arch::HAS_COUNTER_INSTRUCTION;
 pub use fallback::{
     CounterFd, FdCounts, FdReadError, RawCounterFd, ReadFormatError, REQUIRED_READ_FORMAT,
 };
-pub use mapping::{page_size, MapError, UserPage};
-pub use reader::{gettid, CounterReader, EventTarget, FallbackReason, ReadPath, Reading};
+pub use mapping::{MapError, UserPage};
+pub use reader::{CounterReader, EventTarget, FallbackReason, ReadPath, Reading};
 pub use snapshot::{Snapshot, Times, Unstable};
 pub use source::{PagePtr, PageSource};

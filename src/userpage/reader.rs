@@ -9,11 +9,8 @@ use core::ffi::c_int;
 use core::fmt;
 use core::marker::PhantomData;
 
-/// The calling thread's id, `gettid(2)`.
-pub fn gettid() -> libc::pid_t {
-    // SAFETY: gettid takes no arguments and cannot fail.
-    unsafe { libc::syscall(libc::SYS_gettid) as libc::pid_t }
-}
+use crate::linux::system::gettid;
+use crate::linux::types::pid_t;
 
 /// What an event monitors: the `pid` and `cpu` it was opened with, and the
 /// thread that opened it (which `pid == 0` means).
@@ -24,16 +21,16 @@ pub fn gettid() -> libc::pid_t {
 /// anything else the reader always uses `read(2)`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct EventTarget {
-    pid: libc::pid_t,
+    pid: pid_t,
     cpu: c_int,
-    opener: libc::pid_t,
+    opener: pid_t,
 }
 
 impl EventTarget {
     /// The `pid` and `cpu` just passed to `perf_event_open(2)`. Call it on
     /// the thread that opened the event: `pid == 0` means that thread, and
     /// this records its tid.
-    pub fn as_opened(pid: libc::pid_t, cpu: c_int) -> Self {
+    pub fn as_opened(pid: pid_t, cpu: c_int) -> Self {
         EventTarget {
             pid,
             cpu,
@@ -42,13 +39,13 @@ impl EventTarget {
     }
 
     /// The `pid` and `cpu` of an event opened by thread `opener`.
-    pub const fn opened_by(opener: libc::pid_t, pid: libc::pid_t, cpu: c_int) -> Self {
+    pub const fn opened_by(opener: pid_t, pid: pid_t, cpu: c_int) -> Self {
         EventTarget { pid, cpu, opener }
     }
 
     /// The one thread the event counts on every CPU, if it counts exactly
     /// one (`cpu == -1` and `pid >= 0`; `pid > 0` is a thread id).
-    pub const fn monitored_thread(&self) -> Option<libc::pid_t> {
+    pub const fn monitored_thread(&self) -> Option<pid_t> {
         if self.cpu != -1 || self.pid < 0 {
             None
         } else if self.pid == 0 {

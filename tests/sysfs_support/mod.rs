@@ -222,6 +222,26 @@ pub fn arm64(tree: &Tree) {
         .file("caps/count_size", "12");
 }
 
+/// An Intel hybrid (Alder Lake-like) machine: `cpu_core` (type 4, CPUs
+/// 0-7) and `cpu_atom` (type 10, CPUs 8-15), each with a `cpus` file.
+pub fn hybrid(tree: &Tree) {
+    for (name, ty, cpus) in [("cpu_core", 4, "0-7"), ("cpu_atom", 10, "8-15")] {
+        tree.pmu(name, ty)
+            .format("event", "config:0-7")
+            .format("umask", "config:8-15")
+            .format("cmask", "config:24-31")
+            .format("ldlat", "config1:0-15")
+            .event("cpu-cycles", "event=0x3c")
+            .event("instructions", "event=0xc0")
+            .event("branch-misses", "event=0xc5")
+            .event("cache-misses", "event=0x2e,umask=0x41")
+            .file("cpus", cpus);
+    }
+    tree.pmu("software", 1);
+    tree.pmu("tracepoint", 2);
+    tree.pmu("breakpoint", 5);
+}
+
 /// A tracefs fixture with a few tracepoint ids.
 pub fn tracefs(tree: &Tree) -> PathBuf {
     for (sys, event, id) in [

@@ -3,9 +3,9 @@
 //! head and tail live in the metadata page and follow the same ordering
 //! rules as the data area: `aux_head` Acquire, `aux_tail` Release.
 
-use super::{page_size, RingBuffer, RingError};
-use crate::errno::Errno;
+use super::{RingBuffer, RingError};
 use crate::fd::EventFd;
+use crate::linux::mmap::{page_size, Mapping, Protection};
 use crate::sys;
 use core::mem::offset_of;
 use core::ptr::NonNull;
@@ -16,6 +16,8 @@ use core::sync::atomic::Ordering;
 pub struct AuxArea {
     base: NonNull<u8>,
     len: usize,
+    /// The mapping, unmapped on drop.
+    _map: Mapping,
 }
 
 // SAFETY: plain shared memory; access goes through `&self` with the
@@ -39,22 +41,13 @@ impl RingBuffer {
             .store(offset, Ordering::Relaxed);
         self.meta_atomic(offset_of!(sys::perf_event_mmap_page, aux_size))
             .store(len, Ordering::Release);
-        // SAFETY: mapping the AUX range of a perf fd as the man page describes.
-        let ptr = unsafe {
-            libc::mmap(
-                core::ptr::null_mut(),
-                len,
-                libc::PROT_READ | libc::PROT_WRITE,
-                libc::MAP_SHARED,
-                fd.raw(),
-                offset as libc::off_t,
-            )
-        };
-        if ptr == libc::MAP_FAILED {
-            return Err(RingError::Map(Errno::last()));
-        }
-        let base = NonNull::new(ptr.cast::<u8>()).ok_or(RingError::Map(Errno(libc::ENOMEM)))?;
-        Ok(AuxArea { base, len })
+        let map = Mapping::shared(fd.raw(), len, offset as u64, Protection::ReadWrite)
+            .map_err(RingError::Map)?;
+        Ok(AuxArea {
+            base: map.as_ptr(),
+            len,
+            _map: map,
+        })
     }
 
     /// `aux_head` with Acquire ordering.
@@ -90,12 +83,5 @@ impl AuxArea {
         // SAFETY: the mapping is `len` bytes; the caller upholds the
         // no-concurrent-write rule.
         unsafe { core::slice::from_raw_parts(self.base.as_ptr(), self.len) }
-    }
-}
-
-impl Drop for AuxArea {
-    fn drop(&mut self) {
-        // SAFETY: unmapping exactly this mapping.
-        unsafe { libc::munmap(self.base.as_ptr().cast(), self.len) };
     }
 }

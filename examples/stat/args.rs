@@ -1,0 +1,345 @@
+//! The command line, read as perf's parse-options reads it: short options
+//! with the value attached (`-x,`, `-r5`) or separate (`-r 5`), bundled
+//! switches (`-iv`), `--long=value` and `--long value`, `--` or the first
+//! non-option argument starting the command. Unknown options and bad values
+//! get perf's messages and status 129.
+//!
+//! Options live in one table ([`OPTIONS`]): adding one is a row and a match
+//! arm in [`Options::set`].
+
+use crate::DEFAULT_EVENTS;
+
+/// What an option does with its value.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Id {
+    Event,
+    FieldSeparator,
+    Repeat,
+    Output,
+    Append,
+    NoInherit,
+    Verbose,
+    Help,
+    // The event-set layer's options (target selection, aggregation,
+    // intervals): parsed here, refused until that layer exists.
+    AllCpus,
+    Cpu,
+    Pid,
+    Tid,
+    PerThread,
+    NoAggr,
+    IntervalPrint,
+}
+
+/// One option: its letters, its value's name (None: a switch), its help.
+pub struct Opt {
+    pub id: Id,
+    pub short: Option<char>,
+    pub long: &'static str,
+    pub value: Option<&'static str>,
+    pub help: &'static str,
+}
+
+const fn opt(
+    id: Id,
+    short: Option<char>,
+    long: &'static str,
+    value: Option<&'static str>,
+    help: &'static str,
+) -> Opt {
+    Opt {
+        id,
+        short,
+        long,
+        value,
+        help,
+    }
+}
+
+/// Every option, in perf's help order.
+pub const OPTIONS: &[Opt] = &[
+    opt(
+        Id::AllCpus,
+        Some('a'),
+        "all-cpus",
+        None,
+        "system-wide collection from all CPUs",
+    ),
+    opt(
+        Id::NoAggr,
+        Some('A'),
+        "no-aggr",
+        None,
+        "disable CPU count aggregation",
+    ),
+    opt(
+        Id::Cpu,
+        Some('C'),
+        "cpu",
+        Some("cpu"),
+        "list of cpus to monitor in system-wide",
+    ),
+    opt(
+        Id::Event,
+        Some('e'),
+        "event",
+        Some("event"),
+        "event selector. use 'perf list' to list available events",
+    ),
+    opt(Id::Help, Some('h'), "help", None, "show this help"),
+    opt(
+        Id::IntervalPrint,
+        Some('I'),
+        "interval-print",
+        Some("n"),
+        "print counts at regular interval in ms",
+    ),
+    opt(
+        Id::NoInherit,
+        Some('i'),
+        "no-inherit",
+        None,
+        "child tasks do not inherit counters",
+    ),
+    opt(
+        Id::Output,
+        Some('o'),
+        "output",
+        Some("file"),
+        "output file name",
+    ),
+    opt(
+        Id::Pid,
+        Some('p'),
+        "pid",
+        Some("pid"),
+        "stat events on existing process id",
+    ),
+    opt(
+        Id::Repeat,
+        Some('r'),
+        "repeat",
+        Some("n"),
+        "repeat command and print average + stddev (max: 100, forever: 0)",
+    ),
+    opt(
+        Id::Tid,
+        Some('t'),
+        "tid",
+        Some("tid"),
+        "stat events on existing thread id",
+    ),
+    opt(
+        Id::Verbose,
+        Some('v'),
+        "verbose",
+        None,
+        "be more verbose (show counter open errors, etc)",
+    ),
+    opt(
+        Id::FieldSeparator,
+        Some('x'),
+        "field-separator",
+        Some("separator"),
+        "print counts with custom separator",
+    ),
+    opt(
+        Id::Append,
+        None,
+        "append",
+        None,
+        "append to the output file",
+    ),
+    opt(
+        Id::PerThread,
+        None,
+        "per-thread",
+        None,
+        "aggregate counts per thread",
+    ),
+];
+
+/// The parsed command line.
+pub struct Options {
+    pub events: String,
+    /// Runs; 0 repeats until interrupted (perf's "forever").
+    pub runs: usize,
+    pub csv: Option<String>,
+    pub output: Option<String>,
+    pub append: bool,
+    pub inherit: bool,
+    pub verbose: bool,
+    pub command: Vec<String>,
+    /// The `-e` lists, in order.
+    event_list: Vec<String>,
+}
+
+const USAGE: &str = " Usage: perf stat [<options>] [<command>]";
+
+/// One option's help line, as perf prints it.
+fn help_line(o: &Opt) -> String {
+    let mut head = match o.short {
+        Some(c) => format!("    -{c}, --{}", o.long),
+        None => format!("        --{}", o.long),
+    };
+    if let Some(v) = o.value {
+        head.push_str(&format!(" <{v}>"));
+    }
+    if head.len() <= 24 {
+        format!("{head:<26}{}", o.help)
+    } else {
+        format!("{head}\n{:26}{}", "", o.help)
+    }
+}
+
+/// `head`, the usage line and every option's help; status 129.
+fn full_usage(head: &str) -> ! {
+    let mut text = format!("{head}\n{USAGE}\n\n");
+    for o in OPTIONS {
+        text.push_str(&help_line(o));
+        text.push('\n');
+    }
+    eprintln!("{text}");
+    std::process::exit(129)
+}
+
+/// perf's message for an unknown option: the whole help, status 129.
+fn unknown(what: &str) -> ! {
+    full_usage(&format!("  Error: {what}\n"))
+}
+
+/// perf's message for a bad value: that option's help, status 129.
+fn bad_value(o: &Opt, what: &str) -> ! {
+    let name = match o.short {
+        Some(c) => format!("switch `{c}'"),
+        None => format!("option `{}'", o.long),
+    };
+    eprintln!(" Error: {name} {what}\n{USAGE}\n\n{}\n", help_line(o));
+    std::process::exit(129)
+}
+
+/// A usage error that is no option's fault, status 129.
+pub fn usage(msg: &str) -> ! {
+    eprintln!(" Error: {msg}\n{USAGE}\n");
+    std::process::exit(129)
+}
+
+impl Options {
+    fn set(&mut self, o: &Opt, value: Option<String>) {
+        let value = value.unwrap_or_default();
+        match o.id {
+            Id::Event => self.event_list.push(value),
+            Id::FieldSeparator => self.csv = Some(value),
+            Id::Repeat => match value.parse::<usize>() {
+                Ok(n) if n <= 100 => self.runs = n,
+                Ok(_) => bad_value(o, "expects a number up to 100"),
+                Err(_) => bad_value(o, "expects a numerical value"),
+            },
+            Id::Output => self.output = Some(value),
+            Id::Append => self.append = true,
+            Id::NoInherit => self.inherit = false,
+            Id::Verbose => self.verbose = true,
+            Id::Help => full_usage(""),
+            Id::AllCpus
+            | Id::Cpu
+            | Id::Pid
+            | Id::Tid
+            | Id::PerThread
+            | Id::NoAggr
+            | Id::IntervalPrint => {
+                let name = match o.short {
+                    Some(c) => format!("-{c} (--{})", o.long),
+                    None => format!("--{}", o.long),
+                };
+                eprintln!(
+                    " Error: {name} is not supported yet: CPU-wide, existing-task and \
+                     per-thread/per-CPU/interval counting need the event-set layer; this \
+                     example counts a command it starts"
+                );
+                std::process::exit(129)
+            }
+        }
+    }
+}
+
+/// Parses `args` (without the program name).
+pub fn parse(args: impl IntoIterator<Item = String>) -> Options {
+    let mut opts = Options {
+        events: String::new(),
+        runs: 1,
+        csv: None,
+        output: None,
+        append: false,
+        inherit: true,
+        verbose: false,
+        command: Vec::new(),
+        event_list: Vec::new(),
+    };
+    let mut args = args.into_iter();
+    let parsed = &mut opts;
+    while let Some(arg) = args.next() {
+        if arg == "--" {
+            parsed.command.extend(args.by_ref());
+            break;
+        }
+        if let Some(long) = arg.strip_prefix("--") {
+            let (name, attached) = match long.split_once('=') {
+                Some((n, v)) => (n, Some(v.to_owned())),
+                None => (long, None),
+            };
+            let Some(o) = OPTIONS.iter().find(|o| o.long == name) else {
+                unknown(&format!("unknown option `{name}'"));
+            };
+            let value = match (o.value, attached) {
+                (None, Some(_)) => bad_value(o, "takes no value"),
+                (None, None) => None,
+                (Some(_), Some(v)) => Some(v),
+                (Some(_), None) => Some(
+                    args.next()
+                        .unwrap_or_else(|| bad_value(o, "requires a value")),
+                ),
+            };
+            parsed.set(o, value);
+            continue;
+        }
+        let Some(shorts) = arg.strip_prefix('-').filter(|s| !s.is_empty()) else {
+            parsed.command.push(arg);
+            parsed.command.extend(args.by_ref());
+            break;
+        };
+        // Bundled switches; a value option takes the rest of the word, or
+        // the next argument.
+        for (i, c) in shorts.char_indices() {
+            let Some(o) = OPTIONS.iter().find(|o| o.short == Some(c)) else {
+                unknown(&format!("unknown switch `{c}'"));
+            };
+            if o.value.is_none() {
+                parsed.set(o, None);
+                continue;
+            }
+            let rest = &shorts[i + c.len_utf8()..];
+            let value = if rest.is_empty() {
+                args.next()
+                    .unwrap_or_else(|| bad_value(o, "requires a value"))
+            } else {
+                rest.to_owned()
+            };
+            parsed.set(o, Some(value));
+            break;
+        }
+    }
+    if opts.command.is_empty() {
+        usage("no command given: this example counts a command it starts (perf stat [<options>] <command>)");
+    }
+    opts.events = if opts.event_list.is_empty() {
+        DEFAULT_EVENTS.to_owned()
+    } else {
+        opts.event_list.join(",")
+    };
+    opts
+}
+
+/// The command line of this process.
+pub fn options() -> Options {
+    parse(std::env::args().skip(1))
+}

@@ -1,0 +1,129 @@
+//! A mini `perf stat`: counts events for a command, as the perf tool does,
+//! with perf's options, output and exit status.
+//!
+//! ```sh
+//! cargo run --release --example stat -- [-e EVENTS]... [-r N] [-x SEP] [-o FILE] [--] CMD ARGS
+//! ```
+//!
+//! - Options as perf reads them: `-x,` or `-x ,`, `-r5`, `--repeat=5`,
+//!   `-e` repeated, `-o FILE` (`--append`), `-i` (no inheritance), `-v`;
+//!   unknown options get perf's usage and status 129. `-a`, `-C`, `-p`,
+//!   `-t`, `--per-thread`, `-A`, `-I` are recognized and refused for now.
+//! - Events use perf's syntax (`-e cycles:u,{task-clock,page-faults}`,
+//!   `-e 'syscalls:sys_enter_w*'`); events the machine lacks print
+//!   `<not supported>`, events that never ran `<not counted>`, multiplexed
+//!   ones are scaled with the percentage shown.
+//! - The report goes to stderr (the command's stdout stays its own), or to
+//!   `-o FILE`, in perf 6.x's table layout or, with `-x SEP`, its CSV:
+//!   `value,unit,event,run,pct,metric,metric-unit` (`-r` adds the variance
+//!   after the event).
+//! - The command's exit status is passed through. A command killed by a
+//!   signal is reported as perf does (`CMD: Terminated`, status 0, the
+//!   counts); a command that cannot be run prints perf's
+//!   `Workload failed: ...` and exits 255 with no table. SIGINT / SIGTERM
+//!   are passed on to the command; the counts so far are printed.
+
+mod args;
+mod output;
+mod run;
+
+use run::{Failure, Run};
+use std::ffi::{CStr, CString};
+use std::io::Write;
+use std::sync::atomic::Ordering;
+
+const DEFAULT_EVENTS: &str = "task-clock,context-switches,cpu-migrations,page-faults,cycles,instructions,branches,branch-misses";
+
+/// perf's message for a failure before the command ran; exits 255.
+fn fail(failure: Failure) -> ! {
+    match failure {
+        Failure::Exec(errno) => {
+            // SAFETY: strerror returns a NUL-terminated string, copied at once.
+            let text = unsafe { CStr::from_ptr(libc::strerror(errno)) };
+            eprintln!("Workload failed: {}", text.to_string_lossy())
+        }
+        Failure::Leader { name, error } => {
+            let unsupported = matches!(
+                error.errno.map(|e| e.0),
+                Some(libc::ENOENT | libc::EOPNOTSUPP | libc::ENODEV | libc::EINVAL)
+            );
+            if unsupported {
+                eprintln!("Error:\nThe {name} event is not supported.");
+            } else {
+                eprintln!("Error:\n{name}: {error}");
+            }
+        }
+    }
+    std::process::exit(255)
+}
+
+/// `argv0: description` for a command killed by `sig` (psignal(3)).
+fn report_signal(argv0: &str, sig: i32) {
+    // SAFETY: strsignal returns a NUL-terminated string valid until the
+    // next call; it is copied at once.
+    let text = unsafe { CStr::from_ptr(libc::strsignal(sig)) }
+        .to_string_lossy()
+        .into_owned();
+    eprintln!("{argv0}: {text}");
+}
+
+/// `# started on <ctime>` as perf heads an output file.
+fn started_on() -> String {
+    let mut buf = [0 as libc::c_char; 64];
+    // SAFETY: time(NULL) and ctime_r into a 64-byte buffer (26 needed).
+    let text = unsafe {
+        let now = libc::time(std::ptr::null_mut());
+        libc::ctime_r(&now, buf.as_mut_ptr());
+        CStr::from_ptr(buf.as_ptr()).to_string_lossy().into_owned()
+    };
+    format!("# started on {}\n", text.trim_end())
+}
+
+fn main() {
+    let opts = args::options();
+    run::catch_signals();
+    let events = run::wanted(&opts.events, opts.inherit);
+    let argv: Vec<CString> = opts
+        .command
+        .iter()
+        .map(|a| CString::new(a.as_str()).unwrap_or_else(|_| args::usage("NUL in an argument")))
+        .collect();
+    let mut runs: Vec<Run> = Vec::new();
+    let mut code = 0;
+    while opts.runs == 0 || runs.len() < opts.runs {
+        let run = run::run_once(&events, &argv, opts.verbose).unwrap_or_else(|f| fail(f));
+        if libc::WIFSIGNALED(run.status) {
+            report_signal(&opts.command[0], libc::WTERMSIG(run.status));
+        }
+        // perf's status: the command's exit code (0 when a signal ended it).
+        code = libc::WEXITSTATUS(run.status);
+        runs.push(run);
+        if run::RECEIVED.load(Ordering::SeqCst) != 0 {
+            break;
+        }
+    }
+    let text = output::report(&opts.command, opts.csv.as_deref(), &events, &runs);
+    match &opts.output {
+        None => {
+            let _ = std::io::stderr().write_all(text.as_bytes());
+        }
+        Some(path) => {
+            let file = std::fs::OpenOptions::new()
+                .create(true)
+                .write(true)
+                .append(opts.append)
+                .truncate(!opts.append)
+                .open(path);
+            let written = file.and_then(|mut f| {
+                f.write_all(started_on().as_bytes())?;
+                f.write_all(b"\n")?;
+                f.write_all(text.as_bytes())
+            });
+            if let Err(e) = written {
+                eprintln!("stat: {path}: {e}");
+                std::process::exit(255);
+            }
+        }
+    }
+    std::process::exit(code);
+}

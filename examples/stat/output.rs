@@ -1,0 +1,257 @@
+//! The report, in perf 6.x's layouts: the table (value `%18`, unit `%-4s`,
+//! name `%-32s`, metric ` # %8.3f %-23s`, `( +- x% )` with `-r`, the
+//! elapsed / user / sys footer) and the CSV of `-x SEP`
+//! (`value,unit,event,run,pct,metric,metric-unit`; `-r` adds the variance
+//! after the event, as perf does).
+
+use crate::run::{Outcome, Run, Wanted};
+use perf_event_core::read_format::Scaled;
+
+/// Mean and the relative standard deviation of the mean (perf's "+-").
+pub fn mean_rsd(v: &[f64]) -> (f64, f64) {
+    let n = v.len() as f64;
+    let mean = v.iter().sum::<f64>() / n;
+    if v.len() < 2 || mean == 0.0 {
+        return (mean, 0.0);
+    }
+    let var = v.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (n - 1.0);
+    (mean, 100.0 * (var / n).sqrt() / mean)
+}
+
+/// One event over all runs.
+#[derive(Clone, Copy)]
+enum Summary {
+    NotSupported,
+    NotCounted,
+    Counted {
+        /// Mean scaled value.
+        value: f64,
+        /// Relative standard deviation of the mean, %.
+        rsd: f64,
+        /// Mean ns running.
+        running: f64,
+        /// Mean % of enabled time running.
+        percent: f64,
+    },
+}
+
+fn summarize(runs: &[Run], i: usize) -> Summary {
+    let (mut values, mut running, mut percent) = (Vec::new(), Vec::new(), Vec::new());
+    for run in runs {
+        match run.outcomes[i] {
+            Outcome::NotSupported => return Summary::NotSupported,
+            Outcome::NotCounted => return Summary::NotCounted,
+            Outcome::Counted(c) => {
+                let value = match c.scaled() {
+                    Scaled::Exact(v) | Scaled::NoTimes(v) => v,
+                    Scaled::Estimated { value, .. } => value,
+                    Scaled::Inconsistent { value, .. } => value,
+                    Scaled::NotCounted => return Summary::NotCounted,
+                };
+                let (ena, run_ns) = (c.enabled.unwrap_or(0), c.running.unwrap_or(0));
+                values.push(value as f64);
+                running.push(run_ns as f64);
+                percent.push(if ena == 0 {
+                    100.0
+                } else {
+                    100.0 * run_ns as f64 / ena as f64
+                });
+            }
+        }
+    }
+    let (value, rsd) = mean_rsd(&values);
+    let n = runs.len() as f64;
+    Summary::Counted {
+        // perf keeps the mean in its u64 count: whole units (ns, events).
+        value: value.trunc(),
+        rsd,
+        running: running.iter().sum::<f64>() / n,
+        percent: percent.iter().sum::<f64>() / n,
+    }
+}
+
+fn is_clock(name: &str) -> bool {
+    name == "task-clock" || name == "cpu-clock"
+}
+
+/// The value as perf prints it: msec for the clocks, else a count
+/// (two decimals when not whole, as for a scaled unit).
+fn value_text(name: &str, v: f64) -> (String, &'static str) {
+    if is_clock(name) {
+        (format!("{:.2}", v / 1e6), "msec")
+    } else if v.fract() == 0.0 {
+        (format!("{v:.0}"), "")
+    } else {
+        (format!("{v:.2}"), "")
+    }
+}
+
+/// The derived metric of event `i`: (value text, unit), perf's shadow stats.
+fn metric(
+    events: &[Wanted],
+    stats: &[Summary],
+    i: usize,
+    elapsed_ns: f64,
+) -> Option<(String, &'static str)> {
+    let counted = |name: &str| {
+        events.iter().zip(stats).find_map(|(e, s)| match s {
+            Summary::Counted { value, .. } if e.name == name => Some(*value),
+            _ => None,
+        })
+    };
+    let Summary::Counted { value: v, .. } = stats[i] else {
+        return None;
+    };
+    let name = events[i].name.as_str();
+    let clock = counted("task-clock").or_else(|| counted("cpu-clock"));
+    if is_clock(name) {
+        return Some((format!("{:8.3}", v / elapsed_ns.max(1.0)), "CPUs utilized"));
+    }
+    match name {
+        "instructions" => {
+            let c = counted("cycles").filter(|c| *c > 0.0)?;
+            Some((format!("{:7.2} ", v / c), "insn per cycle"))
+        }
+        "branch-misses" => {
+            let b = counted("branches").filter(|b| *b > 0.0)?;
+            Some((format!("{:7.2}%", 100.0 * v / b), "of all branches"))
+        }
+        "cycles" | "cpu-cycles" => {
+            let ns = clock.filter(|c| *c > 0.0)?;
+            Some((format!("{:8.3}", v / ns), "GHz"))
+        }
+        _ => {
+            let ns = clock.filter(|c| *c > 0.0)?;
+            let per_sec = v / (ns / 1e9);
+            let (v, unit) = if per_sec >= 1e9 {
+                (per_sec / 1e9, "G/sec")
+            } else if per_sec >= 1e6 {
+                (per_sec / 1e6, "M/sec")
+            } else if per_sec >= 1e3 {
+                (per_sec / 1e3, "K/sec")
+            } else {
+                (per_sec, "/sec")
+            };
+            Some((format!("{v:8.3}"), unit))
+        }
+    }
+}
+
+/// The whole report as text.
+pub fn report(command: &[String], csv: Option<&str>, events: &[Wanted], runs: &[Run]) -> String {
+    let stats: Vec<Summary> = (0..events.len()).map(|i| summarize(runs, i)).collect();
+    let times: Vec<f64> = runs.iter().map(|r| r.elapsed.as_secs_f64()).collect();
+    let (elapsed, elapsed_rsd) = mean_rsd(&times);
+    let repeated = runs.len() > 1;
+    let mut out = String::new();
+    if let Some(sep) = csv {
+        for (i, ev) in events.iter().enumerate() {
+            let variance = |rsd: f64| {
+                if repeated {
+                    format!("{rsd:.2}%{sep}")
+                } else {
+                    String::new()
+                }
+            };
+            let line = match stats[i] {
+                Summary::NotSupported | Summary::NotCounted => {
+                    let what = match stats[i] {
+                        Summary::NotSupported => "<not supported>",
+                        _ => "<not counted>",
+                    };
+                    format!(
+                        "{what}{sep}{sep}{}{sep}{}0{sep}100.00{sep}{sep}",
+                        ev.name,
+                        variance(0.0)
+                    )
+                }
+                Summary::Counted {
+                    value,
+                    rsd,
+                    running,
+                    percent,
+                } => {
+                    let (v, unit) = value_text(&ev.name, value);
+                    let (m, m_unit) = metric(events, &stats, i, elapsed * 1e9)
+                        .map(|(m, u)| (m.trim().to_owned(), u.trim()))
+                        .unwrap_or_default();
+                    format!(
+                        "{v}{sep}{unit}{sep}{}{sep}{}{running:.0}{sep}{percent:.2}{sep}{m}{sep}{m_unit}",
+                        ev.name,
+                        variance(rsd)
+                    )
+                }
+            };
+            out.push_str(&line);
+            out.push('\n');
+        }
+        return out;
+    }
+    let runs_note = if repeated {
+        format!(" ({} runs)", runs.len())
+    } else {
+        String::new()
+    };
+    out.push_str(&format!(
+        "\n Performance counter stats for '{}'{runs_note}:\n\n",
+        command.join(" ")
+    ));
+    for (i, ev) in events.iter().enumerate() {
+        let line = match stats[i] {
+            Summary::NotSupported => format!(
+                "{:>18} {:<4} {:<32}{:28}",
+                "<not supported>", "", ev.name, ""
+            ),
+            Summary::NotCounted => {
+                format!("{:>18} {:<4} {:<32}{:28}", "<not counted>", "", ev.name, "")
+            }
+            Summary::Counted {
+                value,
+                rsd,
+                percent,
+                ..
+            } => {
+                let (v, unit) = value_text(&ev.name, value);
+                let metric = match metric(events, &stats, i, elapsed * 1e9) {
+                    Some((m, u)) => format!(" # {m:>8} {u:<23}"),
+                    None => format!("{:35}", ""),
+                };
+                let noise = if repeated && rsd != 0.0 {
+                    format!("  ( +-{rsd:6.2}% )")
+                } else {
+                    String::new()
+                };
+                let running = if percent < 99.995 {
+                    format!("  ({percent:.2}%)")
+                } else {
+                    String::new()
+                };
+                format!("{v:>18} {unit:<4} {:<32}{metric}{noise}{running}", ev.name)
+            }
+        };
+        out.push_str(&line);
+        out.push('\n');
+    }
+    out.push('\n');
+    if repeated {
+        let sd = elapsed * elapsed_rsd / 100.0;
+        // perf shows two digits more than the deviation's first one.
+        let precision = if sd > 1.0 || sd <= 0.0 {
+            2
+        } else {
+            (-sd.log10()).ceil() as usize + 2
+        };
+        out.push_str(&format!(
+            " {elapsed:17.precision$} +- {sd:.precision$} seconds time elapsed  ( +-{elapsed_rsd:6.2}% )\n\n"
+        ));
+    } else {
+        let last = &runs[runs.len() - 1];
+        out.push_str(&format!(" {elapsed:17.9} seconds time elapsed\n\n"));
+        out.push_str(&format!(
+            " {:17.9} seconds user\n {:17.9} seconds sys\n\n\n",
+            last.user.as_secs_f64(),
+            last.sys.as_secs_f64()
+        ));
+    }
+    out
+}

@@ -1,0 +1,112 @@
+//! The few facts about the system the crate asks the kernel for:
+//! `uname(2)`, `getrlimit(2)`, `gettid(2)`, and the clock ids of
+//! `use_clockid`.
+
+use super::types::{c_int, pid_t};
+use crate::errno::Errno;
+
+/// The `release` field of `uname(2)` (`"6.18.0-1-amd64"`), up to its NUL.
+#[derive(Clone, Copy)]
+pub struct Release {
+    bytes: [u8; 65],
+    len: usize,
+}
+
+impl Release {
+    /// The release string's bytes, without the NUL.
+    pub fn as_bytes(&self) -> &[u8] {
+        &self.bytes[..self.len]
+    }
+}
+
+impl core::fmt::Debug for Release {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_tuple("Release")
+            .field(&core::str::from_utf8(self.as_bytes()).unwrap_or("<not UTF-8>"))
+            .finish()
+    }
+}
+
+/// The running kernel's release, from `uname(2)`.
+pub fn kernel_release() -> Result<Release, Errno> {
+    // SAFETY: utsname is plain C data; all-zero is a valid value.
+    let mut uts: libc::utsname = unsafe { core::mem::zeroed() };
+    // SAFETY: `uts` is a valid, writable utsname; uname fills it
+    // (NUL-terminated strings) or fails without writing.
+    if unsafe { libc::uname(&mut uts) } != 0 {
+        return Err(Errno::last());
+    }
+    let mut bytes = [0u8; 65];
+    let mut len = 0;
+    for (dst, src) in bytes.iter_mut().zip(uts.release.iter()) {
+        if *src == 0 {
+            break;
+        }
+        *dst = *src as u8;
+        len += 1;
+    }
+    Ok(Release { bytes, len })
+}
+
+/// A resource limit `getrlimit(2)` reports.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Resource {
+    /// `RLIMIT_NOFILE`: open fds (every perf event is one).
+    OpenFiles,
+    /// `RLIMIT_MEMLOCK`: locked memory beyond `perf_event_mlock_kb` that
+    /// ring buffers may charge.
+    LockedMemory,
+}
+
+/// A soft and hard limit; `None` is `RLIM_INFINITY`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Limit {
+    /// The soft limit, which the kernel enforces.
+    pub soft: Option<u64>,
+    /// The hard limit, the ceiling for raising the soft one.
+    pub hard: Option<u64>,
+}
+
+/// `getrlimit(resource)` for the calling process.
+pub fn getrlimit(resource: Resource) -> Result<Limit, Errno> {
+    let which = match resource {
+        Resource::OpenFiles => libc::RLIMIT_NOFILE,
+        Resource::LockedMemory => libc::RLIMIT_MEMLOCK,
+    };
+    let mut lim = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    // SAFETY: `lim` is a valid, writable rlimit.
+    if unsafe { libc::getrlimit(which, &mut lim) } != 0 {
+        return Err(Errno::last());
+    }
+    // rlim_t is 32 bits on some 32-bit C libraries.
+    #[allow(clippy::unnecessary_cast)]
+    let value = |v: libc::rlim_t| (v != libc::RLIM_INFINITY).then_some(v as u64);
+    Ok(Limit {
+        soft: value(lim.rlim_cur),
+        hard: value(lim.rlim_max),
+    })
+}
+
+/// The calling thread's id, `gettid(2)` (which `pid == 0` means in
+/// `perf_event_open`).
+#[inline]
+pub fn gettid() -> pid_t {
+    // SAFETY: gettid takes no arguments and cannot fail.
+    unsafe { libc::syscall(libc::SYS_gettid) as pid_t }
+}
+
+/// The clocks `use_clockid` accepts (kernel/events/core.c,
+/// `perf_event_set_clock`, since Linux 4.1): `CLOCK_MONOTONIC`,
+/// `CLOCK_MONOTONIC_RAW`, `CLOCK_REALTIME`, `CLOCK_BOOTTIME`, `CLOCK_TAI`.
+pub const PERF_CLOCKS: [c_int; 5] = [
+    CLOCK_MONOTONIC,
+    CLOCK_MONOTONIC_RAW,
+    CLOCK_REALTIME,
+    CLOCK_BOOTTIME,
+    CLOCK_TAI,
+];
+
+pub use libc::{CLOCK_BOOTTIME, CLOCK_MONOTONIC, CLOCK_MONOTONIC_RAW, CLOCK_REALTIME, CLOCK_TAI};
