@@ -127,13 +127,7 @@ fn attach_to_running_child_counts_all_8_threads_exactly() {
     }
     let _serial = serial();
     let mut child = RoleChild::spawn(WORKERS_TEST, "workers", None);
-    let line = child.line();
-    let tids: Vec<i32> = line
-        .strip_prefix("tids ")
-        .unwrap()
-        .split(' ')
-        .map(|t| t.parse().unwrap())
-        .collect();
+    let tids = child.tids();
     assert_eq!(tids.len(), 8);
     let group = vec![
         tracepoint("sys_enter_getpid"),
@@ -198,13 +192,7 @@ fn churn_1000_attaches_no_fd_leak_survivors_exact() {
     }
     let _serial = serial();
     let mut child = RoleChild::spawn(CHURN_TEST, "churn", None);
-    let line = child.line();
-    let stable: Vec<i32> = line
-        .strip_prefix("tids ")
-        .unwrap()
-        .split(' ')
-        .map(|t| t.parse().unwrap())
-        .collect();
+    let stable = child.tids();
     let fds_before = fds_in_use();
     let (mut exited, mut scans, mut threads) = (0, 0, 0);
     for rep in 0..1000 {
@@ -241,28 +229,25 @@ fn churn_1000_attaches_no_fd_leak_survivors_exact() {
 
 const BUDGET_TEST: &str = "low_nofile_budget_explained_error_then_inherit_fallback";
 
-fn nofile_64() -> std::io::Result<()> {
+/// RLIMIT_NOFILE = `soft` / `hard` (async-signal-safe: run before exec).
+fn nofile(soft: u64, hard: u64) -> std::io::Result<()> {
     let lim = libc::rlimit {
-        rlim_cur: 64,
-        rlim_max: 64,
+        rlim_cur: soft,
+        rlim_max: hard,
     };
-    // SAFETY: setrlimit with a valid rlimit; async-signal-safe.
+    // SAFETY: setrlimit with a valid rlimit.
     if unsafe { libc::setrlimit(libc::RLIMIT_NOFILE, &lim) } != 0 {
         return Err(std::io::Error::last_os_error());
     }
     Ok(())
 }
 
+fn nofile_64() -> std::io::Result<()> {
+    nofile(64, 64)
+}
+
 fn nofile_32_of_4096() -> std::io::Result<()> {
-    let lim = libc::rlimit {
-        rlim_cur: 32,
-        rlim_max: 4096,
-    };
-    // SAFETY: as above.
-    if unsafe { libc::setrlimit(libc::RLIMIT_NOFILE, &lim) } != 0 {
-        return Err(std::io::Error::last_os_error());
-    }
-    Ok(())
+    nofile(32, 4096)
 }
 
 /// In the child: forks, so that the thread running the scenario is its

@@ -82,6 +82,15 @@ impl RoleChild {
         }
     }
 
+    /// The `tids ...` line a worker child prints first.
+    pub fn tids(&mut self) -> Vec<i32> {
+        let line = self.line();
+        let tids = line
+            .strip_prefix("tids ")
+            .unwrap_or_else(|| panic!("{line}"));
+        tids.split(' ').map(|t| t.parse().unwrap()).collect()
+    }
+
     pub fn send(&mut self, line: &str) {
         writeln!(self.stdin, "{line}").unwrap();
         self.stdin.flush().unwrap();
