@@ -183,6 +183,60 @@ fn attach_to_running_child_counts_all_8_threads_exactly() {
     lab_support::deliberate_failure_point();
 }
 
+const INHERIT_TEST: &str = "attach_with_inherit_counts_threads_created_later";
+
+#[test]
+fn attach_with_inherit_counts_threads_created_later() {
+    if role().is_some() {
+        set_support::run_workers(2);
+    }
+    let _serial = serial();
+    let mut child = RoleChild::spawn(INHERIT_TEST, "workers", None);
+    let tids = child.tids();
+    let attach = |inherit| {
+        let target = Target::Process {
+            pid: child.pid(),
+            cpus: None,
+            inherit,
+        };
+        EventSet::open(
+            vec![vec![tracepoint("sys_enter_getpid")]],
+            target,
+            BudgetPolicy::Fail,
+        )
+        .unwrap()
+    };
+    let (mut with, mut without) = (attach(true), attach(false));
+    with.enable().unwrap();
+    without.enable().unwrap();
+    child.send("spawn 400");
+    assert_eq!(child.line(), "done");
+    child.send("go 10 0");
+    assert_eq!(child.line(), "done");
+    with.disable().unwrap();
+    without.disable().unwrap();
+    let total = |set: &mut EventSet| {
+        let counts = set.read_all().unwrap().to_vec();
+        let per = per_thread(&counts, 0);
+        (counts.iter().map(|c| c.counts.value).sum::<u64>(), per)
+    };
+    let (sum_with, per_with) = total(&mut with);
+    let (sum_without, per_without) = total(&mut without);
+    // The new thread is a child of the thread that read the command:
+    // inherited, its 400 calls are summed into that thread's fd.
+    assert_eq!(sum_with, 400 + 2 * 10, "{per_with:?}");
+    assert!(
+        per_with.iter().any(|(t, n)| !tids.contains(t) && *n == 400),
+        "{per_with:?}"
+    );
+    assert_eq!(sum_without, 2 * 10, "{per_without:?}");
+    for tid in &tids {
+        assert_eq!((per_with[tid], per_without[tid]), (10, 10));
+    }
+    assert!(child.finish().success());
+    lab_support::deliberate_failure_point();
+}
+
 const CHURN_TEST: &str = "churn_1000_attaches_no_fd_leak_survivors_exact";
 
 #[test]

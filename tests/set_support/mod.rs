@@ -121,7 +121,9 @@ fn say(text: &str) {
 }
 
 /// `workers N`: N threads that, on `go G P`, each make G getpid and P prctl
-/// calls; the child prints their tids, then `done` after each round.
+/// calls; on `spawn G` the main thread starts a new thread that makes G
+/// getpid calls. The child prints the workers' tids, then `done` after
+/// each command.
 pub fn run_workers(n: usize) -> ! {
     let (tid_tx, tid_rx) = mpsc::channel();
     let mut work = Vec::new();
@@ -146,6 +148,12 @@ pub fn run_workers(n: usize) -> ! {
     for line in stdin.lock().lines().map_while(Result::ok) {
         let words: Vec<&str> = line.split_whitespace().collect();
         match words.as_slice() {
+            ["spawn", g] => {
+                // A thread created now, by the main thread.
+                let g: u64 = g.parse().unwrap();
+                std::thread::spawn(move || getpids(g)).join().unwrap();
+                say("done");
+            }
             ["go", g, p] => {
                 let (g, p) = (g.parse().unwrap(), p.parse().unwrap());
                 for tx in &work {
