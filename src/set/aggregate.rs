@@ -46,6 +46,9 @@ pub enum AggrKey {
 /// One line of `perf stat` output.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Aggregate {
+    /// Index into the events of the line's event (the first copy, when
+    /// hybrid copies are merged).
+    pub index: usize,
     /// The event's name (`cpu_atom/cycles/`, or `cycles` when merged).
     pub event: String,
     /// What it sums over.
@@ -144,6 +147,7 @@ pub fn aggregate(
             };
             let e = &events[n].spec;
             Aggregate {
+                index: n,
                 event: match names {
                     HybridNames::Keep => e.display_name(),
                     HybridNames::Merge => e.name.clone(),
