@@ -440,6 +440,66 @@ fn low_nofile_budget_explained_error_then_inherit_fallback() {
     lab_support::deliberate_failure_point();
 }
 
+const DENIED_TEST: &str = "attach_to_another_users_process_is_explained";
+
+/// Drops to user and group 65534 (nobody) before exec.
+fn become_nobody() -> std::io::Result<()> {
+    // SAFETY: setgroups/setgid/setuid with plain values; async-signal-safe.
+    let ok = unsafe {
+        libc::setgroups(0, std::ptr::null()) == 0
+            && libc::setgid(65534) == 0
+            && libc::setuid(65534) == 0
+    };
+    if ok {
+        Ok(())
+    } else {
+        Err(std::io::Error::last_os_error())
+    }
+}
+
+#[test]
+fn attach_to_another_users_process_is_explained() {
+    if role().is_some() {
+        // As nobody: attaching to init needs ptrace access it lacks.
+        let err = EventSet::open(
+            vec![vec![task_clock()]],
+            Target::Process {
+                pid: 1,
+                cpus: None,
+                inherit: false,
+            },
+            BudgetPolicy::Fail,
+        )
+        .expect_err("nobody may not attach to pid 1");
+        let text = err.to_string();
+        println!("CHILD {text}");
+        assert!(matches!(err, SetError::Attach(_)), "{text}");
+        assert!(
+            text.contains("perf_event_paranoid") && text.contains("ptrace"),
+            "{text}"
+        );
+        std::process::exit(0);
+    }
+    let _serial = serial();
+    // SAFETY: geteuid has no preconditions.
+    if unsafe { libc::geteuid() } != 0 {
+        println!("skipped: needs root to run a child as another user");
+        return;
+    }
+    let mut child = RoleChild::spawn(DENIED_TEST, "denied", Some(become_nobody));
+    let mut text = String::new();
+    use std::io::Read;
+    child.stdout().read_to_string(&mut text).unwrap();
+    let status = child.finish();
+    println!("{text}");
+    assert!(status.success(), "{text}");
+    assert!(
+        text.contains("CHILD not permitted to attach to 1"),
+        "{text}"
+    );
+    lab_support::deliberate_failure_point();
+}
+
 #[test]
 fn failed_leader_never_leaves_members_alone_unsupported_member_reported() {
     let _serial = serial();
