@@ -8,9 +8,7 @@
 
 fn main() {
     println!("cargo:rerun-if-changed=build.rs");
-    // `--cfg loom` (the loom model of the userpage reader) is a known cfg.
-    // Single colon: cargo before 1.80 (rust-version is 1.77) ignores it.
-    println!("cargo:rustc-check-cfg=cfg(loom)");
+    // `--cfg loom` is declared in Cargo.toml's [lints] table (check-cfg).
     #[cfg(feature = "bindgen")]
     generate::main();
 }

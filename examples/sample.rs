@@ -39,10 +39,8 @@ fn main() {
     ptrs.push(std::ptr::null());
     let mut pipe = [0; 2];
     // SAFETY: pipe2 fills two fds.
-    assert_eq!(
-        unsafe { libc::pipe2(pipe.as_mut_ptr(), libc::O_CLOEXEC) },
-        0
-    );
+    let rc = unsafe { libc::pipe2(pipe.as_mut_ptr(), libc::O_CLOEXEC) };
+    assert_eq!(rc, 0);
     // SAFETY: the child makes only async-signal-safe calls before exec.
     let pid = unsafe { libc::fork() };
     if pid == 0 {

@@ -40,17 +40,35 @@
 //!   overwrite snapshots, AUX area) and every PERF_RECORD type.
 //! - [`monitor`]: self-monitoring for harnesses: a group on this thread,
 //!   read around a region through the user-space reader.
-//! - [`probe`] (std): which flags and attr size the running kernel accepts.
-//! - [`sysfs`] (std): PMUs, format bit ranges, event aliases, tracefs ids,
-//!   kprobe / uprobe events, system limits.
-//! - [`parse`] (std): perf-style event strings to attrs and groups.
 //! - [`userpage`]: lock-free reads of a counter through its mmap'ed
 //!   `perf_event_mmap_page` (the seqlock protocol, `rdpmc` / `mrs` / `csrr`,
 //!   time extrapolation and scaling), falling back to `read(2)`.
-
+//!
+//! With feature `std` (the modules below allocate):
+//!
+#![cfg_attr(
+    feature = "std",
+    doc = "- [`probe`]: which flags and attr size the running kernel accepts.
+- [`sysfs`]: PMUs, format bit ranges, event aliases, tracefs ids, kprobe /
+  uprobe events, system limits.
+- [`parse`]: perf-style event strings to attrs and groups."
+)]
+#![cfg_attr(
+    not(feature = "std"),
+    doc = "`probe`, `sysfs` and `parse` (not in this build: feature `std` is off)."
+)]
+//!
+//! ## Features
+//!
+//! - `std` (default): the std-only modules above and std trait impls.
+//!   Without it the crate is `#![no_std]` and allocation-free, on the same
+//!   Linux targets.
+//! - `bindgen`: generate [`sys`] at build time from the installed kernel
+//!   headers instead of using the vendored bindings (needs libclang).
 #![cfg_attr(not(feature = "std"), no_std)]
 #![deny(unsafe_code)]
-#![warn(missing_docs, unsafe_op_in_unsafe_fn)]
+// The other lints (missing_docs, unsafe_op_in_unsafe_fn, the clippy set):
+// the `[lints]` table of Cargo.toml, denied for every target of the crate.
 
 pub mod abi;
 pub mod attr;
@@ -77,3 +95,8 @@ pub mod sys;
 pub mod sysfs;
 #[allow(unsafe_code)]
 pub mod userpage;
+
+/// The README's examples, compiled and run as doctests (`cargo test --doc`).
+#[cfg(all(doctest, feature = "std"))]
+#[doc = include_str!("../README.md")]
+pub struct ReadmeDoctests;

@@ -3,6 +3,7 @@
 //! SET_OUTPUT and PAUSE_OUTPUT, inherit, enable_on_exec, prctl.
 
 mod kernel_support;
+mod lab_support;
 
 use kernel_support::*;
 use perf_event_core::attr::Attr;
@@ -15,7 +16,8 @@ use std::sync::atomic::Ordering;
 /// marker printed) when tracefs cannot be mounted here.
 fn prctl_tracepoint(test: &str) -> Option<Attr> {
     if let Err(why) = tracefs() {
-        println!("LAB-NOT-APPLICABLE {test}: {why}");
+        let _ = test; // the skip names the running test itself
+        lab_support::not_applicable(lab_support::Need::Tracefs, &why);
         return None;
     }
     let id = tracepoint_id("syscalls", "sys_enter_prctl");
@@ -225,10 +227,8 @@ fn inherit_counts_a_childs_work() {
 fn enable_on_exec_starts_counting_at_exec() {
     let mut pipe = [0; 2];
     // SAFETY: pipe2 fills two fds.
-    assert_eq!(
-        unsafe { libc::pipe2(pipe.as_mut_ptr(), libc::O_CLOEXEC) },
-        0
-    );
+    let rc = unsafe { libc::pipe2(pipe.as_mut_ptr(), libc::O_CLOEXEC) };
+    assert_eq!(rc, 0);
     let sh = c"/bin/sh";
     let script = c"i=0; while [ $i -lt 20000 ]; do i=$((i+1)); done";
     // SAFETY: the child blocks on read, then execs; only async-signal-safe calls.

@@ -249,8 +249,6 @@ fn cloexec_is_on_by_default() {
     )
     .unwrap();
     // SAFETY: as above.
-    assert_eq!(
-        unsafe { libc::fcntl(keep.raw(), libc::F_GETFD) } & libc::FD_CLOEXEC,
-        0
-    );
+    let flags = unsafe { libc::fcntl(keep.raw(), libc::F_GETFD) };
+    assert_eq!(flags & libc::FD_CLOEXEC, 0);
 }

@@ -14,6 +14,7 @@
 //! Skipped, saying so, when `perf` is missing or cannot count here; the
 //! tracepoint strings are skipped without a readable tracefs.
 
+mod lab_support;
 mod stat_support;
 
 use perf_event_core::parse::{parse, Modifiers, System};
@@ -90,14 +91,20 @@ fn perf() -> Option<String> {
     match out {
         Ok(out) if out.status.success() => Some("perf".to_owned()),
         Ok(out) => {
-            println!(
-                "skipped: perf cannot count here: {}",
-                String::from_utf8_lossy(&out.stderr).trim()
+            lab_support::skip(
+                "needs perf",
+                &format!(
+                    "perf cannot count here: {}",
+                    String::from_utf8_lossy(&out.stderr).trim()
+                ),
             );
             None
         }
         Err(_) => {
-            println!("skipped: perf not installed (apt-get install linux-perf)");
+            lab_support::skip(
+                "needs perf",
+                "perf is not installed (apt-get install linux-perf)",
+            );
             None
         }
     }

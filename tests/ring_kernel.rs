@@ -1,6 +1,7 @@
 //! The ring buffer and record parser against the running kernel.
 
 mod kernel_support;
+mod lab_support;
 
 use kernel_support::{prctls, tracefs, tracepoint_id};
 use perf_event_core::attr::Attr;
@@ -19,7 +20,8 @@ fn this_thread(attr: &Attr) -> EventFd {
 
 fn prctl_samples(test: &str, sample_type: u64) -> Option<Attr> {
     if let Err(why) = tracefs() {
-        println!("LAB-NOT-APPLICABLE {test}: {why}");
+        let _ = test; // the skip names the running test itself
+        lab_support::not_applicable(lab_support::Need::Tracefs, &why);
         return None;
     }
     let id = tracepoint_id("syscalls", "sys_enter_prctl");

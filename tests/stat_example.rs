@@ -5,6 +5,7 @@
 //! SIGINT, one killed by SIGTERM, SIGTERM to the tool, Ctrl-C to the
 //! process group).
 
+mod lab_support;
 mod stat_support;
 
 use perf_event_core::attr::Attr;
@@ -26,10 +27,8 @@ fn direct_page_faults() -> u64 {
         .inherit(true);
     let mut pipe = [0; 2];
     // SAFETY: pipe2 fills two fds.
-    assert_eq!(
-        unsafe { libc::pipe2(pipe.as_mut_ptr(), libc::O_CLOEXEC) },
-        0
-    );
+    let rc = unsafe { libc::pipe2(pipe.as_mut_ptr(), libc::O_CLOEXEC) };
+    assert_eq!(rc, 0);
     let args: Vec<std::ffi::CString> = WORKLOAD
         .iter()
         .map(|a| std::ffi::CString::new(*a).unwrap())
@@ -437,7 +436,10 @@ fn ctrl_c_to_the_process_group_stops_the_command_and_prints_the_counts() {
 #[test]
 fn tracepoints_and_wildcards_count_what_the_command_does() {
     if !tracefs_usable() {
-        println!("skipped: tracefs is not mounted or not readable here");
+        lab_support::skip(
+            "needs tracefs",
+            "tracefs is not mounted or not readable here",
+        );
         return;
     }
     // Three execs after the shell's own: exactly 4 sched_process_exec.

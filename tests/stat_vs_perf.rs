@@ -8,6 +8,7 @@
 //!
 //! Skipped, saying so, when `perf` is not installed or cannot count here.
 
+mod lab_support;
 mod stat_support;
 
 use stat_support::*;
@@ -22,7 +23,10 @@ fn perf() -> Option<String> {
             .find(|p| p.is_file())
     });
     let Some(perf) = found else {
-        println!("skipped: perf not installed (apt-get install linux-perf)");
+        lab_support::skip(
+            "needs perf",
+            "perf is not installed (apt-get install linux-perf)",
+        );
         return None;
     };
     let perf = perf.to_str().unwrap().to_owned();
@@ -32,14 +36,17 @@ fn perf() -> Option<String> {
     match probe {
         Ok(out) if out.status.success() => Some(perf),
         Ok(out) => {
-            println!(
-                "skipped: perf is installed but cannot count here: {}",
-                String::from_utf8_lossy(&out.stderr).trim()
+            lab_support::skip(
+                "needs perf",
+                &format!(
+                    "perf is installed but cannot count here: {}",
+                    String::from_utf8_lossy(&out.stderr).trim()
+                ),
             );
             None
         }
         Err(e) => {
-            println!("skipped: perf does not run: {e}");
+            lab_support::skip("needs perf", &format!("perf does not run: {e}"));
             None
         }
     }
@@ -126,7 +133,10 @@ fn csv_layout_matches_perf_field_by_field() {
 fn tracepoint_counts_match_perf_exactly() {
     let Some(perf) = perf() else { return };
     if !tracefs_usable() {
-        println!("skipped: tracefs is not mounted or not readable here");
+        lab_support::skip(
+            "needs tracefs",
+            "tracefs is not mounted or not readable here",
+        );
         return;
     }
     let events = "sched:sched_process_exec,sched:sched_process_fork,syscalls:sys_enter_exec*,\

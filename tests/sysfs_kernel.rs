@@ -4,6 +4,7 @@
 //! named by an event string, the system limits.
 
 mod kernel_support;
+mod lab_support;
 
 use perf_event_core::attr::Attr;
 use perf_event_core::fd::EventFd;
@@ -177,9 +178,7 @@ fn a_uprobe_on_a_function_of_this_binary_counts_its_calls() {
 #[test]
 fn an_event_string_names_the_prctl_tracepoint_and_it_counts() {
     if let Err(why) = kernel_support::tracefs() {
-        println!(
-            "LAB-NOT-APPLICABLE an_event_string_names_the_prctl_tracepoint_and_it_counts: {why}"
-        );
+        lab_support::not_applicable(lab_support::Need::Tracefs, &why);
         return;
     }
     let system = System::discover().unwrap();

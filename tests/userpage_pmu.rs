@@ -8,8 +8,8 @@
 //!
 //! `cargo xtask lab` runs this in its aarch64 QEMU guests (`-cpu max,pmu=on`
 //! and `-cpu cortex-a72`, `-icount shift=0` so instructions count). On any
-//! other machine each test prints
-//! `LAB-NOT-APPLICABLE <test> needs=aarch64-pmu: <reason>` and passes; the
+//! other machine each test reports itself as skipped (`lab_support::not_applicable`:
+//! `LAB-NOT-APPLICABLE <test> needs=aarch64-pmu: <reason>`) and passes; the
 //! lab fails unless they pass in every guest that has the PMU.
 
 use perf_event_core::sys;
@@ -18,12 +18,12 @@ use perf_event_core::userpage::{
 };
 use std::io::Error;
 
+mod lab_support;
+
 /// `attr.config1` bit 0 of the arm64 PMU: a 64-bit counter (`long`).
 const CONFIG1_LONG: u64 = 1 << 0;
 /// `attr.config1` bit 1 of the arm64 PMU: user-space access (`rdpmc`).
 const CONFIG1_USER: u64 = 1 << 1;
-/// What the lab's guests provide and these tests need.
-const NEED: &str = "aarch64-pmu";
 /// The agreement required between the instruction path and `read(2)`.
 const TOLERANCE: f64 = 0.001;
 /// Iterations of the first measured loop; each next loop doubles it.
@@ -31,9 +31,7 @@ const FIRST_LOOP: u64 = 200_000;
 
 /// Says for the lab that this test did not run here, and why.
 fn not_applicable(reason: &str) {
-    let thread = std::thread::current();
-    let test = thread.name().unwrap_or("<unnamed test>");
-    println!("\nLAB-NOT-APPLICABLE {test} needs={NEED}: {reason}");
+    lab_support::not_applicable(lab_support::Need::Aarch64Pmu, reason);
 }
 
 fn open(config: u32, config1: u64) -> Result<libc::c_int, i32> {

@@ -22,6 +22,7 @@
     missing_docs,
     clippy::all,
     clippy::pedantic,
+    clippy::undocumented_unsafe_blocks,
     rustdoc::all
 )]
 mod generated {

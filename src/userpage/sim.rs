@@ -231,7 +231,7 @@ mod memory {
             let time_offset = at!(self, time_offset);
             let cycles = at!(self, time_cycles);
             let mask = at!(self, time_mask);
-            // SAFETY (all stores below): each pointer is an aligned field of
+            // SAFETY: (all stores below) each pointer is an aligned field of
             // the live page, only ever accessed atomically with its own size.
             unsafe {
                 AtomicU32::from_ptr(index).store(s.index, r);

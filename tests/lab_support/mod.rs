@@ -1,10 +1,20 @@
-//! Shared by the integration tests that need a particular machine (a PMU) or
-//! kernel: how such a test says that it did not run here, facts about the
-//! running kernel, and the lab's deliberate-failure switch.
+//! Shared by the integration tests that need a particular machine (a PMU,
+//! tracefs) or kernel: how such a test says that it did not run here, facts
+//! about the running kernel, and the lab's deliberate-failure switch.
 //!
-//! A test that cannot run on this machine calls [`not_applicable`] and
-//! returns. It passes for libtest, but prints one machine-readable line
-//! (visible with `--nocapture`):
+//! A test that cannot run on this machine calls [`skip`] (or
+//! [`not_applicable`], for what the lab provides) and returns. libtest still
+//! counts it as passed, so the skip is made visible in two places, both on
+//! the process's stderr (which libtest does not capture):
+//!
+//! ```text
+//! SKIPPED NAME (needs tracefs): tracefs is not mounted and ...
+//! ...
+//! 2 tests of this binary were SKIPPED here: 2 need tracefs
+//! ```
+//!
+//! the second line when the test binary exits. [`not_applicable`] also
+//! prints one machine-readable line on stdout (visible with `--nocapture`):
 //!
 //! ```text
 //! LAB-NOT-APPLICABLE <test name> needs=<need>: <reason>
@@ -12,7 +22,8 @@
 //!
 //! `cargo xtask lab` runs these tests on the host and in QEMU guests, shows
 //! such a run as `n/a` in its matrix, and fails unless the test *passed* on
-//! every guest that provides `<need>` (see `xtask/src/lab/guests.rs`).
+//! every guest that provides `<need>` and on at least one machine (see
+//! `xtask/src/lab/guests.rs`).
 
 #![allow(dead_code)] // each test file uses a part
 
@@ -24,6 +35,9 @@ pub enum Need {
     /// open, and `/proc/sys/kernel/perf_user_access` is 1 (the lab's
     /// aarch64 guests set it).
     Aarch64Pmu,
+    /// A tracefs mount (or the right to mount it at /sys/kernel/tracing):
+    /// tracepoint ids.
+    Tracefs,
 }
 
 impl Need {
@@ -31,12 +45,13 @@ impl Need {
     pub fn token(self) -> &'static str {
         match self {
             Need::Aarch64Pmu => "aarch64-pmu",
+            Need::Tracefs => "tracefs",
         }
     }
 }
 
-/// Reports that the calling test did not run on this machine, and why.
-/// The test must return right after.
+/// Reports that the calling test did not run on this machine, and why, for
+/// the lab too ([`Need`]). The test must return right after.
 pub fn not_applicable(need: Need, reason: &str) {
     let thread = std::thread::current();
     let test = thread.name().unwrap_or("<unnamed test>");
@@ -45,6 +60,66 @@ pub fn not_applicable(need: Need, reason: &str) {
         "\nLAB-NOT-APPLICABLE {test} needs={}: {reason}",
         need.token()
     );
+    skip(&format!("needs {}", need.token()), reason);
+}
+
+/// Reports that the calling test did not run on this machine: `what` is
+/// the short cause counted in the summary ("needs a hardware PMU"),
+/// `reason` the details. Written straight to stderr (libtest captures only
+/// `print!`/`eprint!`), and counted in the summary line printed when the
+/// test binary exits. The test must return right after.
+pub fn skip(what: &str, reason: &str) {
+    use std::io::Write;
+    let thread = std::thread::current();
+    let test = thread.name().unwrap_or("<unnamed test>").to_owned();
+    let line = format!("SKIPPED {test} ({what}): {reason}\n");
+    let _ = std::io::stderr().lock().write_all(line.as_bytes());
+    let mut skipped = SKIPPED.lock().unwrap_or_else(|e| e.into_inner());
+    skipped.push(what.to_owned());
+    static SUMMARY: std::sync::Once = std::sync::Once::new();
+    SUMMARY.call_once(|| {
+        // SAFETY: registers a plain extern "C" fn with no preconditions;
+        // exit() runs it after libtest's own summary.
+        unsafe { libc::atexit(print_summary) };
+    });
+}
+
+static SKIPPED: std::sync::Mutex<Vec<String>> = std::sync::Mutex::new(Vec::new());
+
+/// How many tests skipped, and why: "3 tests ... SKIPPED here: 2 need
+/// tracefs, 1 needs a hardware PMU".
+pub fn summary(skipped: &[String]) -> String {
+    let mut by_cause: std::collections::BTreeMap<&str, usize> = Default::default();
+    for what in skipped {
+        *by_cause.entry(what.as_str()).or_default() += 1;
+    }
+    let causes: Vec<String> = by_cause
+        .iter()
+        .map(|(what, n)| {
+            // "needs X" reads "2 need X".
+            let what = match (what.strip_prefix("needs "), *n) {
+                (Some(rest), n) if n > 1 => format!("need {rest}"),
+                _ => (*what).to_owned(),
+            };
+            format!("{n} {what}")
+        })
+        .collect();
+    let n = skipped.len();
+    format!(
+        "{n} test{} of this binary {} SKIPPED here: {}",
+        if n == 1 { "" } else { "s" },
+        if n == 1 { "was" } else { "were" },
+        causes.join(", ")
+    )
+}
+
+extern "C" fn print_summary() {
+    use std::io::Write;
+    let skipped = SKIPPED.lock().unwrap_or_else(|e| e.into_inner());
+    if !skipped.is_empty() {
+        let line = format!("\n{}\n", summary(&skipped));
+        let _ = std::io::stderr().lock().write_all(line.as_bytes());
+    }
 }
 
 /// The environment variable that makes the lab's tests fail on purpose

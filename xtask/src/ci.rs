@@ -32,7 +32,27 @@ const STEPS: &[Step] = &[
         example,
     ),
     ("criterion measurement, short mode", criterion),
-    ("doc", doc),
+    (
+        "doc: default features and --no-default-features, -D warnings",
+        doc,
+    ),
+    (
+        "MSRV: cargo check with the rust-version toolchain",
+        crate::msrv::main,
+    ),
+    (
+        "links of README/ARCHITECTURE/CONTRIBUTING/CHANGELOG",
+        crate::links::main,
+    ),
+    (
+        "package: publish --dry-run without warnings, the unpacked crate builds and runs",
+        crate::package::main,
+    ),
+    ("public API vs the snapshot", public_api),
+    (
+        "public-API check fails on a removed public item",
+        crate::public_api::can_fail,
+    ),
     ("bindgen --check", bindgen_check),
     (
         "bindgen --check fails on a changed byte",
@@ -184,7 +204,63 @@ fn doc() -> Result {
         shell::cargo(None)
             .args(["doc", "--workspace", "--no-deps"])
             .env("RUSTDOCFLAGS", "-D warnings"),
-    )
+    )?;
+    // What no_std users read: the std-only modules are gone, and no link
+    // may point at them.
+    shell::run(
+        shell::cargo(None)
+            .args([
+                "doc",
+                "--no-deps",
+                "-p",
+                "perf-event-core",
+                "--no-default-features",
+            ])
+            .env("RUSTDOCFLAGS", "-D warnings"),
+    )?;
+    // What docs.rs builds: each target of [package.metadata.docs.rs].
+    let targets = docs_rs_targets()?;
+    let names: Vec<&str> = targets.iter().map(String::as_str).collect();
+    shell::rustup_targets("stable", &names)?;
+    for target in &targets {
+        shell::run(
+            shell::cargo(None)
+                .args([
+                    "doc",
+                    "--no-deps",
+                    "-p",
+                    "perf-event-core",
+                    "--target",
+                    target,
+                ])
+                .env("RUSTDOCFLAGS", "-D warnings"),
+        )?;
+    }
+    Ok(())
+}
+
+/// The `targets` of `[package.metadata.docs.rs]` in the root Cargo.toml.
+fn docs_rs_targets() -> Result<Vec<String>> {
+    let manifest = std::fs::read_to_string(shell::root().join("Cargo.toml"))
+        .map_err(|e| format!("Cargo.toml: {e}"))?;
+    let table = manifest
+        .split("[package.metadata.docs.rs]")
+        .nth(1)
+        .ok_or("Cargo.toml has no [package.metadata.docs.rs]")?;
+    let list = table
+        .split("targets = [")
+        .nth(1)
+        .and_then(|rest| rest.split(']').next())
+        .ok_or("[package.metadata.docs.rs] has no targets list")?;
+    Ok(list
+        .split(',')
+        .map(|t| t.trim().trim_matches('"').to_owned())
+        .filter(|t| !t.is_empty())
+        .collect())
+}
+
+fn public_api() -> Result {
+    crate::public_api::main(&[])
 }
 
 fn fuzz() -> Result {
@@ -264,4 +340,19 @@ fn feature_bindgen() -> Result {
     test.args(["test", "--features", "bindgen"]);
     with_env(&mut test);
     shell::run(&mut test)
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn docs_rs_targets_come_from_the_manifest() {
+        let targets = super::docs_rs_targets().unwrap();
+        for main in [
+            "x86_64-unknown-linux-gnu",
+            "aarch64-unknown-linux-gnu",
+            "riscv64gc-unknown-linux-gnu",
+        ] {
+            assert!(targets.iter().any(|t| t == main), "{main} in {targets:?}");
+        }
+    }
 }

@@ -195,7 +195,7 @@ pub fn selector() -> String {
     s.push_str(
         "#[allow(\n    non_camel_case_types,\n    non_upper_case_globals,\n    \
          non_snake_case,\n    dead_code,\n    missing_docs,\n    clippy::all,\n    \
-         clippy::pedantic,\n    rustdoc::all\n)]\nmod generated {\n    \
+         clippy::pedantic,\n    clippy::undocumented_unsafe_blocks,\n    rustdoc::all\n)]\nmod generated {\n    \
          #[cfg(feature = \"bindgen\")]\n    \
          include!(concat!(env!(\"OUT_DIR\"), \"/sys.rs\"));\n",
     );
@@ -295,5 +295,21 @@ fn compare(sys: &Path, fresh: &Path, files: &[String]) -> Result {
             sys.display(),
             differ.join(", ")
         ))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    /// `src/sys/mod.rs` depends only on the architecture table, so it can
+    /// be checked without headers or libclang (`bindgen --check` checks it
+    /// too, with everything else).
+    #[test]
+    fn the_vendored_selector_is_what_the_generator_writes() {
+        let vendored =
+            std::fs::read_to_string(crate::shell::root().join("src/sys/mod.rs")).unwrap();
+        assert!(
+            super::rustfmt(&super::selector()).unwrap() == vendored,
+            "src/sys/mod.rs differs from the generator's selector: run `cargo xtask bindgen`"
+        );
     }
 }

@@ -12,6 +12,10 @@ mod generate;
 mod headers;
 mod history;
 mod lab;
+mod links;
+mod msrv;
+mod package;
+mod public_api;
 mod shell;
 
 const USAGE: &str = "usage: cargo xtask <task>
@@ -25,8 +29,17 @@ const USAGE: &str = "usage: cargo xtask <task>
   lab [--break] [--no-newest] [--timeout SECS]
                  boot Debian kernels 6.1, 6.12 and the newest under QEMU (aarch64 with a
                  PMU, x86_64), run the kernel-facing tests there, print the matrix
-  ci             everything CI runs (fmt, clippy, tests, docs, bindgen --check, cross,
-                 bindgen feature, userpage loom model, miri, fuzz, lab)
+  public-api [--bless | --prove-it-fails]
+                 the public API vs the snapshot public-api/perf-event-core.txt (diff);
+                 --bless writes the snapshot after a deliberate change;
+                 --prove-it-fails: a copy with one public item removed must fail
+  links          every link of README/ARCHITECTURE/CONTRIBUTING/CHANGELOG leads into the package
+  package        cargo publish --dry-run without warnings; the unpacked .crate builds,
+                 runs its examples and doctests
+  msrv           cargo check with the rust-version toolchain (installed with rustup)
+  ci             everything CI runs (fmt, clippy, tests, docs, msrv, links, package,
+                 public-api, bindgen --check, cross, bindgen feature, userpage loom
+                 model, miri, fuzz, lab)
   help           this text";
 
 fn main() {
@@ -59,6 +72,10 @@ fn main() {
                 lab::main(rest.into_iter())
             }
         }
+        "public-api" => public_api::main(&args.collect::<Vec<_>>()),
+        "links" => links::main(),
+        "package" => package::main(),
+        "msrv" => msrv::main(),
         "ci" => ci::main(),
         "help" | "--help" | "-h" => {
             println!("{USAGE}");

@@ -188,3 +188,33 @@ pub fn rustup_components(toolchain: &str, components: &[&str]) -> Result {
         .args(["component", "add", "--toolchain", toolchain])
         .args(&missing))
 }
+
+/// Installs a rustup toolchain (minimal profile) when it is missing.
+pub fn rustup_toolchain(toolchain: &str) -> Result {
+    let installed = output(Command::new("rustup").args(["toolchain", "list"]))?;
+    if installed
+        .lines()
+        .any(|l| l.starts_with(&format!("{toolchain}-")))
+    {
+        return Ok(());
+    }
+    step(&format!("installing the Rust {toolchain} toolchain"));
+    run(Command::new("rustup").args(["toolchain", "install", toolchain, "--profile", "minimal"]))
+}
+
+/// Installs a cargo subcommand at an exact version with `cargo install
+/// --locked` when `cargo-<name> --version` does not report that version.
+pub fn cargo_install(name: &str, version: &str) -> Result {
+    let program = format!("cargo-{name}");
+    let current = Command::new(&program)
+        .arg("--version")
+        .stdin(Stdio::null())
+        .output()
+        .map(|o| String::from_utf8_lossy(&o.stdout).into_owned())
+        .unwrap_or_default();
+    if current.split_whitespace().any(|w| w == version) {
+        return Ok(());
+    }
+    step(&format!("installing {program} {version}"));
+    run(cargo(None).args(["install", "--locked", &program, "--version", version]))
+}

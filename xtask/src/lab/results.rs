@@ -234,6 +234,28 @@ mod tests {
         assert_eq!(run.tests["c"], Outcome::Failed);
     }
 
+    /// On a guest console stdout and stderr are one stream: the
+    /// `SKIPPED` line and the per-binary summary that `lab_support::skip`
+    /// writes to stderr land between libtest's lines.
+    #[test]
+    fn skip_lines_on_the_console_leave_the_outcomes_alone() {
+        let console = "\nrunning 2 tests\ntest a ... \n\
+            LAB-NOT-APPLICABLE a needs=tracefs: not mounted\n\
+            SKIPPED a (needs tracefs): not mounted\nok\ntest b ... ok\n\n\
+            test result: ok. 2 passed; 0 failed; 0 ignored; 0 measured; 0 filtered out; \
+            finished in 0.00s\n\n1 test of this binary was SKIPPED here: 1 needs tracefs\n";
+        let run = parse_binary("t", console, Some(0));
+        assert_eq!(run.problems, Vec::<String>::new());
+        assert_eq!(
+            run.tests["a"],
+            Outcome::NotApplicable {
+                need: "tracefs".into(),
+                reason: "not mounted".into()
+            }
+        );
+        assert_eq!(run.tests["b"], Outcome::Passed);
+    }
+
     #[test]
     fn a_crash_or_a_miscount_is_a_problem() {
         assert!(!parse_binary("t", OUTPUT, None).problems.is_empty());

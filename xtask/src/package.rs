@@ -1,0 +1,130 @@
+//! `cargo xtask package`: what a user downloads. `cargo publish --dry-run`
+//! must succeed without a single warning; then the packaged `.crate` is
+//! unpacked into an empty directory outside the workspace, where it must
+//! build, run its examples, pass its doctests (the README's examples
+//! among them) and compile its integration tests on its own.
+
+use crate::shell::{self, Result};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+/// The examples run from the unpacked crate, with their arguments.
+const EXAMPLES: &[(&str, &[&str])] = &[
+    ("stat", &["ls", "-l", "/"]),
+    ("printf", &[]),
+    ("watchpoint", &[]),
+    (
+        "sample",
+        &[
+            "sh",
+            "-c",
+            "i=0; while [ $i -lt 20000 ]; do i=$((i+1)); done",
+        ],
+    ),
+    ("hello", &[]),
+];
+
+/// Runs the dry run, then the unpacked crate's build, examples and doctests.
+pub fn main() -> Result {
+    let root = shell::root();
+    let mut publish = shell::cargo(None);
+    // --allow-dirty: the check is about the package's contents; CI runs on
+    // a clean checkout, a developer before committing.
+    publish.args([
+        "publish",
+        "--dry-run",
+        "--allow-dirty",
+        "-p",
+        "perf-event-core",
+    ]);
+    eprintln!("$ {}", shell::show(&publish));
+    let out = publish
+        .stdin(Stdio::null())
+        .output()
+        .map_err(|e| format!("cannot start cargo publish: {e}"))?;
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    eprint!("{stderr}");
+    if !out.status.success() {
+        return Err(format!("`cargo publish --dry-run` failed ({})", out.status));
+    }
+    let warnings: Vec<&str> = stderr
+        .lines()
+        .filter(|l| l.starts_with("warning:") && !l.contains("aborting upload due to dry run"))
+        .collect();
+    if !warnings.is_empty() {
+        return Err(format!(
+            "`cargo publish --dry-run` warned:\n  {}",
+            warnings.join("\n  ")
+        ));
+    }
+    let crate_file = packaged_crate(&root)?;
+    let dir = unpack(&crate_file)?;
+    let target = root.join("target/xtask/unpacked-target");
+    let in_dir = |args: &[&str]| {
+        let mut cmd = shell::cargo(None);
+        cmd.current_dir(&dir)
+            .args(args)
+            .env("CARGO_TARGET_DIR", &target);
+        cmd
+    };
+    shell::run(&mut in_dir(&["build", "--locked"]))?;
+    for (example, args) in EXAMPLES {
+        shell::run(
+            in_dir(&["run", "--locked", "--release", "--example", example, "--"]).args(*args),
+        )?;
+    }
+    shell::run(&mut in_dir(&["test", "--locked", "--doc"]))?;
+    // The packaged integration tests (for users and distribution packagers
+    // to run against their kernel) must at least compile from the package
+    // alone; running them is the `test` step's job, from the clone.
+    shell::run(&mut in_dir(&["test", "--locked", "--no-run"]))?;
+    eprintln!(
+        "the package in {} builds, runs its examples and doctests, compiles its tests",
+        dir.display()
+    );
+    Ok(())
+}
+
+/// `target/package/perf-event-core-<version>.crate`.
+fn packaged_crate(root: &Path) -> Result<PathBuf> {
+    let manifest = std::fs::read_to_string(root.join("Cargo.toml")).map_err(|e| e.to_string())?;
+    let version = manifest
+        .lines()
+        .find_map(|l| l.strip_prefix("version = \""))
+        .and_then(|v| v.strip_suffix('"'))
+        .ok_or("no version in Cargo.toml")?;
+    let file = root.join(format!("target/package/perf-event-core-{version}.crate"));
+    if file.is_file() {
+        Ok(file)
+    } else {
+        Err(format!(
+            "{} was not written by cargo publish",
+            file.display()
+        ))
+    }
+}
+
+/// Unpacks the `.crate` (a gzip'ed tar) into a fresh directory outside the
+/// workspace, so no parent Cargo.toml or lock file can help it.
+fn unpack(crate_file: &Path) -> Result<PathBuf> {
+    let base = std::env::temp_dir().join("perf-event-core-package-check");
+    let _ = std::fs::remove_dir_all(&base);
+    std::fs::create_dir_all(&base).map_err(|e| format!("{}: {e}", base.display()))?;
+    shell::run(
+        Command::new("tar")
+            .arg("-xzf")
+            .arg(crate_file)
+            .arg("-C")
+            .arg(&base),
+    )?;
+    let mut entries = std::fs::read_dir(&base)
+        .map_err(|e| e.to_string())?
+        .filter_map(|e| e.ok().map(|e| e.path()));
+    match (entries.next(), entries.next()) {
+        (Some(dir), None) if dir.join("Cargo.toml").is_file() => Ok(dir),
+        _ => Err(format!(
+            "{} did not unpack into one crate directory",
+            crate_file.display()
+        )),
+    }
+}

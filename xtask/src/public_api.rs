@@ -1,0 +1,159 @@
+//! `cargo xtask public-api [--bless]`: the public API of perf-event-core
+//! against the checked-in snapshot `public-api/perf-event-core.txt`.
+//!
+//! The listing is `cargo public-api` (installed at a pinned version by this
+//! task) over the rustdoc JSON of the nightly toolchain, default features
+//! (`bindgen` changes how `sys` is made, not what it contains), for the
+//! host target. Any difference fails with a unified diff, so a rename or
+//! removal in `sys` after a regeneration, or in the typed layers, is a
+//! visible and deliberate change: `--bless` writes the new snapshot, and
+//! CHANGELOG.md says why.
+
+use crate::shell::{self, Result};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// The pinned `cargo-public-api` release.
+const CARGO_PUBLIC_API: &str = "0.52.0";
+/// The snapshot, relative to the workspace root.
+pub const SNAPSHOT: &str = "public-api/perf-event-core.txt";
+/// The command that regenerates the snapshot, for messages.
+pub const BLESS: &str = "cargo xtask public-api --bless";
+
+/// Compares (or with `--bless` writes) the snapshot.
+pub fn main(args: &[String]) -> Result {
+    let bless = match args {
+        [] => false,
+        [flag] if flag == "--bless" => true,
+        [flag] if flag == "--prove-it-fails" => return can_fail(),
+        _ => {
+            return Err(format!(
+                "usage: cargo xtask public-api [--bless | --prove-it-fails]\n({BLESS} writes {SNAPSHOT})"
+            ))
+        }
+    };
+    let root = shell::root();
+    let api = listing(&root.join("Cargo.toml"))?;
+    let snapshot = root.join(SNAPSHOT);
+    if bless {
+        std::fs::create_dir_all(snapshot.parent().expect("a file in a directory"))
+            .map_err(|e| e.to_string())?;
+        std::fs::write(&snapshot, &api).map_err(|e| format!("{SNAPSHOT}: {e}"))?;
+        eprintln!("wrote {SNAPSHOT} ({} lines)", api.lines().count());
+        return Ok(());
+    }
+    compare(&snapshot, &api)
+}
+
+/// The public API of the crate whose manifest is given, one item a line.
+pub fn listing(manifest: &Path) -> Result<String> {
+    shell::rustup_toolchain("nightly")?;
+    shell::cargo_install("public-api", CARGO_PUBLIC_API)?;
+    let target = shell::root().join("target/public-api");
+    shell::output(
+        shell::cargo(Some("nightly"))
+            .arg("public-api")
+            .arg("--manifest-path")
+            .arg(manifest)
+            .args(["--color", "never", "-sss", "--target-dir"])
+            .arg(&target),
+    )
+}
+
+/// Fails with a unified diff when `api` is not the snapshot.
+fn compare(snapshot: &Path, api: &str) -> Result {
+    let expected = std::fs::read_to_string(snapshot)
+        .map_err(|e| format!("{}: {e}\nrun `{BLESS}` to create it", snapshot.display()))?;
+    if expected == api {
+        eprintln!(
+            "the public API matches {SNAPSHOT} ({} lines)",
+            api.lines().count()
+        );
+        return Ok(());
+    }
+    let current = shell::root().join("target/xtask/public-api.current.txt");
+    std::fs::create_dir_all(current.parent().expect("in target")).map_err(|e| e.to_string())?;
+    std::fs::write(&current, api).map_err(|e| e.to_string())?;
+    let diff = Command::new("diff")
+        .arg("-u")
+        .arg(snapshot)
+        .arg(&current)
+        .output()
+        .map(|o| String::from_utf8_lossy(&o.stdout).into_owned())
+        .unwrap_or_else(|e| format!("(diff could not run: {e})"));
+    Err(format!(
+        "the public API differs from {SNAPSHOT} (- snapshot, + now):\n{diff}\n\
+         If the change is deliberate, run `{BLESS}` and record it in CHANGELOG.md."
+    ))
+}
+
+/// Proves the guard can fail: a copy of the crate with one public item made
+/// private (`Scope::this_thread_on`) must be reported, with the item named
+/// in the diff.
+pub fn can_fail() -> Result {
+    let root = shell::root();
+    let copy = copy_of_crate(&root)?;
+    let file = copy.join("src/open.rs");
+    let source = std::fs::read_to_string(&file).map_err(|e| e.to_string())?;
+    let public = "pub const fn this_thread_on(";
+    if !source.contains(public) {
+        return Err(format!("src/open.rs has no `{public}` to remove"));
+    }
+    std::fs::write(
+        &file,
+        source.replacen(public, "pub(crate) const fn this_thread_on(", 1),
+    )
+    .map_err(|e| e.to_string())?;
+    let api = listing(&copy.join("Cargo.toml"))?;
+    match compare(&root.join(SNAPSHOT), &api) {
+        Err(e)
+            if e.lines()
+                .any(|l| l.starts_with('-') && l.contains("this_thread_on")) =>
+        {
+            eprintln!("as it must, the check failed and named the removed item:");
+            for line in e.lines().filter(|l| l.starts_with("-pub")) {
+                eprintln!("  {line}");
+            }
+            Ok(())
+        }
+        Err(e) => Err(format!(
+            "the check failed without naming this_thread_on:\n{e}"
+        )),
+        Ok(()) => Err("the public-API check accepted a removed public item".to_owned()),
+    }
+}
+
+/// A copy of what `cargo package` would ship, outside the workspace, so the
+/// mutation never touches the real sources.
+fn copy_of_crate(root: &Path) -> Result<PathBuf> {
+    let listed = shell::output(shell::cargo(None).args([
+        "package",
+        "--list",
+        "--allow-dirty",
+        "-p",
+        "perf-event-core",
+    ]))?;
+    let copy = std::env::temp_dir().join("perf-event-core-public-api-mutant");
+    let _ = std::fs::remove_dir_all(&copy);
+    for file in listed.lines().map(str::trim) {
+        let from = root.join(file);
+        if file.is_empty() || !from.is_file() {
+            continue; // .cargo_vcs_info.json and Cargo.toml.orig are generated
+        }
+        let to = copy.join(file);
+        std::fs::create_dir_all(to.parent().expect("a file in a directory"))
+            .map_err(|e| e.to_string())?;
+        std::fs::copy(&from, &to).map_err(|e| format!("{file}: {e}"))?;
+    }
+    // A workspace of its own: the copy must not look for a parent one.
+    let manifest = copy.join("Cargo.toml");
+    let mut text = std::fs::read_to_string(&manifest).map_err(|e| e.to_string())?;
+    let start = text.find("\n[workspace]").ok_or("no [workspace] table")?;
+    let end = text[start + 1..]
+        .find("\n[")
+        .map_or(text.len(), |n| start + 1 + n);
+    text.replace_range(start..end, "\n[workspace]\n");
+    std::fs::write(&manifest, text).map_err(|e| e.to_string())?;
+    std::fs::copy(root.join("Cargo.lock"), copy.join("Cargo.lock")).map_err(|e| e.to_string())?;
+    Ok(copy)
+}
