@@ -486,11 +486,18 @@ fn attach_to_another_users_process_is_explained() {
         println!("skipped: needs root to run a child as another user");
         return;
     }
-    let mut child = RoleChild::spawn(DENIED_TEST, "denied", Some(become_nobody));
+    // A copy of this binary that nobody may run (the build directory may
+    // not be reachable for other users, as in the lab's guests).
+    let exe = std::env::temp_dir().join(format!("perf-event-core-denied-{}", std::process::id()));
+    std::fs::copy(std::env::current_exe().unwrap(), &exe).unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&exe, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let mut child = RoleChild::spawn_exe(&exe, DENIED_TEST, "denied", Some(become_nobody));
     let mut text = String::new();
     use std::io::Read;
     child.stdout().read_to_string(&mut text).unwrap();
     let status = child.finish();
+    let _ = std::fs::remove_file(&exe);
     println!("{text}");
     assert!(status.success(), "{text}");
     assert!(

@@ -45,7 +45,17 @@ impl RoleChild {
     /// Starts this test binary as `test` playing `role`; `setup` runs in
     /// the child before exec (async-signal-safe calls only).
     pub fn spawn(test: &str, role: &str, setup: Option<fn() -> std::io::Result<()>>) -> RoleChild {
-        let mut cmd = Command::new(std::env::current_exe().unwrap());
+        RoleChild::spawn_exe(&std::env::current_exe().unwrap(), test, role, setup)
+    }
+
+    /// As [`RoleChild::spawn`], running the test binary found at `exe`.
+    pub fn spawn_exe(
+        exe: &std::path::Path,
+        test: &str,
+        role: &str,
+        setup: Option<fn() -> std::io::Result<()>>,
+    ) -> RoleChild {
+        let mut cmd = Command::new(exe);
         cmd.args(["--exact", test, "--nocapture", "--test-threads=1"])
             .env(ROLE_VAR, role)
             .stdin(Stdio::piped())
