@@ -286,8 +286,8 @@ const BUDGET_TEST: &str = "low_nofile_budget_explained_error_then_inherit_fallba
 /// RLIMIT_NOFILE = `soft` / `hard` (async-signal-safe: run before exec).
 fn nofile(soft: u64, hard: u64) -> std::io::Result<()> {
     let lim = libc::rlimit {
-        rlim_cur: soft,
-        rlim_max: hard,
+        rlim_cur: soft as libc::rlim_t,
+        rlim_max: hard as libc::rlim_t,
     };
     // SAFETY: setrlimit with a valid rlimit.
     if unsafe { libc::setrlimit(libc::RLIMIT_NOFILE, &lim) } != 0 {
