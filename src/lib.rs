@@ -38,8 +38,12 @@
 //!   the owned fd with every ioctl, and the exact-size read codec with scaling.
 //! - [`ring`], [`record`]: the mmap ring buffer (wrap-safe, zero-copy,
 //!   overwrite snapshots, AUX area) and every PERF_RECORD type.
-//! - [`monitor`]: self-monitoring for harnesses: a group on this thread,
-//!   read around a region through the user-space reader.
+//! - [`monitor`]: self-monitoring for harnesses: a group kept enabled and
+//!   read around a region (counter instruction, or one PERF_FORMAT_GROUP
+//!   `read(2)`), on this thread, its new threads (inherit) or a thread
+//!   set; with std, named counters and `monitor::stats`, the
+//!   harness-agnostic measuring API (the criterion adapter is the
+//!   `perf-event-criterion` crate).
 //! - [`userpage`]: lock-free reads of a counter through its mmap'ed
 //!   `perf_event_mmap_page` (the seqlock protocol, `rdpmc` / `mrs` / `csrr`,
 //!   time extrapolation and scaling), falling back to `read(2)`.

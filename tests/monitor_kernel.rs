@@ -1,13 +1,17 @@
 //! The self-monitoring API: on the host through read(2) (software events,
 //! no user access), in the lab's aarch64 guests through the counter
-//! instruction (asserted), measuring a loop.
+//! instruction (asserted), measuring a loop; there, no system call per
+//! region, and the instructions of a fixed loop within 1 % of its static
+//! count through the measuring API.
 
+mod kernel_support;
 mod lab_support;
 
 use lab_support::{not_applicable, Need};
 use perf_event_core::attr::Attr;
 use perf_event_core::event::{Event, Hardware, Software};
-use perf_event_core::monitor::Monitor;
+use perf_event_core::monitor::stats::{measure, Runs};
+use perf_event_core::monitor::{Counter, Monitor, Threads};
 
 fn work(n: u64) -> u64 {
     (0..n).fold(0u64, |a, i| {
@@ -86,4 +90,64 @@ fn hardware_events_are_measured_in_user_space() {
         assert!(cycles.value > 0);
         last = instructions.value;
     }
+}
+
+#[test]
+fn instructions_of_a_fixed_loop_match_its_static_count() {
+    if let Err(why) = user_access() {
+        not_applicable(Need::Aarch64Pmu, &why);
+        return;
+    }
+    const N: u64 = 10_000;
+    let mut m =
+        Counter::open(&[Counter::Instructions], Threads::Caller).unwrap_or_else(|e| panic!("{e}"));
+    let report = measure(&mut m, &Runs::new(31), || {
+        kernel_support::additions(std::hint::black_box(N))
+    })
+    .unwrap_or_else(|e| panic!("{e}"));
+    let s = &report.counters[0];
+    assert!(s.user_space, "read with the counter instruction");
+    assert!(s.overhead.subtracted, "the empty region is subtracted");
+    let expected = 3.0 * N as f64;
+    let off = (s.median - expected).abs() / expected;
+    println!(
+        "instructions per call: median {:.1}, min {:.1}, mean {:.1} +- {:.1}; static {expected}; \
+         empty region {:.1} subtracted; off by {:.3} %",
+        s.median,
+        s.min,
+        s.mean,
+        s.deviation,
+        s.overhead.median,
+        off * 100.0
+    );
+    assert!(off <= 0.01, "{:.3} % from the static count", off * 100.0);
+    assert_eq!(s.running_fraction, 1.0, "never multiplexed");
+}
+
+#[test]
+fn the_user_space_path_makes_no_syscall() {
+    if let Err(why) = user_access() {
+        not_applicable(Need::Aarch64Pmu, &why);
+        return;
+    }
+    kernel_support::tracefs().unwrap_or_else(|e| panic!("{e}"));
+    let enter = kernel_support::tracepoint_id("raw_syscalls", "sys_enter");
+    let mut syscalls =
+        Monitor::open([Attr::new(Event::Tracepoint(enter))]).unwrap_or_else(|e| panic!("{e}"));
+    let mut m = Counter::open(
+        &[
+            Counter::Instructions,
+            Counter::Cycles,
+            Counter::BranchMisses,
+        ],
+        Threads::Caller,
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    syscalls.start().unwrap();
+    m.start().unwrap();
+    let [instructions, cycles, misses] = m.stop().unwrap();
+    let [n] = syscalls.stop().unwrap();
+    assert!(instructions.user_space && cycles.user_space && misses.user_space);
+    // The closing read(2) of the syscall counter counts itself.
+    assert_eq!(n.value - 1, 0, "syscalls in a user-space region");
 }

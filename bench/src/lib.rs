@@ -1,5 +1,4 @@
-//! Benchmark helpers of perf-event-core that other benchmark code can use:
-//! [`measurement::PerfMeasurement`], a criterion `Measurement` that counts
-//! a perf event with the crate's self-monitoring API.
-
-pub mod measurement;
+//! The bench crate's library: it carries the C loop built by build.rs (the
+//! man page's seqlock reader) for the `bench` binary. The criterion
+//! measurement that used to live here is the published
+//! `perf-event-criterion` crate.

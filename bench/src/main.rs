@@ -16,13 +16,18 @@
 //!
 //! 3. Parsing the same buffer of real records with perf-event-core,
 //!    linux-perf-event-reader and perf-event-data, against a header-walk floor.
+//! 4. One measured region of a 3-event group: `Monitor` start + stop
+//!    against perf-event2's `Group` enable + disable + read, with the system
+//!    calls per region from `strace -c` (`bench region` runs only this).
 //!
 //! 5. Event sets: 4 events x every CPU x 8 threads opened, enabled, read
 //!    and closed by perf-event-core's `set::EventSet` and perf-event2's
-//!    `Group`; read-all alone and its system-call count (`bench sets`).
+//!    `Group`; read-all alone and its system-call count (`bench sets`;
+//!    BENCHMARKS.md section 6).
 //!
 //! `bench callgrind-target rust|c N` is what the benchmark runs under
-//! valgrind; it is not meant to be run by hand.
+//! valgrind, `bench region-target ours|perf-event2 N` what it runs under
+//! strace; they are not meant to be run by hand.
 
 use perf_event::events::Software;
 use perf_event::Builder;
@@ -42,6 +47,7 @@ use std::time::Instant;
 use perf_bench as _;
 
 mod records;
+mod region;
 mod sets;
 mod timing;
 
@@ -107,23 +113,32 @@ fn main() {
         callgrind_target(&args[1..]);
         return;
     }
+    if args.first().map(String::as_str) == Some("region-target") {
+        region::target(&args[1..]);
+        return;
+    }
     println!(
         "perf-event-core bench on {} ({} cores), {}",
         cpu_model(),
         std::thread::available_parallelism().map_or(0, |n| n.get()),
         kernel()
     );
-    // `bench records` runs only section 3, `bench sets` only section 5.
-    if args.first().map(String::as_str) == Some("sets") {
-        sets::run();
-        return;
-    }
-    if args.first().map(String::as_str) != Some("records") {
+    // `bench records` / `bench region` / `bench sets` run only section
+    // 3 / 4 / 5.
+    let only = args.first().map(String::as_str);
+    if only.is_none() {
         read_paths();
         snapshots();
     }
-    records::run();
-    sets::run();
+    if only.is_none() || only == Some("records") {
+        records::run();
+    }
+    if only.is_none() || only == Some("region") {
+        region::run();
+    }
+    if only.is_none() || only == Some("sets") {
+        sets::run();
+    }
 }
 
 fn read_paths() {

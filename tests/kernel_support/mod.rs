@@ -174,3 +174,32 @@ pub fn prctls(n: u32) {
         unsafe { libc::prctl(libc::PR_GET_DUMPABLE, 0, 0, 0, 0) };
     }
 }
+
+/// `n` (at least 1) iterations of `add; subs; b.ne`: exactly `3 * n`
+/// user-space instructions on aarch64, the loop whose static count the
+/// monitor tests compare with. Elsewhere an ordinary loop (no hardware
+/// counter to check it against there).
+#[inline(never)]
+pub fn additions(n: u64) -> u64 {
+    let mut acc = 0u64;
+    let mut left = n.max(1);
+    #[cfg(target_arch = "aarch64")]
+    // SAFETY: register arithmetic and a local branch only.
+    unsafe {
+        core::arch::asm!(
+            "2:",
+            "add {acc}, {acc}, #1",
+            "subs {left}, {left}, #1",
+            "b.ne 2b",
+            acc = inout(reg) acc,
+            left = inout(reg) left,
+            options(nomem, nostack),
+        );
+    }
+    #[cfg(not(target_arch = "aarch64"))]
+    while left > 0 {
+        acc = std::hint::black_box(acc + 1);
+        left -= 1;
+    }
+    acc + left
+}

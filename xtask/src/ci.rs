@@ -31,7 +31,10 @@ const STEPS: &[Step] = &[
         "examples (stat, printf, watchpoint, sample, hello)",
         example,
     ),
-    ("criterion measurement, short mode", criterion),
+    (
+        "criterion adapter: oldest and newest criterion, short mode",
+        criterion_adapter,
+    ),
     (
         "doc: default features and --no-default-features, -D warnings",
         doc,
@@ -186,17 +189,24 @@ fn example() -> Result {
     Ok(())
 }
 
-fn criterion() -> Result {
-    shell::run(shell::cargo(None).args([
-        "bench",
-        "-p",
-        "bench",
-        "--bench",
-        "criterion_monitor",
-        "--",
-        "--quick",
-        "--noplot",
-    ]))
+/// perf-event-criterion with the oldest (0.5) and the newest (0.8)
+/// criterion it supports, each a short run of its bench.
+fn criterion_adapter() -> Result {
+    for (feature, bench) in [("criterion-0_5", "oldest"), ("criterion-0_8", "newest")] {
+        shell::run(shell::cargo(None).args([
+            "bench",
+            "-p",
+            "perf-event-criterion",
+            "--features",
+            feature,
+            "--bench",
+            bench,
+            "--",
+            "--quick",
+            "--noplot",
+        ]))?;
+    }
+    Ok(())
 }
 
 fn doc() -> Result {

@@ -25,6 +25,7 @@ pub const TARGETS: &[&str] = &[
     "userpage_host",
     "userpage_pmu",
     "monitor_kernel",
+    "monitor_threads",
     "set_kernel",
 ];
 

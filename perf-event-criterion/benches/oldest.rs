@@ -1,0 +1,7 @@
+//! The oldest supported criterion (0.5) with `PerfMeasurement`. Short
+//! mode in `cargo xtask ci`:
+//! `cargo bench -p perf-event-criterion --features criterion-0_5 --bench oldest -- --quick --noplot`.
+
+use criterion_0_5 as criterion;
+
+include!("common/sums.rs");

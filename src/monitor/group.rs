@@ -1,0 +1,168 @@
+//! The monitor's group: opening it, the one-`read(2)` group read, and the
+//! all-or-nothing user-space read.
+
+use super::{open_one, Count, MonitorError, READ_FORMAT};
+use crate::attr::Attr;
+use crate::fd::{EventFd, ReadFailure};
+use crate::open::Scope;
+use crate::read_format::{ReadError, ReadFormat};
+use crate::userpage::{CounterFd, CounterReader, EventTarget, FdCounts, FdReadError, UserPage};
+
+/// The most events one monitor reads in one `read(2)` (its stack buffer is
+/// `8 * (3 + MAX_EVENTS)` bytes). A PMU has far fewer counters; software
+/// events beyond this belong in a second monitor.
+pub const MAX_EVENTS: usize = 64;
+
+const BUF_WORDS: usize = 3 + MAX_EVENTS;
+
+/// One event of a monitor's group, owning its fd. Reading it (any member)
+/// returns the whole group: with `PERF_FORMAT_GROUP` the kernel reads the
+/// event's group leader and its siblings (`perf_read_group`).
+#[derive(Debug)]
+pub struct GroupFd<const N: usize> {
+    fd: EventFd,
+    index: usize,
+}
+
+fn fd_error(e: ReadFailure) -> FdReadError {
+    match e {
+        ReadFailure::Errno(errno) => FdReadError::Os { errno: errno.0 },
+        ReadFailure::EndOfFile => FdReadError::Size {
+            expected: ReadFormat(READ_FORMAT).size(1),
+            got: 0,
+        },
+        ReadFailure::Format(ReadError::Size { expected, got })
+        | ReadFailure::Format(ReadError::GroupSize { expected, got, .. })
+        | ReadFailure::Format(ReadError::BufferTooSmall {
+            needed: expected,
+            got,
+        }) => FdReadError::Size { expected, got },
+    }
+}
+
+impl<const N: usize> GroupFd<N> {
+    /// The event's fd.
+    pub fn fd(&self) -> &EventFd {
+        &self.fd
+    }
+
+    /// Its position in the group (0 = the leader).
+    pub fn index(&self) -> usize {
+        self.index
+    }
+
+    /// One `read(2)` of the group: every member's value with the group's
+    /// enabled and running times (`PERF_FORMAT_GROUP`; with `inherit`, the
+    /// children's counts included).
+    #[inline]
+    pub fn read_group(&self) -> Result<[Count; N], FdReadError> {
+        let mut buf = [0u8; 8 * BUF_WORDS];
+        let size = ReadFormat(READ_FORMAT).size(N);
+        let reading = self.fd.read_into(&mut buf[..size]).map_err(fd_error)?;
+        if reading.len() != N {
+            return Err(FdReadError::Size {
+                expected: size,
+                got: ReadFormat(READ_FORMAT).size(reading.len()),
+            });
+        }
+        let time_enabled = reading.time_enabled().unwrap_or(0);
+        let time_running = reading.time_running().unwrap_or(0);
+        Ok(core::array::from_fn(|i| Count {
+            value: reading.get(i).map_or(0, |v| v.value),
+            time_enabled,
+            time_running,
+            user_space: false,
+        }))
+    }
+}
+
+impl<const N: usize> CounterFd for GroupFd<N> {
+    /// This member's value from one group read.
+    fn read_counts(&self) -> Result<FdCounts, FdReadError> {
+        let c = self.read_group()?[self.index];
+        Ok(FdCounts {
+            value: c.value,
+            time_enabled: c.time_enabled,
+            time_running: c.time_running,
+        })
+    }
+}
+
+/// Opens `attrs` on `scope` as one group, disabled, with [`READ_FORMAT`]
+/// and `inherit` as asked.
+pub(super) fn open_group<const N: usize>(
+    attrs: &[Attr; N],
+    scope: Scope,
+    inherit: bool,
+) -> Result<[GroupFd<N>; N], MonitorError> {
+    if N > MAX_EVENTS {
+        return Err(MonitorError::TooManyEvents { given: N });
+    }
+    let mut fds: [Option<EventFd>; N] = [const { None }; N];
+    for (index, attr) in attrs.iter().enumerate() {
+        let attr = attr
+            .disabled(index == 0)
+            .inherit(inherit)
+            .read_format(READ_FORMAT);
+        let fd = open_one(index, &attr, scope, fds[0].as_ref())?;
+        fds[index] = Some(fd);
+    }
+    let mut fds = fds.into_iter();
+    Ok(core::array::from_fn(|index| GroupFd {
+        fd: fds
+            .next()
+            .flatten()
+            .expect("one fd per event, opened above"),
+        index,
+    }))
+}
+
+/// Maps each event's page and makes its reader (the calling thread's
+/// events: the counter instruction is allowed).
+pub(super) fn map_readers<const N: usize>(
+    fds: [GroupFd<N>; N],
+) -> Result<[CounterReader<UserPage, GroupFd<N>>; N], MonitorError> {
+    let mut pages: [Option<UserPage>; N] = [const { None }; N];
+    for (index, fd) in fds.iter().enumerate() {
+        let page =
+            UserPage::map(fd.fd.raw()).map_err(|error| MonitorError::Map { index, error })?;
+        pages[index] = Some(page);
+    }
+    let mut pages = pages.into_iter();
+    let mut fds = fds.into_iter();
+    Ok(core::array::from_fn(|_| {
+        let page = pages
+            .next()
+            .flatten()
+            .expect("one page per event, mapped above");
+        let fd = fds.next().expect("one fd per event");
+        CounterReader::new(page, fd, EventTarget::as_opened(0, -1))
+    }))
+}
+
+/// Every event through the counter instruction, or `None` as soon as one
+/// cannot be (then the caller makes one group read for all).
+#[inline]
+pub(super) fn read_user_space<const N: usize>(
+    readers: &[CounterReader<UserPage, GroupFd<N>>; N],
+) -> Option<[Count; N]> {
+    let mut out = [Count::default(); N];
+    for (slot, reader) in out.iter_mut().zip(readers) {
+        if !reader.may_use_counter() {
+            return None;
+        }
+        let snap = reader.snapshot().ok()?;
+        if !snap.cap_user_rdpmc() || snap.index == 0 {
+            return None;
+        }
+        let (value, _) = snap.count()?;
+        let times = snap.times();
+        *slot = Count {
+            value,
+            time_enabled: times.enabled,
+            time_running: times.running,
+            user_space: true,
+        };
+    }
+    Some(out)
+}

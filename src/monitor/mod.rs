@@ -1,0 +1,437 @@
+//! Self-monitoring for benchmark harnesses: a group of events opened once
+//! and kept counting, read around a region.
+//!
+//! # Cost of a region
+//!
+//! A region is two reads of the whole group ([`Monitor::start`],
+//! [`Monitor::stop`]) and the difference between them; nothing is enabled,
+//! disabled or reset per region (the group is enabled once, at open, with
+//! one `PERF_EVENT_IOC_ENABLE` carrying `PERF_IOC_FLAG_GROUP`).
+//!
+//! - **User-space path**: when every event of the group is on the PMU and
+//!   its page allows the counter instruction (`rdpmc`, `mrs`, `csrr`; see
+//!   [`crate::userpage`]), each read is a seqlock snapshot per event and
+//!   **no system call**.
+//! - **`read(2)` path** (software events, no user access, an event not on
+//!   the PMU right now, or counting other threads): each read is **one
+//!   `read(2)` of the leader with `PERF_FORMAT_GROUP`**, which returns
+//!   every member's value and the group's times: **2 system calls per
+//!   region**, whatever the number of events.
+//!
+//! # Which threads are counted ([`Threads`])
+//!
+//! - [`Threads::Caller`]: the calling thread only. User-space reads are
+//!   possible.
+//! - [`Threads::CallerAndNew`]: the calling thread and every thread (and
+//!   process) it creates after the monitor is opened, with the attr's
+//!   `inherit` bit. A child's counts are added to the group when it exits,
+//!   and a read sums the children still running (`perf_event_read_value`
+//!   walks the child events), so a region that starts and joins threads
+//!   counts all of their work. Threads that existed before the monitor was
+//!   opened are not counted (use `ThreadSet` for them). Always the
+//!   `read(2)` path: a counter register holds only the current thread's
+//!   count, and the kernel refuses to map the page of an inherited per-task
+//!   event.
+//! - `ThreadSet` (std): the same group opened on each thread of a given
+//!   list of thread ids; a read sums one group read per thread.
+//!
+//! # Kernel limits
+//!
+//! - `inherit` with `PERF_FORMAT_GROUP`: refused with EINVAL before Linux
+//!   4.13 (commit ba5213ae6b88 moved the check to `PERF_SAMPLE_READ`).
+//!   [`MonitorError::Open`] says so when the running kernel is older.
+//! - `inherit` with `PERF_SAMPLE_READ` in `sample_type`: refused before
+//!   Linux 6.12; since 6.12 accepted only together with `PERF_SAMPLE_TID`.
+//!   A monitor counts and never samples, but an attr that carries these bits
+//!   gets the explanation instead of a bare EINVAL.
+//!
+//! ```
+//! use perf_event_core::attr::Attr;
+//! use perf_event_core::event::{Event, Software};
+//! use perf_event_core::monitor::Monitor;
+//!
+//! let mut m = Monitor::open([
+//!     Attr::new(Event::Software(Software::TaskClock)),
+//!     Attr::new(Event::Software(Software::PageFaults)),
+//! ])?;
+//! let (sum, [clock, faults]) = m.measure(|| (0..1_000_000u64).sum::<u64>())?;
+//! assert!(clock.value > 0 && sum > 0);
+//! # let _ = faults;
+//! # Ok::<(), perf_event_core::monitor::MonitorError>(())
+//! ```
+//!
+//! std adds `ThreadSet`, `Counter` (named events with errors that say
+//! which software event works where a hardware one is missing) and
+//! `stats`, the harness-agnostic measuring API.
+
+#[cfg(feature = "std")]
+mod counter;
+mod group;
+#[cfg(feature = "std")]
+pub mod stats;
+#[cfg(feature = "std")]
+mod threads;
+
+#[cfg(feature = "std")]
+pub use counter::{Counter, CounterError, CounterErrorKind};
+pub use group::{GroupFd, MAX_EVENTS};
+#[cfg(feature = "std")]
+pub use threads::ThreadSet;
+
+use crate::abi::KernelVersion;
+use crate::attr::Attr;
+use crate::open::{open, OpenError, OpenFlags, Scope};
+use crate::sys;
+use crate::userpage::{CounterReader, FdReadError, MapError, UserPage};
+use core::fmt;
+
+/// `read_format` of every monitored event: the group's values in one
+/// `read(2)`, with the times that make multiplexed counts scalable.
+pub const READ_FORMAT: u64 = (sys::PERF_FORMAT_GROUP
+    | sys::PERF_FORMAT_TOTAL_TIME_ENABLED
+    | sys::PERF_FORMAT_TOTAL_TIME_RUNNING) as u64;
+
+/// Which threads a monitor counts (see the [module docs](self)).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
+pub enum Threads {
+    /// The thread that opens the monitor.
+    #[default]
+    Caller,
+    /// That thread and every thread or process it creates afterwards
+    /// (`inherit`); read through `read(2)` only.
+    CallerAndNew,
+}
+
+/// Why a monitor could not be set up or read.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum MonitorError {
+    /// Opening event `index` failed.
+    Open {
+        /// Which event (0 = the group leader).
+        index: usize,
+        /// Why.
+        error: OpenError,
+        /// Whether the attr had `inherit` (for the kernel-limit explanation).
+        inherit: bool,
+        /// `sample_type` of the attr (PERF_SAMPLE_READ matters with inherit).
+        sample_type: u64,
+    },
+    /// Mapping event `index`'s metadata page failed.
+    Map {
+        /// Which event.
+        index: usize,
+        /// Why.
+        error: MapError,
+    },
+    /// The group read failed.
+    Read(FdReadError),
+    /// Enabling the group failed.
+    Control(crate::errno::Errno),
+    /// More events than [`MAX_EVENTS`] in one group.
+    TooManyEvents {
+        /// Events given.
+        given: usize,
+    },
+}
+
+const SAMPLE_READ: u64 = sys::PERF_SAMPLE_READ as u64;
+
+impl MonitorError {
+    /// The kernel-limit explanation of an EINVAL with inherit, for the
+    /// `running` kernel (appended to the open error's text).
+    fn explain_inherit(
+        &self,
+        running: Option<KernelVersion>,
+        f: &mut fmt::Formatter<'_>,
+    ) -> fmt::Result {
+        let MonitorError::Open {
+            error,
+            inherit: true,
+            sample_type,
+            ..
+        } = self
+        else {
+            return Ok(());
+        };
+        if error.errno.map(|e| e.0) != Some(libc::EINVAL) {
+            return Ok(());
+        }
+        let older = |v| running.is_some_and(|r| !r.at_least(v));
+        if older(KernelVersion::new(4, 13, 0)) {
+            write!(
+                f,
+                "; this kernel ({}) refuses inherit with PERF_FORMAT_GROUP (allowed since Linux \
+                 4.13): count the calling thread only (Threads::Caller) or list the threads \
+                 (ThreadSet)",
+                running.unwrap_or(KernelVersion::new(0, 0, 0))
+            )?;
+        }
+        if sample_type & SAMPLE_READ != 0 {
+            let v612 = KernelVersion::new(6, 12, 0);
+            if older(v612) {
+                f.write_str(
+                    "; inherit with PERF_SAMPLE_READ is refused before Linux 6.12: drop \
+                     PERF_SAMPLE_READ (a monitor reads counts with read(2)) or inherit",
+                )?;
+            }
+        }
+        Ok(())
+    }
+}
+
+impl fmt::Display for MonitorError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            MonitorError::Open { index, error, .. } => {
+                write!(f, "monitor event {index}: {error}")?;
+                self.explain_inherit(KernelVersion::running(), f)
+            }
+            MonitorError::Map { index, error } => write!(f, "monitor event {index}: {error}"),
+            MonitorError::Read(error) => write!(f, "reading the monitor's group: {error}"),
+            MonitorError::Control(e) => write!(f, "enabling the monitor's group: {e}"),
+            MonitorError::TooManyEvents { given } => write!(
+                f,
+                "{given} events in one monitor: at most {MAX_EVENTS} (the group read buffer)"
+            ),
+        }
+    }
+}
+
+#[cfg(feature = "std")]
+impl std::error::Error for MonitorError {}
+
+/// One event's count and times at one instant (one read of the group).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub struct Count {
+    /// The count so far.
+    pub value: u64,
+    /// ns the event has been enabled.
+    pub time_enabled: u64,
+    /// ns it has been on the PMU.
+    pub time_running: u64,
+    /// Whether the counter instruction made this read (no syscall).
+    pub user_space: bool,
+}
+
+/// One event's count over a measured region.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub struct Measured {
+    /// The count over the region.
+    pub value: u64,
+    /// ns the event was enabled during the region.
+    pub time_enabled: u64,
+    /// ns it was on the PMU during the region.
+    pub time_running: u64,
+    /// Whether both reads used the counter instruction (no syscall).
+    pub user_space: bool,
+}
+
+impl Measured {
+    /// The region between two reads of the same event.
+    pub const fn between(start: &Count, end: &Count) -> Measured {
+        Measured {
+            value: end.value.wrapping_sub(start.value),
+            time_enabled: end.time_enabled.saturating_sub(start.time_enabled),
+            time_running: end.time_running.saturating_sub(start.time_running),
+            user_space: start.user_space && end.user_space,
+        }
+    }
+
+    /// `value * enabled / running` in 128 bits; `None` if it never ran.
+    pub const fn scaled(&self) -> Option<u64> {
+        crate::userpage::time::scale(self.value, self.time_enabled, self.time_running)
+    }
+
+    /// `running / enabled`: 1.0 when the event was on the PMU the whole
+    /// region, less when it was multiplexed; `None` for an empty region.
+    pub fn running_fraction(&self) -> Option<f64> {
+        (self.time_enabled != 0).then(|| self.time_running as f64 / self.time_enabled as f64)
+    }
+}
+
+/// Per-element [`Measured::between`] of two group reads.
+pub fn between<const N: usize>(start: &[Count; N], end: &[Count; N]) -> [Measured; N] {
+    core::array::from_fn(|i| Measured::between(&start[i], &end[i]))
+}
+
+/// `N` events opened as one group (the first leads) and kept enabled;
+/// [`Monitor::start`] / [`Monitor::stop`] read them around a region. See
+/// the [module docs](self) for the paths and their system calls.
+///
+/// Not `Send`: user-space counter reads are valid only on the thread that
+/// opened the events.
+#[derive(Debug)]
+pub struct Monitor<const N: usize> {
+    events: Events<N>,
+    threads: Threads,
+    start: [Count; N],
+}
+
+/// The group's fds, with their user-space readers when that path may be
+/// taken ([`Threads::Caller`]).
+#[derive(Debug)]
+enum Events<const N: usize> {
+    UserSpace([CounterReader<UserPage, GroupFd<N>>; N]),
+    ReadOnly([GroupFd<N>; N]),
+}
+
+impl<const N: usize> Monitor<N> {
+    /// Opens `attrs` on the calling thread as one group.
+    /// [`Monitor::open_for`] with [`Threads::Caller`].
+    pub fn open(attrs: [Attr; N]) -> Result<Monitor<N>, MonitorError> {
+        Monitor::open_for(attrs, Threads::Caller)
+    }
+
+    /// Opens `attrs` as one group (the first leads) counting `threads`,
+    /// maps each event's metadata page when user-space reads are possible,
+    /// and enables the group (one ioctl). Each attr gets `read_format`
+    /// [`READ_FORMAT`], `inherit` per `threads`, and is opened disabled;
+    /// other settings (exclude bits, config1 user-access bits) are the
+    /// caller's.
+    pub fn open_for(attrs: [Attr; N], threads: Threads) -> Result<Monitor<N>, MonitorError> {
+        const { assert!(N > 0, "a monitor needs at least one event") };
+        let inherit = threads == Threads::CallerAndNew;
+        let fds = group::open_group(&attrs, Scope::this_thread(), inherit)?;
+        let events = if inherit {
+            Events::ReadOnly(fds)
+        } else {
+            Events::UserSpace(group::map_readers(fds)?)
+        };
+        let monitor = Monitor {
+            events,
+            threads,
+            start: [Count::default(); N],
+        };
+        monitor
+            .leader()
+            .fd()
+            .enable(true)
+            .map_err(MonitorError::Control)?;
+        Ok(monitor)
+    }
+
+    /// Which threads it counts.
+    pub fn threads(&self) -> Threads {
+        self.threads
+    }
+
+    /// Reads every event now: the counter instruction for all of them when
+    /// each page allows it, else one group `read(2)`.
+    #[inline]
+    pub fn read(&self) -> Result<[Count; N], MonitorError> {
+        if let Events::UserSpace(readers) = &self.events {
+            if let Some(counts) = group::read_user_space(readers) {
+                return Ok(counts);
+            }
+        }
+        self.leader().read_group().map_err(MonitorError::Read)
+    }
+
+    /// Marks the start of a region.
+    #[inline]
+    pub fn start(&mut self) -> Result<(), MonitorError> {
+        self.start = self.read()?;
+        Ok(())
+    }
+
+    /// The counts since [`Monitor::start`].
+    #[inline]
+    pub fn stop(&mut self) -> Result<[Measured; N], MonitorError> {
+        let end = self.read()?;
+        Ok(between(&self.start, &end))
+    }
+
+    /// Runs `f` between [`Monitor::start`] and [`Monitor::stop`].
+    #[inline]
+    pub fn measure<R>(
+        &mut self,
+        f: impl FnOnce() -> R,
+    ) -> Result<(R, [Measured; N]), MonitorError> {
+        self.start()?;
+        let r = f();
+        Ok((r, self.stop()?))
+    }
+
+    /// The group leader's fd (owned by the monitor).
+    pub fn leader(&self) -> &GroupFd<N> {
+        match &self.events {
+            Events::UserSpace(readers) => readers[0].fd(),
+            Events::ReadOnly(fds) => &fds[0],
+        }
+    }
+
+    /// The user-space readers, one per event, when the monitor may take the
+    /// user-space path (e.g. to check the pages' capabilities).
+    pub fn readers(&self) -> Option<&[CounterReader<UserPage, GroupFd<N>>; N]> {
+        match &self.events {
+            Events::UserSpace(readers) => Some(readers),
+            Events::ReadOnly(_) => None,
+        }
+    }
+}
+
+/// Opens with `attr`'s own errors mapped to [`MonitorError::Open`].
+fn open_one(
+    index: usize,
+    attr: &Attr,
+    scope: Scope,
+    leader: Option<&crate::fd::EventFd>,
+) -> Result<crate::fd::EventFd, MonitorError> {
+    open(attr, scope, leader, OpenFlags::new()).map_err(|error| {
+        let raw = attr.to_raw();
+        MonitorError::Open {
+            index,
+            error,
+            inherit: attr.get_flag(crate::abi::bitfield::attr::INHERIT) != 0,
+            sample_type: raw.sample_type,
+        }
+    })
+}
+
+#[cfg(all(test, feature = "std"))]
+mod tests {
+    use super::*;
+    use crate::errno::Errno;
+
+    struct Explained(MonitorError, KernelVersion);
+
+    impl fmt::Display for Explained {
+        fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+            self.0.explain_inherit(Some(self.1), f)
+        }
+    }
+
+    fn einval(inherit: bool, sample_type: u64) -> MonitorError {
+        MonitorError::Open {
+            index: 0,
+            error: OpenError {
+                errno: Some(Errno(libc::EINVAL)),
+                pre: None,
+                diagnosis: None,
+                hardware: false,
+                scope: None,
+            },
+            inherit,
+            sample_type,
+        }
+    }
+
+    #[test]
+    fn inherit_limits_are_explained_for_the_kernels_that_have_them() {
+        let old = KernelVersion::new(4, 9, 0);
+        let text = Explained(einval(true, 0), old).to_string();
+        assert!(
+            text.contains("PERF_FORMAT_GROUP (allowed since Linux 4.13)"),
+            "{text}"
+        );
+        let text = Explained(einval(true, SAMPLE_READ), KernelVersion::new(6, 1, 0)).to_string();
+        assert!(text.contains("before Linux 6.12"), "{text}");
+        assert!(!text.contains("4.13"), "6.1 allows group reads: {text}");
+        for quiet in [
+            Explained(einval(true, SAMPLE_READ), KernelVersion::new(6, 12, 0)),
+            Explained(einval(false, SAMPLE_READ), old),
+        ] {
+            assert_eq!(quiet.to_string(), "");
+        }
+    }
+}

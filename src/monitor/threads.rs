@@ -1,0 +1,84 @@
+//! [`ThreadSet`]: the same group on each thread of a list (std).
+
+use super::group::{open_group, GroupFd};
+use super::{between, Count, Measured, MonitorError, Threads};
+use crate::attr::Attr;
+use crate::open::Scope;
+
+/// A group of `N` events opened on each thread of a given list (and, with
+/// [`Threads::CallerAndNew`], on the threads each of them creates
+/// afterwards); a read sums the threads' group reads, one `read(2)` per
+/// thread. Counting other threads needs the ptrace-read permission on them
+/// (or CAP_PERFMON), as for `perf stat -t`.
+///
+/// The groups are enabled at open; a thread that exits keeps its last
+/// counts in its group, so the sums never go backwards.
+#[derive(Debug)]
+pub struct ThreadSet<const N: usize> {
+    groups: Vec<(libc::pid_t, [GroupFd<N>; N])>,
+    start: [Count; N],
+}
+
+impl<const N: usize> ThreadSet<N> {
+    /// Opens `attrs` as one group on each of `tids` (0 is the calling
+    /// thread) and enables them. `threads` chooses whether threads created
+    /// later by each listed thread are counted too (`inherit`).
+    pub fn open(
+        attrs: [Attr; N],
+        tids: &[libc::pid_t],
+        threads: Threads,
+    ) -> Result<ThreadSet<N>, MonitorError> {
+        const { assert!(N > 0, "a monitor needs at least one event") };
+        let inherit = threads == Threads::CallerAndNew;
+        let mut groups = Vec::with_capacity(tids.len());
+        for &tid in tids {
+            let fds = open_group(&attrs, Scope::thread(tid), inherit)?;
+            fds[0].fd().enable(true).map_err(MonitorError::Control)?;
+            groups.push((tid, fds));
+        }
+        Ok(ThreadSet {
+            groups,
+            start: [Count::default(); N],
+        })
+    }
+
+    /// The thread ids, in the order given.
+    pub fn tids(&self) -> impl Iterator<Item = libc::pid_t> + '_ {
+        self.groups.iter().map(|(tid, _)| *tid)
+    }
+
+    /// Each thread's counts now (one `read(2)` per thread).
+    pub fn read_each(&self) -> Result<Vec<[Count; N]>, MonitorError> {
+        self.groups
+            .iter()
+            .map(|(_, fds)| fds[0].read_group().map_err(MonitorError::Read))
+            .collect()
+    }
+
+    /// The sum over the threads now. The times are summed too (thread-ns),
+    /// so `running / enabled` stays the multiplexing fraction.
+    pub fn read(&self) -> Result<[Count; N], MonitorError> {
+        let mut sum = [Count::default(); N];
+        for (_, fds) in &self.groups {
+            let counts = fds[0].read_group().map_err(MonitorError::Read)?;
+            for (s, c) in sum.iter_mut().zip(counts) {
+                s.value = s.value.wrapping_add(c.value);
+                s.time_enabled = s.time_enabled.saturating_add(c.time_enabled);
+                s.time_running = s.time_running.saturating_add(c.time_running);
+            }
+        }
+        Ok(sum)
+    }
+
+    /// Marks the start of a region.
+    pub fn start(&mut self) -> Result<(), MonitorError> {
+        self.start = self.read()?;
+        Ok(())
+    }
+
+    /// The summed counts since [`ThreadSet::start`].
+    pub fn stop(&mut self) -> Result<[Measured; N], MonitorError> {
+        let end = self.read()?;
+        Ok(between(&self.start, &end))
+    }
+}
