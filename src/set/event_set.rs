@@ -8,7 +8,7 @@ use super::{Count, EventStatus, SetError};
 use crate::abi::bitfield::attr as flag;
 use crate::errno::Errno;
 use crate::fd::EventFd;
-use crate::linux::errno as e;
+use crate::linux::errno as os;
 use crate::open::{open, OpenError, OpenFlags, Scope};
 use crate::read_format::Counts;
 use crate::sys;
@@ -98,14 +98,14 @@ pub struct EventSet {
 fn is_unsupported(e: Errno) -> bool {
     matches!(
         e.0,
-        e::ENOENT
-            | e::EOPNOTSUPP
-            | e::ENODEV
-            | e::EINVAL
-            | e::E2BIG
-            | e::ENOSPC
-            | e::EBUSY
-            | e::EOVERFLOW
+        os::ENOENT
+            | os::EOPNOTSUPP
+            | os::ENODEV
+            | os::EINVAL
+            | os::E2BIG
+            | os::ENOSPC
+            | os::EBUSY
+            | os::EOVERFLOW
     )
 }
 
@@ -196,7 +196,7 @@ impl EventSet {
             Err(_) if policy == BudgetPolicy::InheritPerCpu => {
                 return set.open_inherit_fallback(pid.unwrap_or(threads.as_slice()[0]))
             }
-            Err(e) => return Err(SetError::Budget(e)),
+            Err(err) => return Err(SetError::Budget(err)),
         }
         let mut done = ThreadSet::default();
         let mut current = threads;
@@ -243,11 +243,11 @@ impl EventSet {
                 Ok(t) => t,
                 // The process exited after we opened its threads: what we
                 // have is all there will be.
-                Err(e) if e.errno.0 == e::ESRCH => {
+                Err(err) if err.errno.0 == os::ESRCH => {
                     set.attach.stable = true;
                     break;
                 }
-                Err(e) => return Err(SetError::Attach(e)),
+                Err(err) => return Err(SetError::Attach(err)),
             };
         }
         Ok(set)
@@ -262,7 +262,7 @@ impl EventSet {
         self.attach.inherit_fallback = true;
         for cpu in per_cpu {
             if let Outcome::ThreadGone = self.open_placement(cpu, main, true)? {
-                return Err(SetError::Attach(AttachError::new(main, Errno(e::ESRCH))));
+                return Err(SetError::Attach(AttachError::new(main, Errno(os::ESRCH))));
             }
         }
         self.attach.threads = 1;
@@ -326,13 +326,13 @@ impl EventSet {
                     }
                     Err(err) => {
                         let errno = err.errno.unwrap_or(Errno(0));
-                        if errno.0 == e::ESRCH {
+                        if errno.0 == os::ESRCH {
                             for (e, _) in &instance.fds {
                                 self.events[*e].opened -= 1;
                             }
                             return Ok(Outcome::ThreadGone);
                         }
-                        if errno.0 == e::EMFILE || errno.0 == e::ENFILE {
+                        if errno.0 == os::EMFILE || errno.0 == os::ENFILE {
                             return Err(SetError::Budget(BudgetError {
                                 needed: self.fds_wanted(),
                                 in_use: budget::fds_in_use(),
@@ -340,7 +340,7 @@ impl EventSet {
                                 errno: Some(errno),
                             }));
                         }
-                        if tid > 0 && matches!(errno.0, e::EACCES | e::EPERM) {
+                        if tid > 0 && matches!(errno.0, os::EACCES | os::EPERM) {
                             // Another process's thread: ptrace access and the
                             // paranoid level decide.
                             return Err(SetError::Attach(AttachError::new(tid, errno)));
@@ -396,7 +396,7 @@ impl EventSet {
                 if !info.fallback_used
                     && matches!(
                         err.errno.map(|e| e.0),
-                        Some(e::ENOENT | e::EINVAL | e::EOPNOTSUPP)
+                        Some(os::ENOENT | os::EINVAL | os::EOPNOTSUPP)
                     ) =>
             {
                 let r = open(&prepare(fallback), scope, leader, OpenFlags::new());

@@ -2,7 +2,7 @@
 //! `/proc/PID/task`, and why attaching to them may be refused.
 
 use crate::errno::Errno;
-use crate::linux::errno as e;
+use crate::linux::errno as os;
 use crate::sysfs::{Caller, Limits};
 use std::fmt;
 
@@ -38,7 +38,7 @@ impl ThreadSet {
         }
         if tids.is_empty() {
             // An exited process whose /proc entry lingers as a zombie.
-            return Err(AttachError::new(pid, Errno(e::ESRCH)));
+            return Err(AttachError::new(pid, Errno(os::ESRCH)));
         }
         Ok(ThreadSet::from_tids(tids))
     }
@@ -95,10 +95,10 @@ impl AttachError {
     }
 
     fn from_io(pid: i32, err: &std::io::Error) -> AttachError {
-        let errno = Errno(err.raw_os_error().unwrap_or(e::ENOENT));
+        let errno = Errno(err.raw_os_error().unwrap_or(os::ENOENT));
         // /proc/PID/task missing means the process does not exist.
-        let errno = if errno.0 == e::ENOENT {
-            Errno(e::ESRCH)
+        let errno = if errno.0 == os::ENOENT {
+            Errno(os::ESRCH)
         } else {
             errno
         };
@@ -110,8 +110,8 @@ impl fmt::Display for AttachError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let pid = self.pid;
         match self.errno.0 {
-            e::ESRCH => write!(f, "process {pid} does not exist (or has exited)"),
-            e::EACCES | e::EPERM => {
+            os::ESRCH => write!(f, "process {pid} does not exist (or has exited)"),
+            os::EACCES | os::EPERM => {
                 write!(f, "not permitted to attach to {pid} ({}): ", self.errno)?;
                 if self.perfmon {
                     f.write_str(
@@ -147,10 +147,10 @@ mod tests {
         let me = ThreadSet::of_process(std::process::id() as i32).unwrap();
         assert!(me.contains(std::process::id() as i32));
         let gone = ThreadSet::of_process(i32::MAX).unwrap_err();
-        assert_eq!(gone.errno, Errno(e::ESRCH));
+        assert_eq!(gone.errno, Errno(os::ESRCH));
         let denied = AttachError {
             pid: 1,
-            errno: Errno(e::EACCES),
+            errno: Errno(os::EACCES),
             paranoid: Some(2),
             perfmon: false,
         };
