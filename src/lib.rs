@@ -55,11 +55,13 @@
     doc = "- [`probe`]: which flags and attr size the running kernel accepts.
 - [`sysfs`]: PMUs, format bit ranges, event aliases, tracefs ids, kprobe /
   uprobe events, system limits.
-- [`parse`]: perf-style event strings to attrs and groups."
+- [`parse`]: perf-style event strings to attrs and groups.
+- [`set`]: event sets: groups on every CPU, every thread of a running
+  process and every core type, one fd table, read together and aggregated."
 )]
 #![cfg_attr(
     not(feature = "std"),
-    doc = "`probe`, `sysfs` and `parse` (not in this build: feature `std` is off)."
+    doc = "`probe`, `sysfs`, `parse` and `set` (not in this build: feature `std` is off)."
 )]
 //!
 //! ## Features
