@@ -78,6 +78,7 @@
 
 pub mod abi;
 pub mod attr;
+pub mod byte_order;
 pub mod errno;
 pub mod event;
 pub mod fd;

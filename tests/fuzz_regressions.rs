@@ -4,7 +4,7 @@
 //! corpus seed (well-formed by construction) must parse.
 
 use perf_event_core::read_format::ReadFormat;
-use perf_event_core::record::{parse, SampleLayout};
+use perf_event_core::record::{parse, ByteOrder, Record, SampleLayout};
 use std::path::Path;
 
 /// The record_parse target's input decoding (kept identical to it).
@@ -20,10 +20,25 @@ fn record_parse(data: &[u8]) -> Option<bool> {
         regs_user: u32::from(data[9] & 63),
         regs_intr: u32::from(data[10] & 63),
         sample_id_all: data[11] & 1 != 0,
+        byte_order: if data[11] & 2 != 0 {
+            ByteOrder::Big
+        } else {
+            ByteOrder::Little
+        },
     };
+    // The same bytes as a stored attr of that byte order.
+    if perf_event_core::record::attr_from_bytes(&data[12..], layout.byte_order).is_ok() {
+        assert!(SampleLayout::from_attr_bytes(&data[12..], layout.byte_order).is_ok());
+    }
     Some(
         parse(&layout, &data[12..])
-            .map(|p| !format!("{p:?}").is_empty())
+            .map(|p| {
+                if let Record::Sample(s) = p.record {
+                    // An Ok parse returns every field the layout says is present.
+                    assert_eq!(s.unreturned_field(), None);
+                }
+                !format!("{p:?}").is_empty()
+            })
             .is_ok(),
     )
 }
@@ -37,6 +52,32 @@ fn read_format_parse(data: &[u8]) -> Option<bool> {
             .map(|r| (r.values().count(), r.counts().scaled()))
             .is_ok(),
     )
+}
+
+/// The trace_format target's input decoding (kept identical to it).
+fn trace_format(data: &[u8]) -> Option<bool> {
+    use perf_event_core::byte_order::ByteOrder;
+    use perf_event_core::sysfs::{TraceFormat, TraceValue};
+    let (&flags, rest) = data.split_first()?;
+    if rest.len() < 2 {
+        return None;
+    }
+    let n = usize::from(u16::from_le_bytes([rest[0], rest[1]])).min(rest.len() - 2);
+    let (text, payload) = rest[2..].split_at(n);
+    let order = if flags & 1 == 0 {
+        ByteOrder::Little
+    } else {
+        ByteOrder::Big
+    };
+    let Ok(f) = TraceFormat::parse(&String::from_utf8_lossy(text)) else {
+        return Some(false);
+    };
+    for field in &f.fields {
+        if let Ok(TraceValue::Array(a)) = f.value(field, payload, order) {
+            assert!((0..a.len().min(64)).all(|i| a.get(i).is_some()));
+        }
+    }
+    Some(f.decode(payload, order).is_ok())
 }
 
 fn inputs(dir: &str) -> Vec<(String, Vec<u8>)> {
@@ -54,9 +95,10 @@ fn inputs(dir: &str) -> Vec<(String, Vec<u8>)> {
 #[test]
 fn corpus_seeds_parse_and_findings_do_not_panic() {
     type Harness = fn(&[u8]) -> Option<bool>;
-    let targets: [(&str, Harness); 2] = [
+    let targets: [(&str, Harness); 3] = [
         ("record_parse", record_parse),
         ("read_format_parse", read_format_parse),
+        ("trace_format", trace_format),
     ];
     for (target, harness) in targets {
         let seeds = inputs(&format!("corpus/{target}"));

@@ -37,6 +37,11 @@ fn fd_error(e: ReadFailure) -> FdReadError {
             needed: expected,
             got,
         }) => FdReadError::Size { expected, got },
+        // A group of 0 members: only the header words came back.
+        ReadFailure::Format(ReadError::EmptyGroup) => FdReadError::Size {
+            expected: ReadFormat(READ_FORMAT).size(1),
+            got: ReadFormat(READ_FORMAT).size(0),
+        },
     }
 }
 

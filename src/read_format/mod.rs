@@ -6,6 +6,7 @@
 //! `value; [time_enabled]; [time_running]; [id]; [lost]`.
 //! With it: `nr; [time_enabled]; [time_running]; { value; [id]; [lost] } x nr`.
 
+use crate::byte_order::ByteOrder;
 use crate::sys;
 use core::fmt;
 
@@ -48,14 +49,30 @@ impl ReadFormat {
 
     /// Parses a `read(2)` result. The buffer must hold exactly what the
     /// kernel returned (`bytes_read` bytes); anything else is an error.
+    #[inline]
     pub fn parse(self, buf: &[u8]) -> Result<Reading<'_>, ReadError> {
+        self.parse_in(buf, ByteOrder::NATIVE)
+    }
+
+    /// [`ReadFormat::parse`] for values in `order` (a perf.data file or a
+    /// record from a machine of the other byte order). A group read must
+    /// hold at least one value (`nr >= 1`: the kernel always counts the
+    /// leader).
+    pub fn parse_in(self, buf: &[u8], order: ByteOrder) -> Result<Reading<'_>, ReadError> {
+        if self.is_group() && buf.len() >= 8 && buf[..8] == [0; 8] {
+            return Err(ReadError::EmptyGroup);
+        }
         if buf.len() % 8 != 0 || buf.len() < self.size(1) {
             return Err(ReadError::Size {
                 expected: self.size(1),
                 got: buf.len(),
             });
         }
-        let reading = Reading { format: self, buf };
+        let reading = Reading {
+            format: self,
+            buf,
+            swap: order.is_foreign(),
+        };
         if self.is_group() {
             let nr = reading.word(0);
             let want = (nr as usize).checked_mul(self.words_per_value() * 8);
@@ -96,6 +113,8 @@ pub enum ReadError {
         /// Bytes given.
         got: usize,
     },
+    /// A group read with `nr == 0`: the kernel always counts the leader.
+    EmptyGroup,
     /// The caller's buffer is smaller than the read needs.
     BufferTooSmall {
         /// Bytes needed.
@@ -103,6 +122,18 @@ pub enum ReadError {
         /// Bytes available.
         got: usize,
     },
+}
+
+impl ReadError {
+    /// A short, fixed description of what is wrong (for errors that embed it).
+    pub const fn reason(&self) -> &'static str {
+        match self {
+            ReadError::Size { .. } => "size does not match the read_format",
+            ReadError::GroupSize { .. } => "group nr does not match the size",
+            ReadError::EmptyGroup => "group read with nr == 0 (the leader is always counted)",
+            ReadError::BufferTooSmall { .. } => "buffer smaller than the read",
+        }
+    }
 }
 
 impl fmt::Display for ReadError {
@@ -122,6 +153,9 @@ impl fmt::Display for ReadError {
                 f,
                 "group read says {members} members ({expected} bytes) but holds {got} bytes"
             ),
+            ReadError::EmptyGroup => {
+                f.write_str("group read says 0 members, but the kernel always reports the leader")
+            }
             ReadError::BufferTooSmall { needed, got } => write!(
                 f,
                 "the buffer has {got} bytes but this event's read needs {needed} \
@@ -139,6 +173,7 @@ impl std::error::Error for ReadError {}
 pub struct Reading<'a> {
     format: ReadFormat,
     buf: &'a [u8],
+    swap: bool,
 }
 
 /// One event's value within a reading.
@@ -156,7 +191,12 @@ impl<'a> Reading<'a> {
     fn word(&self, i: usize) -> u64 {
         let mut w = [0u8; 8];
         w.copy_from_slice(&self.buf[8 * i..8 * i + 8]);
-        u64::from_ne_bytes(w)
+        let v = u64::from_ne_bytes(w);
+        if self.swap {
+            v.swap_bytes()
+        } else {
+            v
+        }
     }
 
     /// `PERF_FORMAT_TOTAL_TIME_ENABLED`: ns the event was enabled.

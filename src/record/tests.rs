@@ -96,6 +96,7 @@ fn sample_with_every_field_finds_each_in_order() {
         regs_user: 2,
         regs_intr: 1,
         sample_id_all: false,
+        ..Default::default()
     };
     // identifier ip pid/tid time addr id stream_id cpu/res period
     let mut body = u64s(&[1, 2]);
@@ -126,7 +127,7 @@ fn sample_with_every_field_finds_each_in_order() {
         (s.stream_id(), s.cpu(), s.period()),
         (Some(8), Some(9), Some(10))
     );
-    let read = s.read_values(&layout).unwrap().get(0).unwrap();
+    let read = s.read_values().unwrap().get(0).unwrap();
     assert_eq!((read.value, read.id), (11, Some(12)));
     assert_eq!(s.callchain().unwrap().get(0), Some(13));
     assert_eq!(s.raw(), Some(&[14u8; 4][..]));
@@ -193,7 +194,9 @@ fn mmap2_with_build_id() {
 fn every_known_type_parses_a_well_formed_body_and_rejects_a_short_one() {
     let layout = SampleLayout::default();
     for kind in 1..sys::PERF_RECORD_MAX {
-        let body = u64s(&[0; 8]);
+        // READ holds exactly pid/tid and the read_format's values (one u64).
+        let words = if kind == sys::PERF_RECORD_READ { 2 } else { 8 };
+        let body = u64s(&[0; 8][..words]);
         let bytes = record(kind, 0, &body);
         assert!(parse(&layout, &bytes).is_ok(), "type {kind}");
         for cut in 0..body.len() {

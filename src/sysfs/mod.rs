@@ -34,6 +34,7 @@ mod pmu;
 mod probe;
 mod terms;
 mod tracefs;
+mod tracefs_format;
 
 pub use alias::{Alias, Scale};
 pub use cpus::CpuList;
@@ -45,6 +46,9 @@ pub use probe::{Probe, ProbeEvent};
 pub(crate) use terms::parse_number;
 pub use terms::{Term, TermLexer, TermProblem, TermSyntaxError, TermValue};
 pub use tracefs::{Tracefs, TracepointError};
+pub use tracefs_format::{
+    FieldKind, TraceArray, TraceDecodeError, TraceField, TraceFormat, TraceFormatError, TraceValue,
+};
 
 use std::fmt;
 use std::path::{Path, PathBuf};

@@ -38,6 +38,9 @@ pub enum Need {
     /// A tracefs mount (or the right to mount it at /sys/kernel/tracing):
     /// tracepoint ids.
     Tracefs,
+    /// The perf tool (Debian `linux-perf`) and the right to `perf record`:
+    /// the tests that compare this crate with perf's own decoding.
+    PerfTool,
 }
 
 impl Need {
@@ -46,6 +49,7 @@ impl Need {
         match self {
             Need::Aarch64Pmu => "aarch64-pmu",
             Need::Tracefs => "tracefs",
+            Need::PerfTool => "perf-tool",
         }
     }
 }

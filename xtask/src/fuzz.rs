@@ -1,5 +1,6 @@
 //! `cargo xtask fuzz [SECONDS]`: each cargo-fuzz target of `fuzz/` (record
-//! and read_format parsers, sysfs format specs, event strings) for a
+//! and read_format parsers with their decoders, sysfs format specs, event
+//! strings, tracefs `format` files with raw-payload decoding) for a
 //! bounded time (default 25 s) on the checked-in corpus. New corpus
 //! entries go to `target/fuzz-corpus/<target>` and crash inputs to
 //! `target/fuzz-artifacts/<target>/`, so the tree stays clean; a crash
@@ -15,6 +16,7 @@ const TARGETS: &[&str] = &[
     "read_format_parse",
     "format_spec",
     "event_string",
+    "trace_format",
 ];
 
 /// The per-target time `cargo xtask ci` gives.

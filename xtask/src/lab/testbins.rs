@@ -26,6 +26,8 @@ pub const TARGETS: &[&str] = &[
     "userpage_pmu",
     "monitor_kernel",
     "monitor_threads",
+    "perf_compare",
+    "foreign_records",
     "set_kernel",
 ];
 
