@@ -78,7 +78,7 @@ fn system_wide_task_clock_per_cpu() {
     )
     .unwrap();
     assert_eq!(set.fd_count(), online.len());
-    let busy = Duration::from_millis(400);
+    let busy = Duration::from_millis(1000);
     let start = std::sync::Arc::new(std::sync::Barrier::new(online.len() + 1));
     let threads: Vec<_> = online
         .as_slice()
@@ -96,8 +96,10 @@ fn system_wide_task_clock_per_cpu() {
             })
         })
         .collect();
-    start.wait();
+    // Enabled before the threads are released: with every CPU spinning,
+    // this thread might otherwise wait for a CPU to enable the set.
     set.enable().unwrap();
+    start.wait();
     let spun: Vec<Duration> = threads.into_iter().map(|t| t.join().unwrap()).collect();
     set.disable().unwrap();
     let counts = set.read_all().unwrap().to_vec();
