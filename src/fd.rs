@@ -208,7 +208,14 @@ impl EventFd {
             let reading = self.read_into(&mut buf)?;
             return Ok(reading.counts());
         }
-        Ok(self.read_into(&mut buf[..needed])?.counts())
+        let n = self
+            .fd
+            .read(&mut buf[..needed])
+            .map_err(ReadFailure::Errno)?;
+        if n == 0 {
+            return Err(ReadFailure::EndOfFile);
+        }
+        self.format.counts(&buf[..n]).map_err(ReadFailure::Format)
     }
 }
 

@@ -25,6 +25,8 @@
 //!
 //! - [`linux`]: the raw layer: the syscall, one function per ioctl, prctl,
 //!   and the plain OS calls, exactly as the kernel defines them.
+//! - [`migration`]: moving from perf-event-open-sys / perf-event-open-sys2,
+//!   item by item, with compiled examples.
 //! - [`sys`]: the kernel's perf ABI as bindgen generates it from the UAPI
 //!   headers, vendored per architecture (or generated at build time with
 //!   feature `bindgen`).
@@ -52,7 +54,8 @@
 //!
 #![cfg_attr(
     feature = "std",
-    doc = "- [`probe`]: which flags and attr size the running kernel accepts.
+    doc = "- [`features`]: which flags and attr size the running kernel accepts,
+  found by opening cheap events.
 - [`sysfs`]: PMUs, format bit ranges, event aliases, tracefs ids, kprobe /
   uprobe events, system limits.
 - [`parse`]: perf-style event strings to attrs and groups.
@@ -61,7 +64,7 @@
 )]
 #![cfg_attr(
     not(feature = "std"),
-    doc = "`probe`, `sysfs`, `parse` and `set` (not in this build: feature `std` is off)."
+    doc = "`features`, `sysfs`, `parse` and `set` (not in this build: feature `std` is off)."
 )]
 //!
 //! ## Features
@@ -82,14 +85,15 @@ pub mod byte_order;
 pub mod errno;
 pub mod event;
 pub mod fd;
+#[cfg(feature = "std")]
+pub mod features;
 #[allow(unsafe_code)]
 pub mod linux;
+pub mod migration;
 pub mod monitor;
 pub mod open;
 #[cfg(feature = "std")]
 pub mod parse;
-#[cfg(feature = "std")]
-pub mod probe;
 pub mod read_format;
 pub mod record;
 #[allow(unsafe_code)]

@@ -126,12 +126,12 @@ fn validation_errors_never_reach_the_kernel() {
 
 #[test]
 fn kernel_feature_probe_agrees_with_the_version_table() {
-    let features = perf_event_core::probe::KernelFeatures::probe();
+    let features = perf_event_core::features::KernelFeatures::detect();
     println!("{features}");
     let k = running();
     assert_eq!(features.attr_size, kernel_attr_size(k));
     for (name, since, support) in &features.flags {
-        use perf_event_core::probe::Support;
+        use perf_event_core::features::Support;
         // exclude_* and precise_ip may be refused by software events; flags
         // newer than the kernel must be refused, older ones known.
         if !k.at_least(*since) {

@@ -252,3 +252,57 @@ fn cloexec_is_on_by_default() {
     let flags = unsafe { libc::fcntl(keep.raw(), libc::F_GETFD) };
     assert_eq!(flags & libc::FD_CLOEXEC, 0);
 }
+
+#[test]
+fn open_with_size_passes_the_exact_size() {
+    use perf_event_core::attr::Diagnosis;
+    use perf_event_core::linux::fields::ATTR_SIZE;
+    use perf_event_core::open::open_with_size;
+    let attr = sw(Software::CpuClock);
+    let here = || (Scope::this_thread(), None, OpenFlags::new());
+    // 0 is PERF_ATTR_SIZE_VER0 for the kernel.
+    let (scope, group, flags) = here();
+    assert!(open_with_size(&attr, 0, scope, group, flags).is_ok());
+    // 1 is below every published size: E2BIG, with the kernel's own size
+    // written back and reported.
+    let (scope, group, flags) = here();
+    let err = open_with_size(&attr, 1, scope, group, flags).unwrap_err();
+    assert_eq!(err.errno.map(|e| e.0), Some(libc::E2BIG));
+    match err.diagnosis {
+        Some(Diagnosis::TooBig(b)) => assert!(b.kernel_size >= 64, "{b:?}"),
+        other => panic!("{other:?}"),
+    }
+    // Above the struct: refused before the call.
+    let (scope, group, flags) = here();
+    let err = open_with_size(&attr, ATTR_SIZE as u32 + 8, scope, group, flags).unwrap_err();
+    assert_eq!(
+        err.pre,
+        Some(PreSyscall::SizeBeyondStruct {
+            size: ATTR_SIZE as u32 + 8,
+            max: ATTR_SIZE as u32
+        })
+    );
+    assert!(err.to_string().contains("larger buffer"), "{err}");
+}
+
+#[test]
+fn open_flags_round_trip_raw_bits() {
+    for bits in [0u64, 1, 2, 4, 8, 1 | 8, 0xff] {
+        assert_eq!(OpenFlags::from_bits(bits).bits(), bits);
+    }
+    assert_eq!(
+        OpenFlags::from_bits(sys::PERF_FLAG_FD_CLOEXEC as u64),
+        OpenFlags::new()
+    );
+    // Flags without CLOEXEC open an fd that survives exec.
+    let fd = open(
+        &sw(Software::CpuClock),
+        Scope::this_thread(),
+        None,
+        OpenFlags::from_bits(0),
+    )
+    .unwrap();
+    // SAFETY: F_GETFD on an open fd.
+    let fd_flags = unsafe { libc::fcntl(fd.raw(), libc::F_GETFD) };
+    assert_eq!(fd_flags & libc::FD_CLOEXEC, 0);
+}

@@ -3,9 +3,10 @@
 //! time_shift 0..=31; time_mult up to u32::MAX; timestamps across the
 //! time_mask wrap; scaling with huge counts.
 
+use perf_event_core::read_format::scale;
 use perf_event_core::userpage::time::{
-    correct_negative_count, counter_value, cycles_to_ns, extrapolate, scale, short_cycles,
-    sign_extend, TimeConversion,
+    correct_negative_count, counter_value, cycles_to_ns, extrapolate, short_cycles, sign_extend,
+    TimeConversion,
 };
 use proptest::prelude::*;
 

@@ -8,7 +8,7 @@
 use perf_event_core::linux::mmap::page_size;
 use perf_event_core::sys;
 use perf_event_core::userpage::{
-    CounterFd, CounterReader, EventTarget, FallbackReason, FdCounts, FdReadError, RawCounterFd,
+    CounterFd, CounterReader, EventTarget, FallbackReason, FdReadError, RawCounterFd,
     ReadFormatError, ReadPath, UserPage, REQUIRED_READ_FORMAT,
 };
 use std::io::Error;
@@ -56,14 +56,21 @@ fn close(fd: libc::c_int) {
     unsafe { libc::close(fd) };
 }
 
+/// One event's value and times as `read(2)` returned them.
+struct Direct {
+    value: u64,
+    time_enabled: u64,
+    time_running: u64,
+}
+
 /// `read(2)` with read_format TOTAL_TIME_ENABLED | TOTAL_TIME_RUNNING,
 /// written out here so the reader is compared with an independent read.
-fn raw_read(fd: libc::c_int) -> FdCounts {
+fn raw_read(fd: libc::c_int) -> Direct {
     let mut buf = [0u64; 3];
     // SAFETY: 24 writable bytes.
     let n = unsafe { libc::read(fd, buf.as_mut_ptr().cast(), 24) };
     assert_eq!(n, 24, "read: {}", Error::last_os_error());
-    FdCounts {
+    Direct {
         value: buf[0],
         time_enabled: buf[1],
         time_running: buf[2],
@@ -214,8 +221,8 @@ fn the_fallback_parses_exactly_what_read_format_implies() {
         let n = unsafe { libc::read(fd, buf.as_mut_ptr().cast(), 40) };
         assert_eq!(n as usize, raw.read_size());
         assert_eq!(
-            (counts.value, counts.time_enabled, counts.time_running),
-            (buf[0], buf[1], buf[2])
+            (counts.value, counts.enabled, counts.running),
+            (buf[0], Some(buf[1]), Some(buf[2]))
         );
         // The same fd with a read_format it was not opened with: the size
         // does not match, and the reader says so instead of guessing.

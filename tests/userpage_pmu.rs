@@ -14,7 +14,8 @@
 
 use perf_event_core::sys;
 use perf_event_core::userpage::{
-    CounterReader, EventTarget, RawCounterFd, ReadPath, Reading, UserPage, REQUIRED_READ_FORMAT,
+    CounterReader, CounterReading, EventTarget, RawCounterFd, ReadPath, UserPage,
+    REQUIRED_READ_FORMAT,
 };
 use std::io::Error;
 
@@ -157,7 +158,7 @@ fn check(name: &str, config: u32, config1: u64, expect_index: Option<u32>) {
     let width = if config1 & CONFIG1_LONG != 0 { 64 } else { 32 };
     assert_eq!(snap.pmc_width, width, "{name}: {snap:?}");
 
-    let read_both = || -> (Reading, u64) {
+    let read_both = || -> (CounterReading, u64) {
         let user = reader.read().expect("read");
         let direct = reader.fd().read_counts_checked();
         (user, direct)
@@ -207,7 +208,7 @@ impl ReadChecked for RawCounterFd {
     fn read_counts_checked(&self) -> u64 {
         use perf_event_core::userpage::CounterFd;
         let counts = self.read_counts().expect("read(2)");
-        assert_eq!(counts.time_enabled, counts.time_running, "multiplexed");
+        assert_eq!(counts.enabled, counts.running, "multiplexed");
         counts.value
     }
 }

@@ -123,21 +123,20 @@ fn main() {
         std::thread::available_parallelism().map_or(0, |n| n.get()),
         kernel()
     );
-    // `bench records` / `bench region` / `bench sets` run only section
-    // 3 / 4 / 5.
-    let only = args.first().map(String::as_str);
-    if only.is_none() {
-        read_paths();
-        snapshots();
-    }
-    if only.is_none() || only == Some("records") {
-        records::run();
-    }
-    if only.is_none() || only == Some("region") {
-        region::run();
-    }
-    if only.is_none() || only == Some("sets") {
-        sets::run();
+    // `bench records` / `bench region` / `bench read` / `bench sets` run
+    // only section 3 / 4 / 1 / 6.
+    match args.first().map(String::as_str) {
+        Some("records") => records::run(),
+        Some("region") => region::run(),
+        Some("read") => read_paths(),
+        Some("sets") => sets::run(),
+        _ => {
+            read_paths();
+            snapshots();
+            records::run();
+            region::run();
+            sets::run();
+        }
     }
 }
 

@@ -43,13 +43,19 @@ fn summarize(runs: &[Run], i: usize) -> Summary {
             Outcome::NotCounted => return Summary::NotCounted,
             Outcome::Counted(c) => {
                 let value = match c.scaled() {
-                    Scaled::Exact(v) | Scaled::NoTimes(v) => v,
-                    Scaled::Estimated { value, .. } => value,
-                    Scaled::Inconsistent { value, .. } => value,
+                    Scaled::Exact(v) | Scaled::NoTimes(v) => v as f64,
+                    Scaled::Estimated { value, .. } => value as f64,
+                    Scaled::Inconsistent { value, .. } => value as f64,
+                    // Beyond u64: the estimate in floating point.
+                    Scaled::TooLarge {
+                        value,
+                        enabled,
+                        running,
+                    } => value as f64 * enabled as f64 / running as f64,
                     Scaled::NotCounted => return Summary::NotCounted,
                 };
                 let (ena, run_ns) = (c.enabled.unwrap_or(0), c.running.unwrap_or(0));
-                values.push(value as f64);
+                values.push(value);
                 running.push(run_ns as f64);
                 percent.push(if ena == 0 {
                     100.0

@@ -6,7 +6,9 @@
 //! - [`attr_size`]: the published `perf_event_attr` sizes.
 //! - [`bitfield`]: the bit fields of the attr flags word, `aux_action` and
 //!   the mmap page capabilities as constants over the raw word.
+//! - [`flags`]: typed flag sets for `sample_type` and `branch_sample_type`.
 //! - [`since`]: the kernel version of every attr field, flag and format bit.
+//! - [`paranoid`]: the `perf_event_paranoid` levels and what each allows.
 //! - [`ioctl`]: the `_IOC` encodings as `const fn`, and every perf ioctl
 //!   request composed for the target.
 //!
@@ -15,10 +17,14 @@
 
 pub mod attr_size;
 pub mod bitfield;
+pub mod flags;
 pub mod ioctl;
 pub mod layout;
+pub mod paranoid;
 pub mod since;
 
 pub use attr_size::AttrSize;
 pub use bitfield::BitField;
+pub use flags::{BranchSampleType, SampleType};
+pub use paranoid::Paranoid;
 pub use since::KernelVersion;

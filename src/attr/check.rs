@@ -126,7 +126,7 @@ impl fmt::Display for AttrError {
             } => write!(
                 f,
                 "{what} needs Linux {since}; this kernel is {running} and answers EINVAL: leave \
-                 it unset here (KernelFeatures::probe() tells what this kernel accepts)"
+                 it unset here (KernelFeatures::detect() tells what this kernel accepts)"
             ),
         }
     }

@@ -5,7 +5,6 @@
 use super::{Attr, AttrError};
 use crate::abi::since::{KernelVersion, FIELDS};
 use crate::abi::AttrSize;
-use crate::sys;
 use core::fmt;
 
 /// Bit of [`BeyondKernel`]'s mask for the aux_action word (no FIELDS entry).
@@ -147,24 +146,5 @@ impl Attr {
             }
         }
         Diagnosis::Errno(errno)
-    }
-
-    /// Opens this attr on the calling thread (any CPU) and closes it again:
-    /// whether the running kernel accepts it, and if not, why.
-    pub fn try_open(&self) -> Result<(), Diagnosis> {
-        self.check().map_err(Diagnosis::Invalid)?;
-        self.try_open_unchecked()
-    }
-
-    /// [`Attr::try_open`] without the crate's validation: the kernel decides
-    /// (feature probing; tests of the kernel's own checks).
-    pub fn try_open_unchecked(&self) -> Result<(), Diagnosis> {
-        let mut raw = self.to_raw();
-        let flags = sys::PERF_FLAG_FD_CLOEXEC as u64;
-        match crate::linux::fd::open(&mut raw, 0, -1, -1, flags) {
-            // Dropping the fd closes it.
-            Ok(_fd) => Ok(()),
-            Err(errno) => Err(self.diagnose(errno.0, raw.size, KernelVersion::running())),
-        }
     }
 }

@@ -33,7 +33,7 @@ pub use diagnose::{BeyondKernel, Diagnosis};
 pub use since::Requirement;
 
 use crate::abi::bitfield::{attr as flag, aux_action, BitField};
-use crate::abi::AttrSize;
+use crate::abi::{AttrSize, BranchSampleType, SampleType};
 use crate::event::Event;
 use crate::sys;
 
@@ -133,6 +133,17 @@ impl Attr {
     /// The `read_format` word.
     pub const fn read_format_word(&self) -> u64 {
         self.raw.read_format
+    }
+
+    /// `sample_type` as a typed set (set it with [`Attr::sample_type`],
+    /// e.g. `.sample_type(SampleType::IP.union(SampleType::TID).bits())`).
+    pub const fn get_sample_type(&self) -> SampleType {
+        SampleType(self.raw.sample_type)
+    }
+
+    /// `branch_sample_type` as a typed set.
+    pub const fn get_branch_sample_type(&self) -> BranchSampleType {
+        BranchSampleType(self.raw.branch_sample_type)
     }
 
     /// The raw flag word (the 64 bits after `read_format`).

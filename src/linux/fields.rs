@@ -104,3 +104,172 @@ impl sys::perf_event_attr {
         self._bitfield_1 = sys::__BindgenBitfieldUnit::new(word.to_ne_bytes());
     }
 }
+
+/// Getters and setters of one bit field of a word reached through a union
+/// member, named after the kernel's field.
+macro_rules! word_bits {
+    ($ty:ty, $word:ident / $set_word:ident : $w:ty, $module:path {
+        $($(#[$doc:meta])* $get:ident / $set:ident => $field:ident;)*
+    }) => {
+        impl $ty {
+            $(
+                $(#[$doc])*
+                #[inline]
+                pub const fn $get(&self) -> $w {
+                    use $module as m;
+                    m::$field.decode(self.$word() as u64) as $w
+                }
+
+                #[doc = concat!("Sets `", stringify!($get), "` (see [`Self::", stringify!($get), "`]).")]
+                #[inline]
+                pub fn $set(&mut self, value: $w) {
+                    use $module as m;
+                    let word = self.$word() as u64;
+                    let word = (word & !m::$field.mask()) | m::$field.encode(value as u64);
+                    self.$set_word(word as $w);
+                }
+            )*
+        }
+    };
+}
+
+word_bits!(sys::perf_event_attr, aux_action / set_aux_action: u32, crate::abi::bitfield::aux_action {
+    /// `aux_start_paused`: the AUX event starts paused (since Linux 6.13).
+    aux_start_paused / set_aux_start_paused => START_PAUSED;
+    /// `aux_pause`: on overflow, pause the group's AUX event (since Linux 6.13).
+    aux_pause / set_aux_pause => PAUSE;
+    /// `aux_resume`: on overflow, resume the group's AUX event (since Linux 6.13).
+    aux_resume / set_aux_resume => RESUME;
+});
+
+impl sys::perf_event_mmap_page {
+    /// The `capabilities` word (the union of the word and its bit fields;
+    /// since Linux 3.12, before that only `cap_usr_time` / `cap_usr_rdpmc`
+    /// in bit 0 and 1).
+    ///
+    /// On a copy of the page. The live, mapped page is written by the
+    /// kernel at any time: read it with the seqlock protocol of
+    /// [`crate::userpage`], never through a reference.
+    #[inline]
+    pub const fn capabilities(&self) -> u64 {
+        // SAFETY: both members are the same 64 bits of plain integer storage.
+        unsafe { self.__bindgen_anon_1.capabilities }
+    }
+
+    /// Sets the `capabilities` word (for simulations of the kernel's side).
+    #[inline]
+    pub fn set_capabilities(&mut self, word: u64) {
+        self.__bindgen_anon_1.capabilities = word;
+    }
+}
+
+word_bits!(sys::perf_event_mmap_page, capabilities / set_capabilities: u64, crate::abi::bitfield::mmap_caps {
+    /// `cap_bit0`: always 0 since Linux 3.12 (was `cap_usr_time`/`cap_usr_rdpmc`).
+    cap_bit0 / set_cap_bit0 => CAP_BIT0;
+    /// `cap_bit0_is_deprecated`: 1 since Linux 3.12: the bits below are valid.
+    cap_bit0_is_deprecated / set_cap_bit0_is_deprecated => CAP_BIT0_IS_DEPRECATED;
+    /// `cap_user_rdpmc`: user space may read the counter (since Linux 3.12).
+    cap_user_rdpmc / set_cap_user_rdpmc => CAP_USER_RDPMC;
+    /// `cap_user_time`: `time_shift`, `time_mult`, `time_offset` are valid (since Linux 3.12).
+    cap_user_time / set_cap_user_time => CAP_USER_TIME;
+    /// `cap_user_time_zero`: `time_zero` is valid (since Linux 3.12).
+    cap_user_time_zero / set_cap_user_time_zero => CAP_USER_TIME_ZERO;
+    /// `cap_user_time_short`: `time_cycles`, `time_mask` are valid (since Linux 5.12).
+    cap_user_time_short / set_cap_user_time_short => CAP_USER_TIME_SHORT;
+});
+
+/// Members of a union whose second member is bindgen's bit-field struct:
+/// the word, and each field through bindgen's own accessor on a copy.
+macro_rules! union_bitfields {
+    ($ty:ty, $word:ident / $set_word:ident : $w:ty {
+        $($(#[$doc:meta])* $get:ident / $set:ident;)*
+    }) => {
+        impl $ty {
+            #[doc = concat!("The whole word, `", stringify!($word), "`.")]
+            #[inline]
+            pub const fn $word(&self) -> $w {
+                // SAFETY: both members are the same plain integer storage.
+                unsafe { self.$word }
+            }
+
+            #[doc = concat!("Sets the whole word, `", stringify!($word), "`.")]
+            #[inline]
+            pub fn $set_word(&mut self, value: $w) {
+                self.$word = value;
+            }
+
+            $(
+                $(#[$doc])*
+                #[inline]
+                pub fn $get(&self) -> u64 {
+                    // SAFETY: both members are the same plain integer
+                    // storage: any bit pattern is a valid struct value.
+                    (unsafe { self.__bindgen_anon_1 }).$get() as u64
+                }
+
+                #[doc = concat!("Sets `", stringify!($get), "`.")]
+                #[inline]
+                pub fn $set(&mut self, value: u64) {
+                    // SAFETY: as in the getter.
+                    let mut bits = unsafe { self.__bindgen_anon_1 };
+                    bits.$set(value as _);
+                    self.__bindgen_anon_1 = bits;
+                }
+            )*
+        }
+    };
+}
+
+union_bitfields!(sys::perf_mem_data_src, val / set_val: u64 {
+    /// `mem_op`: `PERF_MEM_OP_*`, the type of access.
+    mem_op / set_mem_op;
+    /// `mem_lvl`: `PERF_MEM_LVL_*`, the memory hierarchy level (deprecated for `mem_lvl_num`).
+    mem_lvl / set_mem_lvl;
+    /// `mem_snoop`: `PERF_MEM_SNOOP_*`.
+    mem_snoop / set_mem_snoop;
+    /// `mem_lock`: `PERF_MEM_LOCK_*`.
+    mem_lock / set_mem_lock;
+    /// `mem_dtlb`: `PERF_MEM_TLB_*`.
+    mem_dtlb / set_mem_dtlb;
+    /// `mem_lvl_num`: `PERF_MEM_LVLNUM_*` (since Linux 4.14).
+    mem_lvl_num / set_mem_lvl_num;
+    /// `mem_remote`: remote access (since Linux 4.14).
+    mem_remote / set_mem_remote;
+    /// `mem_snoopx`: `PERF_MEM_SNOOPX_*` (since Linux 4.14).
+    mem_snoopx / set_mem_snoopx;
+    /// `mem_blk`: `PERF_MEM_BLK_*`, why the access was blocked (since Linux 5.12).
+    mem_blk / set_mem_blk;
+    /// `mem_hops`: `PERF_MEM_HOPS_*` (since Linux 5.16).
+    mem_hops / set_mem_hops;
+    /// `mem_region`: `PERF_MEM_REGION_*` (since Linux 6.17).
+    mem_region / set_mem_region;
+});
+
+impl sys::perf_sample_weight {
+    /// `full`: the whole 64-bit weight (`PERF_SAMPLE_WEIGHT`).
+    #[inline]
+    pub const fn full(&self) -> u64 {
+        // SAFETY: both members are the same 64 bits of plain integers.
+        unsafe { self.full }
+    }
+
+    /// Sets `full`.
+    #[inline]
+    pub fn set_full(&mut self, value: u64) {
+        self.full = value;
+    }
+
+    /// `var1_dw`, `var2_w`, `var3_w`: the three parts of
+    /// `PERF_SAMPLE_WEIGHT_STRUCT` (since Linux 5.12).
+    #[inline]
+    pub const fn parts(&self) -> sys::perf_sample_weight__bindgen_ty_1 {
+        // SAFETY: as in `full`.
+        unsafe { self.__bindgen_anon_1 }
+    }
+
+    /// Sets the three parts.
+    #[inline]
+    pub fn set_parts(&mut self, parts: sys::perf_sample_weight__bindgen_ty_1) {
+        self.__bindgen_anon_1 = parts;
+    }
+}

@@ -34,6 +34,7 @@
 //! - [`system`]: `uname(2)`, `getrlimit(2)`, `gettid(2)`, clock ids.
 //! - [`rlimit`]: `setrlimit(2)` (raising RLIMIT_NOFILE for event sets).
 
+mod debug;
 pub mod errno;
 pub mod fd;
 pub mod fields;

@@ -4,6 +4,7 @@
 use super::{Monitor, MonitorError, Threads};
 use crate::attr::Attr;
 use crate::event::{Event, Hardware, Software};
+use crate::linux::errno as e;
 use core::fmt;
 
 /// An event to count per benchmark iteration.
@@ -162,7 +163,7 @@ impl CounterError {
                 **error,
                 MonitorError::Open { error, .. } if matches!(
                 error.errno.map(|e| e.0),
-                Some(libc::ENOENT | libc::EOPNOTSUPP | libc::ENODEV)
+                Some(e::ENOENT | e::EOPNOTSUPP | e::ENODEV)
             )),
             _ => false,
         }

@@ -5,8 +5,9 @@ use super::{open_one, Count, MonitorError, READ_FORMAT};
 use crate::attr::Attr;
 use crate::fd::{EventFd, ReadFailure};
 use crate::open::Scope;
+use crate::read_format::Counts;
 use crate::read_format::{ReadError, ReadFormat};
-use crate::userpage::{CounterFd, CounterReader, EventTarget, FdCounts, FdReadError, UserPage};
+use crate::userpage::{CounterFd, CounterReader, EventTarget, FdReadError, UserPage};
 
 /// The most events one monitor reads in one `read(2)` (its stack buffer is
 /// `8 * (3 + MAX_EVENTS)` bytes). A PMU has far fewer counters; software
@@ -83,12 +84,12 @@ impl<const N: usize> GroupFd<N> {
 
 impl<const N: usize> CounterFd for GroupFd<N> {
     /// This member's value from one group read.
-    fn read_counts(&self) -> Result<FdCounts, FdReadError> {
+    fn read_counts(&self) -> Result<Counts, FdReadError> {
         let c = self.read_group()?[self.index];
-        Ok(FdCounts {
+        Ok(Counts {
             value: c.value,
-            time_enabled: c.time_enabled,
-            time_running: c.time_running,
+            enabled: Some(c.time_enabled),
+            running: Some(c.time_running),
         })
     }
 }

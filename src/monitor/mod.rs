@@ -153,7 +153,7 @@ impl MonitorError {
         else {
             return Ok(());
         };
-        if error.errno.map(|e| e.0) != Some(libc::EINVAL) {
+        if error.errno.map(|e| e.0) != Some(crate::linux::errno::EINVAL) {
             return Ok(());
         }
         let older = |v| running.is_some_and(|r| !r.at_least(v));
@@ -239,7 +239,7 @@ impl Measured {
 
     /// `value * enabled / running` in 128 bits; `None` if it never ran.
     pub const fn scaled(&self) -> Option<u64> {
-        crate::userpage::time::scale(self.value, self.time_enabled, self.time_running)
+        crate::read_format::scale(self.value, self.time_enabled, self.time_running)
     }
 
     /// `running / enabled`: 1.0 when the event was on the PMU the whole
@@ -405,11 +405,10 @@ mod tests {
         MonitorError::Open {
             index: 0,
             error: OpenError {
-                errno: Some(Errno(libc::EINVAL)),
+                errno: Some(Errno(crate::linux::errno::EINVAL)),
                 pre: None,
                 diagnosis: None,
-                hardware: false,
-                scope: None,
+                context: None,
             },
             inherit,
             sample_type,

@@ -3,6 +3,7 @@
 use super::group::{open_group, GroupFd};
 use super::{between, Count, Measured, MonitorError, Threads};
 use crate::attr::Attr;
+use crate::linux::types::pid_t;
 use crate::open::Scope;
 
 /// A group of `N` events opened on each thread of a given list (and, with
@@ -15,7 +16,7 @@ use crate::open::Scope;
 /// counts in its group, so the sums never go backwards.
 #[derive(Debug)]
 pub struct ThreadSet<const N: usize> {
-    groups: Vec<(libc::pid_t, [GroupFd<N>; N])>,
+    groups: Vec<(pid_t, [GroupFd<N>; N])>,
     start: [Count; N],
 }
 
@@ -25,7 +26,7 @@ impl<const N: usize> ThreadSet<N> {
     /// later by each listed thread are counted too (`inherit`).
     pub fn open(
         attrs: [Attr; N],
-        tids: &[libc::pid_t],
+        tids: &[pid_t],
         threads: Threads,
     ) -> Result<ThreadSet<N>, MonitorError> {
         const { assert!(N > 0, "a monitor needs at least one event") };
@@ -43,7 +44,7 @@ impl<const N: usize> ThreadSet<N> {
     }
 
     /// The thread ids, in the order given.
-    pub fn tids(&self) -> impl Iterator<Item = libc::pid_t> + '_ {
+    pub fn tids(&self) -> impl Iterator<Item = pid_t> + '_ {
         self.groups.iter().map(|(tid, _)| *tid)
     }
 

@@ -78,6 +78,14 @@ pub enum ModifierProblem {
     LeaderOnly(char),
 }
 
+impl fmt::Display for ModifierError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "modifier at offset {}: {}", self.at, self.problem)
+    }
+}
+
+impl std::error::Error for ModifierError {}
+
 impl fmt::Display for ModifierProblem {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {

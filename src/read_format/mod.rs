@@ -16,32 +16,51 @@ const ID: u64 = sys::PERF_FORMAT_ID as u64;
 const GROUP: u64 = sys::PERF_FORMAT_GROUP as u64;
 const LOST: u64 = sys::PERF_FORMAT_LOST as u64;
 
-/// A `read_format` word (`PERF_FORMAT_*` bits).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
+/// A `read_format` word (`PERF_FORMAT_*` bits), a typed flag set like
+/// [`crate::abi::SampleType`].
+#[derive(Clone, Copy, PartialEq, Eq, Hash, Default)]
 pub struct ReadFormat(pub u64);
 
+crate::abi::flags::flag_set!(ReadFormat {
+    /// `PERF_FORMAT_TOTAL_TIME_ENABLED` (since Linux 2.6.31).
+    TOTAL_TIME_ENABLED = sys::PERF_FORMAT_TOTAL_TIME_ENABLED;
+    /// `PERF_FORMAT_TOTAL_TIME_RUNNING` (2.6.31).
+    TOTAL_TIME_RUNNING = sys::PERF_FORMAT_TOTAL_TIME_RUNNING;
+    /// `PERF_FORMAT_ID` (2.6.31).
+    ID = sys::PERF_FORMAT_ID;
+    /// `PERF_FORMAT_GROUP` (2.6.31).
+    GROUP = sys::PERF_FORMAT_GROUP;
+    /// `PERF_FORMAT_LOST` (6.0).
+    LOST = sys::PERF_FORMAT_LOST;
+});
+
 impl ReadFormat {
+    #[inline]
     const fn has(self, bit: u64) -> bool {
         self.0 & bit != 0
     }
 
     /// Whether reads return a whole group.
+    #[inline]
     pub const fn is_group(self) -> bool {
         self.has(GROUP)
     }
 
     /// u64 words per event value (value, id, lost).
+    #[inline]
     const fn words_per_value(self) -> usize {
         1 + self.has(ID) as usize + self.has(LOST) as usize
     }
 
     /// u64 words in the header (nr for groups, then the times).
+    #[inline]
     const fn header_words(self) -> usize {
         self.is_group() as usize + self.has(ENABLED) as usize + self.has(RUNNING) as usize
     }
 
     /// The exact number of bytes `read(2)` returns for this format and a
     /// group of `members` events (leader included; ignored without GROUP).
+    #[inline]
     pub const fn size(self, members: usize) -> usize {
         let values = if self.is_group() { members } else { 1 };
         8 * (self.header_words() + values * self.words_per_value())
@@ -91,6 +110,38 @@ impl ReadFormat {
             });
         }
         Ok(reading)
+    }
+}
+
+impl ReadFormat {
+    /// The first value and the times of a `read(2)` result: what
+    /// [`ReadFormat::parse`] then [`Reading::counts`] give, in one pass
+    /// for the single-event layout (the `read(2)` paths of
+    /// [`crate::fd::EventFd`] and of the user-space reader's fallback).
+    #[inline]
+    pub fn counts(self, buf: &[u8]) -> Result<Counts, ReadError> {
+        if self.is_group() {
+            return self.parse(buf).map(|r| r.counts());
+        }
+        let expected = self.size(1);
+        if buf.len() != expected {
+            return Err(ReadError::Size {
+                expected,
+                got: buf.len(),
+            });
+        }
+        let word = |i: usize| {
+            let mut w = [0u8; 8];
+            w.copy_from_slice(&buf[8 * i..8 * i + 8]);
+            u64::from_ne_bytes(w)
+        };
+        // value; [time_enabled]; [time_running]; ...
+        let enabled = self.has(ENABLED);
+        Ok(Counts {
+            value: word(0),
+            enabled: enabled.then(|| word(1)),
+            running: self.has(RUNNING).then(|| word(1 + enabled as usize)),
+        })
     }
 }
 
@@ -188,6 +239,7 @@ pub struct Value {
 }
 
 impl<'a> Reading<'a> {
+    #[inline]
     fn word(&self, i: usize) -> u64 {
         let mut w = [0u8; 8];
         w.copy_from_slice(&self.buf[8 * i..8 * i + 8]);
@@ -200,18 +252,21 @@ impl<'a> Reading<'a> {
     }
 
     /// `PERF_FORMAT_TOTAL_TIME_ENABLED`: ns the event was enabled.
+    #[inline]
     pub fn time_enabled(&self) -> Option<u64> {
         // Word 0 is `nr` (group) or the value (single): the times follow it.
         self.format.has(ENABLED).then(|| self.word(1))
     }
 
     /// `PERF_FORMAT_TOTAL_TIME_RUNNING`: ns the event was on the PMU.
+    #[inline]
     pub fn time_running(&self) -> Option<u64> {
         let at = 1 + self.format.has(ENABLED) as usize;
         self.format.has(RUNNING).then(|| self.word(at))
     }
 
     /// Number of values: 1, or the group's members.
+    #[inline]
     pub fn len(&self) -> usize {
         if self.format.is_group() {
             self.word(0) as usize
@@ -226,6 +281,7 @@ impl<'a> Reading<'a> {
     }
 
     /// The `i`-th value (0 = the event itself, or the group leader).
+    #[inline]
     pub fn get(&self, i: usize) -> Option<Value> {
         if i >= self.len() {
             return None;
@@ -257,12 +313,30 @@ impl<'a> Reading<'a> {
     }
 
     /// The first value with its times, ready for scaling.
+    #[inline]
     pub fn counts(&self) -> Counts {
         Counts {
             value: self.get(0).map_or(0, |v| v.value),
             enabled: self.time_enabled(),
             running: self.time_running(),
         }
+    }
+}
+
+/// The multiplexing estimate `count * enabled / running`, the crate's one
+/// scaling rule: the product in `u128`, floor division; `None` when there
+/// is no estimate: `running == 0` (the event never ran) or the estimate
+/// does not fit in `u64` (never clipped, never a division by zero).
+/// [`Counts::scaled`] and the user-space reader's readings use it.
+pub const fn scale(count: u64, enabled: u64, running: u64) -> Option<u64> {
+    if running == 0 {
+        return None;
+    }
+    let estimate = count as u128 * enabled as u128 / running as u128;
+    if estimate > u64::MAX as u128 {
+        None
+    } else {
+        Some(estimate as u64)
     }
 }
 
@@ -282,7 +356,7 @@ pub struct Counts {
 pub enum Scaled {
     /// The event ran the whole time it was enabled: the count is exact.
     Exact(u64),
-    /// `value * enabled / running`, computed in 128 bits (saturating at u64::MAX).
+    /// `value * enabled / running` ([`scale`]).
     Estimated {
         /// The estimate.
         value: u64,
@@ -293,6 +367,16 @@ pub enum Scaled {
     NotCounted,
     /// The times were not read (read_format without both time bits).
     NoTimes(u64),
+    /// `value * enabled / running` does not fit in `u64`: no estimate
+    /// (the raw count and times are passed on, nothing is clipped).
+    TooLarge {
+        /// The raw count.
+        value: u64,
+        /// ns enabled.
+        enabled: u64,
+        /// ns running.
+        running: u64,
+    },
     /// running > enabled, which the kernel should not report but has been
     /// seen: the raw count is passed on unscaled.
     Inconsistent {
@@ -324,11 +408,12 @@ impl Counts {
         if running == enabled {
             return Scaled::Exact(self.value);
         }
-        let v = self.value as u128 * enabled as u128 / running as u128;
-        let value = if v > u64::MAX as u128 {
-            u64::MAX
-        } else {
-            v as u64
+        let Some(value) = scale(self.value, enabled, running) else {
+            return Scaled::TooLarge {
+                value: self.value,
+                enabled,
+                running,
+            };
         };
         let percent_running = (running as u128 * 100 / enabled as u128) as u8;
         Scaled::Estimated {

@@ -114,13 +114,20 @@ fn scaling_rules() {
             running: 200
         }
     );
+    // One overflow rule (read_format::scale): no estimate, nothing clipped.
     assert_eq!(
         c(u64::MAX, u64::MAX, 1).scaled(),
-        Scaled::Estimated {
+        Scaled::TooLarge {
             value: u64::MAX,
-            percent_running: 0
+            enabled: u64::MAX,
+            running: 1
         }
     );
+    assert_eq!(scale(10, 0, 0), None);
+    assert_eq!(scale(u64::MAX, 2, 2), Some(u64::MAX));
+    assert_eq!(scale(u64::MAX, 3, 2), None);
+    assert_eq!(scale(u64::MAX, u64::MAX, u64::MAX), Some(u64::MAX));
+    assert_eq!(scale(7, 3, 2), Some(10));
     assert_eq!(
         c(u64::MAX / 2, 4, 2).scaled(),
         Scaled::Estimated {
@@ -137,4 +144,31 @@ fn scaling_rules() {
         .scaled(),
         Scaled::NoTimes(5)
     );
+}
+
+#[test]
+fn counts_in_one_pass_agree_with_parse() {
+    let bytes = |words: &[u64]| {
+        words
+            .iter()
+            .flat_map(|w| w.to_ne_bytes())
+            .collect::<Vec<u8>>()
+    };
+    for bits in 0..32u64 {
+        let f = ReadFormat(bits);
+        let n = if f.is_group() { 2 } else { 1 };
+        let words: Vec<u64> = (0..f.size(n) / 8)
+            .map(|i| {
+                if i == 0 && f.is_group() {
+                    2
+                } else {
+                    100 + i as u64
+                }
+            })
+            .collect();
+        let buf = bytes(&words);
+        assert_eq!(f.counts(&buf), f.parse(&buf).map(|r| r.counts()), "{f:?}");
+        // One byte short: an error, never a panic or a read past the end.
+        assert!(f.counts(&buf[..buf.len() - 8]).is_err(), "{f:?}");
+    }
 }

@@ -10,7 +10,7 @@ use crate::record::Header;
 
 /// A copy of an overwrite-mode ring, newest record first.
 #[derive(Clone, Copy, Debug)]
-pub struct Snapshot<'b> {
+pub struct OverwriteSnapshot<'b> {
     bytes: &'b [u8],
 }
 
@@ -18,7 +18,11 @@ impl RingBuffer {
     /// Pauses `fd`'s output, copies the ring (as much as `buf` holds,
     /// newest first), and resumes output. `fd` must be the event this ring
     /// was mapped from (an overwrite-mode mapping).
-    pub fn snapshot<'b>(&self, fd: &EventFd, buf: &'b mut [u8]) -> Result<Snapshot<'b>, RingError> {
+    pub fn snapshot<'b>(
+        &self,
+        fd: &EventFd,
+        buf: &'b mut [u8],
+    ) -> Result<OverwriteSnapshot<'b>, RingError> {
         fd.pause_output(true).map_err(RingError::Pause)?;
         let head = self.head();
         let size = self.data_size;
@@ -32,11 +36,11 @@ impl RingBuffer {
         buf[first..n].copy_from_slice(&data[..n - first]);
         let resumed = fd.pause_output(false);
         resumed.map_err(RingError::Pause)?;
-        Ok(Snapshot { bytes: &buf[..n] })
+        Ok(OverwriteSnapshot { bytes: &buf[..n] })
     }
 }
 
-impl<'b> Snapshot<'b> {
+impl<'b> OverwriteSnapshot<'b> {
     /// The copied bytes.
     pub fn bytes(&self) -> &'b [u8] {
         self.bytes

@@ -35,18 +35,28 @@ pub struct RawRecord<'b> {
 
 /// Why a record could not be delivered parsed.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum ParseError {
+pub enum ParseRecordError {
     /// The scratch buffer for a wrapped record is too small.
     Ring(RingError),
     /// The record's bytes are malformed.
     Record(RecordError),
 }
 
-impl fmt::Display for ParseError {
+impl fmt::Display for ParseRecordError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            ParseError::Ring(e) => e.fmt(f),
-            ParseError::Record(e) => e.fmt(f),
+            ParseRecordError::Ring(e) => e.fmt(f),
+            ParseRecordError::Record(e) => e.fmt(f),
+        }
+    }
+}
+
+#[cfg(feature = "std")]
+impl std::error::Error for ParseRecordError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            ParseRecordError::Ring(e) => Some(e),
+            ParseRecordError::Record(e) => Some(e),
         }
     }
 }
@@ -84,12 +94,12 @@ impl<'b> RawRecord<'b> {
         &'c self,
         layout: &SampleLayout,
         scratch: &'c mut [u8],
-    ) -> Result<Parsed<'c>, ParseError> {
+    ) -> Result<Parsed<'c>, ParseRecordError> {
         let bytes = match self.contiguous() {
             Some(b) => b,
-            None => self.copy_into(scratch).map_err(ParseError::Ring)?,
+            None => self.copy_into(scratch).map_err(ParseRecordError::Ring)?,
         };
-        record::parse(layout, bytes).map_err(ParseError::Record)
+        record::parse(layout, bytes).map_err(ParseRecordError::Record)
     }
 }
 

@@ -13,8 +13,8 @@ mod backward;
 mod batch;
 
 pub use aux_area::AuxArea;
-pub use backward::Snapshot;
-pub use batch::{Batch, ParseError, RawRecord};
+pub use backward::OverwriteSnapshot;
+pub use batch::{Batch, ParseRecordError, RawRecord};
 
 use crate::errno::Errno;
 use crate::fd::EventFd;

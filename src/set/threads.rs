@@ -3,7 +3,7 @@
 
 use crate::errno::Errno;
 use crate::linux::errno as os;
-use crate::sysfs::{Caller, Limits};
+use crate::sysfs::Caller;
 use std::fmt;
 
 /// Thread ids (`pid_t`), ascending, without duplicates.
@@ -85,11 +85,10 @@ pub struct AttachError {
 impl AttachError {
     /// An error for `pid`, with the paranoid level and capabilities read now.
     pub fn new(pid: i32, errno: Errno) -> AttachError {
-        let limits = Limits::read().ok();
         AttachError {
             pid,
             errno,
-            paranoid: limits.and_then(|l| l.paranoid).map(|p| p.0),
+            paranoid: crate::abi::Paranoid::current().map(|p| p.0),
             perfmon: Caller::current().perfmon,
         }
     }
@@ -121,7 +120,7 @@ impl fmt::Display for AttachError {
                     write!(
                         f,
                         "kernel.perf_event_paranoid = {p} ({}) and the caller lacks CAP_PERFMON; ",
-                        crate::sysfs::Paranoid(p).meaning()
+                        crate::abi::Paranoid(p).meaning()
                     )?;
                 }
                 f.write_str(

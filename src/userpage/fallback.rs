@@ -5,6 +5,7 @@
 //! the owned event fd of the crate's `open`/`fd` layer can implement it;
 //! [`RawCounterFd`] implements it over a plain `c_int`.
 
+use crate::read_format::{Counts, ReadFormat};
 use crate::sys;
 use core::ffi::c_int;
 use core::fmt;
@@ -20,21 +21,13 @@ pub const REQUIRED_READ_FORMAT: u64 =
 const SINGLE_READ_BITS: u64 =
     REQUIRED_READ_FORMAT | sys::PERF_FORMAT_ID as u64 | sys::PERF_FORMAT_LOST as u64;
 
-/// One event's value and times as `read(2)` returns them.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct FdCounts {
-    /// The count.
-    pub value: u64,
-    /// `time_enabled` (ns).
-    pub time_enabled: u64,
-    /// `time_running` (ns).
-    pub time_running: u64,
-}
-
 /// An event file descriptor the reader can fall back to.
 pub trait CounterFd {
-    /// Reads value, `time_enabled` and `time_running` with `read(2)`.
-    fn read_counts(&self) -> Result<FdCounts, FdReadError>;
+    /// Reads value, `time_enabled` and `time_running` with `read(2)`, as
+    /// the fd's own read path does ([`Counts`], both times present: the
+    /// reader refuses counts without them with
+    /// [`FdReadError::MissingTimes`]).
+    fn read_counts(&self) -> Result<Counts, FdReadError>;
 }
 
 /// Why a `read_format` cannot serve the fallback.
@@ -85,6 +78,10 @@ pub enum FdReadError {
         /// The errno.
         errno: c_int,
     },
+    /// The counts came without `time_enabled` / `time_running` (a
+    /// [`CounterFd`] whose event lacks TOTAL_TIME_ENABLED |
+    /// TOTAL_TIME_RUNNING): the reader cannot report or scale them.
+    MissingTimes,
     /// `read(2)` returned another size than `read_format` implies.
     Size {
         /// Bytes `read_format` implies.
@@ -101,6 +98,10 @@ impl fmt::Display for FdReadError {
                 f,
                 "read(2) on the event fd failed with errno {errno} (EBADF: the fd is closed or \
                  not an event; ENOSPC: the buffer was smaller than read_format implies)"
+            ),
+            FdReadError::MissingTimes => f.write_str(
+                "the event fd's counts have no time_enabled / time_running: open it with \
+                 read_format TOTAL_TIME_ENABLED | TOTAL_TIME_RUNNING",
             ),
             FdReadError::Size { expected, got } => write!(
                 f,
@@ -168,27 +169,19 @@ impl RawCounterFd {
 
 impl CounterFd for RawCounterFd {
     #[inline]
-    fn read_counts(&self) -> Result<FdCounts, FdReadError> {
+    fn read_counts(&self) -> Result<Counts, FdReadError> {
         // struct read_format { value; [time_enabled]; [time_running]; [id]; [lost]; }
         let mut buf = [0u8; 40];
         let expected = self.read_size();
         // `expected` is at most 40 (RawCounterFd::new allows 5 words).
         let n = crate::linux::io::read(self.fd, &mut buf[..expected])
             .map_err(|e| FdReadError::Os { errno: e.0 })?;
-        if n != expected {
-            return Err(FdReadError::Size { expected, got: n });
-        }
-        let word = |i: usize| {
-            let mut w = [0u8; 8];
-            w.copy_from_slice(&buf[i * 8..i * 8 + 8]);
-            u64::from_ne_bytes(w)
-        };
-        // Enabled and running are the first two words after the value: both
-        // are required, and they precede ID and LOST.
-        Ok(FdCounts {
-            value: word(0),
-            time_enabled: word(1),
-            time_running: word(2),
-        })
+        // The codec of the fd's own read path (read_format), so both agree
+        // on every layout.
+        // The codec of the fd's own read path (read_format), so both agree
+        // on every layout; both times are in the format (checked by `new`).
+        ReadFormat(self.read_format)
+            .counts(&buf[..n])
+            .map_err(|_| FdReadError::Size { expected, got: n })
     }
 }

@@ -83,7 +83,7 @@
 //! - [`time`]: sign extension, time conversion, extrapolation, scaling.
 //! - [`fallback`]: [`CounterFd`], [`RawCounterFd`]: the `read(2)` path.
 //! - [`mapping`]: [`UserPage`], mapping the page.
-//! - [`reader`]: [`CounterReader`], [`EventTarget`], [`Reading`].
+//! - [`reader`]: [`CounterReader`], [`EventTarget`], [`CounterReading`].
 //! - [`sim`]: [`sim::SimPage`], the simulated page and kernel-protocol
 //!   writer (where the target has 64-bit atomics).
 
@@ -101,10 +101,8 @@ pub mod time;
 pub use arch::aarch64::{register_for_index as aarch64_register_for_index, PMEVCNTR};
 pub use arch::riscv64::{csr_for_index as riscv64_csr_for_index, COUNTER_CSR};
 pub use arch::HAS_COUNTER_INSTRUCTION;
-pub use fallback::{
-    CounterFd, FdCounts, FdReadError, RawCounterFd, ReadFormatError, REQUIRED_READ_FORMAT,
-};
+pub use fallback::{CounterFd, FdReadError, RawCounterFd, ReadFormatError, REQUIRED_READ_FORMAT};
 pub use mapping::{MapError, UserPage};
-pub use reader::{CounterReader, EventTarget, FallbackReason, ReadPath, Reading};
+pub use reader::{CounterReader, CounterReading, EventTarget, FallbackReason, ReadPath};
 pub use snapshot::{Snapshot, Times, Unstable};
 pub use source::{PagePtr, PageSource};

@@ -1,10 +1,10 @@
 //! [`CounterReader`]: the counter instruction when the page allows it,
 //! `read(2)` every other time.
 
-use super::fallback::{CounterFd, FdCounts, FdReadError};
+use super::fallback::{CounterFd, FdReadError};
 use super::snapshot::{self, Snapshot, Unstable};
 use super::source::PageSource;
-use super::time;
+use crate::read_format::Counts;
 use core::ffi::c_int;
 use core::fmt;
 use core::marker::PhantomData;
@@ -106,7 +106,7 @@ impl fmt::Display for FallbackReason {
     }
 }
 
-/// How a [`Reading`] was made.
+/// How a [`CounterReading`] was made.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ReadPath {
     /// The counter instruction, in one seqlock section.
@@ -128,7 +128,7 @@ pub enum ReadPath {
 
 /// A counter value with its times.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Reading {
+pub struct CounterReading {
     /// The count.
     pub value: u64,
     /// Nanoseconds the event was enabled.
@@ -139,11 +139,11 @@ pub struct Reading {
     pub path: ReadPath,
 }
 
-impl Reading {
+impl CounterReading {
     /// The multiplexing estimate `value * enabled / running` of this one
-    /// reading ([`time::scale`]): `None` when the event never ran.
+    /// reading ([`crate::read_format::scale`]): `None` when the event never ran.
     pub const fn scaled(&self) -> Option<u64> {
-        time::scale(self.value, self.time_enabled, self.time_running)
+        crate::read_format::scale(self.value, self.time_enabled, self.time_running)
     }
 
     /// Whether the counter instruction made it.
@@ -151,13 +151,16 @@ impl Reading {
         matches!(self.path, ReadPath::Counter { .. })
     }
 
-    fn from_fd(counts: FdCounts, reason: FallbackReason) -> Self {
-        Reading {
+    fn from_fd(counts: Counts, reason: FallbackReason) -> Result<Self, FdReadError> {
+        let (Some(time_enabled), Some(time_running)) = (counts.enabled, counts.running) else {
+            return Err(FdReadError::MissingTimes);
+        };
+        Ok(CounterReading {
             value: counts.value,
-            time_enabled: counts.time_enabled,
-            time_running: counts.time_running,
+            time_enabled,
+            time_running,
             path: ReadPath::Syscall { reason },
-        }
+        })
     }
 }
 
@@ -215,7 +218,7 @@ impl<P: PageSource, F: CounterFd> CounterReader<P, F> {
     /// this thread, `cap_user_rdpmc` is set, `index != 0` and the
     /// architecture has the instruction; otherwise `read(2)`, decided anew
     /// on every call.
-    pub fn read(&self) -> Result<Reading, FdReadError> {
+    pub fn read(&self) -> Result<CounterReading, FdReadError> {
         if !self.use_counter {
             return self.fallback(FallbackReason::OtherThread);
         }
@@ -233,7 +236,7 @@ impl<P: PageSource, F: CounterFd> CounterReader<P, F> {
             return self.fallback(FallbackReason::NoInstruction { index: snap.index });
         };
         let times = snap.times();
-        Ok(Reading {
+        Ok(CounterReading {
             value,
             time_enabled: times.enabled,
             time_running: times.running,
@@ -245,9 +248,9 @@ impl<P: PageSource, F: CounterFd> CounterReader<P, F> {
         })
     }
 
-    fn fallback(&self, reason: FallbackReason) -> Result<Reading, FdReadError> {
+    fn fallback(&self, reason: FallbackReason) -> Result<CounterReading, FdReadError> {
         self.fd
             .read_counts()
-            .map(|counts| Reading::from_fd(counts, reason))
+            .and_then(|counts| CounterReading::from_fd(counts, reason))
     }
 }

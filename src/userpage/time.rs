@@ -107,21 +107,6 @@ pub const fn extrapolate(enabled: u64, running: u64, index: u32, delta: u64) -> 
     (enabled.wrapping_add(delta), running)
 }
 
-/// The multiplexing estimate `count * enabled / running`: the product in
-/// `u128`, floor division. `None` when there is no estimate: `running == 0`
-/// (the event never ran) or the estimate does not fit in `u64`.
-pub const fn scale(count: u64, enabled: u64, running: u64) -> Option<u64> {
-    if running == 0 {
-        return None;
-    }
-    let estimate = count as u128 * enabled as u128 / running as u128;
-    if estimate > u64::MAX as u128 {
-        None
-    } else {
-        Some(estimate as u64)
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -172,14 +157,5 @@ mod tests {
         let mask = (1u64 << 56) - 1;
         assert_eq!(short_cycles(5, mask - 9, mask), mask + 6);
         assert_eq!(short_cycles(5, u64::MAX - 2, u64::MAX), 5);
-    }
-
-    #[test]
-    fn scaling_edges() {
-        assert_eq!(scale(10, 0, 0), None);
-        assert_eq!(scale(u64::MAX, 2, 2), Some(u64::MAX));
-        assert_eq!(scale(u64::MAX, 3, 2), None);
-        assert_eq!(scale(u64::MAX, u64::MAX, u64::MAX), Some(u64::MAX));
-        assert_eq!(scale(7, 3, 2), Some(10));
     }
 }

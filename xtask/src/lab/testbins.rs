@@ -14,6 +14,7 @@ use std::process::{Command, Stdio};
 /// *file* is added to this list.
 pub const TARGETS: &[&str] = &[
     "raw_kernel",
+    "raw_layer",
     "kernel_abi",
     "pmu_user_access",
     "attr_kernel",

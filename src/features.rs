@@ -21,7 +21,7 @@ pub enum Support {
     Refused(Diagnosis),
 }
 
-/// The outcome of [`KernelFeatures::probe`].
+/// The outcome of [`KernelFeatures::detect`].
 #[derive(Clone, Debug)]
 pub struct KernelFeatures {
     /// `uname -r`'s version, when it has one.
@@ -36,7 +36,7 @@ pub struct KernelFeatures {
     pub aux_action: Support,
     /// Syscalls made.
     pub syscalls: u32,
-    /// Wall time the probe took.
+    /// Wall time the detection took.
     pub elapsed: Duration,
 }
 
@@ -60,9 +60,9 @@ fn ask(attr: &Attr) -> Result<(), Diagnosis> {
 }
 
 impl KernelFeatures {
-    /// Probes the running kernel. Each probe opens and closes one disabled
+    /// Asks the running kernel. Each question opens and closes one disabled
     /// cpu-clock event on the calling thread.
-    pub fn probe() -> KernelFeatures {
+    pub fn detect() -> KernelFeatures {
         let start = Instant::now();
         let mut syscalls = 0;
         // E2BIG makes the kernel write its own size: one byte set at the
