@@ -61,6 +61,9 @@ fn tracepoint_counts_exactly_and_set_filter_restricts() {
 
 #[test]
 fn a_write_breakpoint_counts_exactly_the_writes_and_moves() {
+    if !hw_breakpoints("a_write_breakpoint_counts_exactly_the_writes_and_moves") {
+        return;
+    }
     let cells = Box::new([0u64; 2]);
     let (a, b) = (
         &cells[0] as *const u64 as u64,

@@ -27,6 +27,10 @@ fn software_events_are_measured_through_read() {
     ])
     .unwrap_or_else(|e| panic!("{e}"));
     let mut last = 0;
+    // One unmeasured round first: under QEMU's TCG the first run of the
+    // closure also pays for translating its code (and the first page
+    // faults), which can take longer than the next, larger round.
+    m.measure(|| work(200_000)).unwrap();
     for n in [1u64, 4, 16] {
         let (_, [clock, faults]) = m
             .measure(|| {
@@ -135,19 +139,16 @@ fn the_user_space_path_makes_no_syscall() {
     let mut syscalls =
         Monitor::open([Attr::new(Event::Tracepoint(enter))]).unwrap_or_else(|e| panic!("{e}"));
     let mut m = Counter::open(
-        &[
-            Counter::Instructions,
-            Counter::Cycles,
-            Counter::BranchMisses,
-        ],
+        // QEMU's arm64 PMU has no branch-miss event: the two it has.
+        &[Counter::Instructions, Counter::Cycles],
         Threads::Caller,
     )
     .unwrap_or_else(|e| panic!("{e}"));
     syscalls.start().unwrap();
     m.start().unwrap();
-    let [instructions, cycles, misses] = m.stop().unwrap();
+    let [instructions, cycles] = m.stop().unwrap();
     let [n] = syscalls.stop().unwrap();
-    assert!(instructions.user_space && cycles.user_space && misses.user_space);
+    assert!(instructions.user_space && cycles.user_space);
     // The closing read(2) of the syscall counter counts itself.
     assert_eq!(n.value - 1, 0, "syscalls in a user-space region");
 }

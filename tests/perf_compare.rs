@@ -248,8 +248,17 @@ const WORKLOAD: &[&str] = &[
 ];
 
 #[test]
-#[cfg(target_arch = "x86_64")]
 fn cpu_clock_samples_with_callchains_and_user_regs_agree_with_perf() {
+    if !cfg!(target_arch = "x86_64") {
+        not_applicable(
+            Need::PerfTool,
+            &format!(
+                "records x86_64 user registers with perf; this machine is {}",
+                std::env::consts::ARCH
+            ),
+        );
+        return;
+    }
     let mut args = vec!["-e", "cpu-clock", "-c", "200000", "--call-graph", "fp"];
     args.extend(["--user-regs=ip,sp,bp,ax,r15"]);
     args.extend(WORKLOAD);
@@ -263,8 +272,17 @@ fn cpu_clock_samples_with_callchains_and_user_regs_agree_with_perf() {
 }
 
 #[test]
-#[cfg(target_arch = "x86_64")]
 fn samples_with_user_stack_agree_with_perf() {
+    if !cfg!(target_arch = "x86_64") {
+        not_applicable(
+            Need::PerfTool,
+            &format!(
+                "records x86_64 user registers with perf; this machine is {}",
+                std::env::consts::ARCH
+            ),
+        );
+        return;
+    }
     let mut args = vec![
         "-e",
         "cpu-clock",

@@ -1,7 +1,10 @@
 //! Every read_format combination of TOTAL_TIME_ENABLED, TOTAL_TIME_RUNNING,
 //! ID and LOST, with and without GROUP, opened on the running kernel and
 //! parsed; the parsed id equals PERF_EVENT_IOC_ID. LOST needs Linux 6.0:
-//! older kernels must refuse it, and the test says so.
+//! older kernels must refuse it, and the test says so, except the 5.10 LTS
+//! series, which has it as a stable backport.
+
+mod lab_support;
 
 use perf_event_core::abi::KernelVersion;
 use perf_event_core::attr::Attr;
@@ -13,7 +16,8 @@ use perf_event_core::sys;
 #[test]
 fn every_read_format_combination_opens_and_parses() {
     let kernel = KernelVersion::running().unwrap();
-    let has_lost = kernel.at_least(KernelVersion::new(6, 0, 0));
+    let has_lost =
+        kernel.at_least(KernelVersion::new(6, 0, 0)) || lab_support::read_format_lost_backported();
     let bits = [
         sys::PERF_FORMAT_TOTAL_TIME_ENABLED,
         sys::PERF_FORMAT_TOTAL_TIME_RUNNING,

@@ -175,6 +175,53 @@ pub fn prctls(n: u32) {
     }
 }
 
+/// Whether the kernel can give this thread a hardware write breakpoint: the
+/// `breakpoint` PMU exists (not on riscv64 under QEMU, nor s390x) and has
+/// slots (32-bit Arm under QEMU answers ENODEV: no debug architecture it
+/// supports). When not, prints the lab's not-applicable line for `test`
+/// (need `hw-breakpoint`, which the x86_64 and aarch64 guests provide).
+pub fn hw_breakpoints(test: &str) -> bool {
+    static WATCHED: u64 = 0;
+    let mut attr = perf_event_core::sys::perf_event_attr {
+        type_: perf_event_core::sys::PERF_TYPE_BREAKPOINT,
+        size: core::mem::size_of::<perf_event_core::sys::perf_event_attr>() as u32,
+        bp_type: perf_event_core::sys::HW_BREAKPOINT_W,
+        ..Default::default()
+    };
+    attr.__bindgen_anon_3.bp_addr = &WATCHED as *const u64 as u64;
+    attr.__bindgen_anon_4.bp_len = u64::from(perf_event_core::sys::HW_BREAKPOINT_LEN_8);
+    attr.set_disabled(1);
+    // SAFETY: a whole perf_event_attr whose size is its own size.
+    let fd = unsafe {
+        libc::syscall(
+            libc::c_long::from(perf_event_core::sys::__NR_perf_event_open),
+            &attr as *const perf_event_core::sys::perf_event_attr,
+            0 as libc::pid_t,
+            -1 as libc::c_int,
+            -1 as libc::c_int,
+            libc::c_ulong::from(perf_event_core::sys::PERF_FLAG_FD_CLOEXEC),
+        )
+    };
+    if fd >= 0 {
+        // SAFETY: the fd just opened, not used again.
+        unsafe { libc::close(fd as libc::c_int) };
+        return true;
+    }
+    let err = std::io::Error::last_os_error();
+    match err.raw_os_error() {
+        Some(libc::ENOENT) | Some(libc::ENODEV) => {
+            println!(
+                "\nLAB-NOT-APPLICABLE {test} needs=hw-breakpoint: this {} kernel gives no \
+                 hardware write breakpoint ({err})",
+                std::env::consts::ARCH
+            );
+            false
+        }
+        // Anything else is for the test itself to report.
+        _ => true,
+    }
+}
+
 /// `n` (at least 1) iterations of `add; subs; b.ne`: exactly `3 * n`
 /// user-space instructions on aarch64, the loop whose static count the
 /// monitor tests compare with. Elsewhere an ordinary loop (no hardware

@@ -35,6 +35,16 @@ pub enum Need {
     /// open, and `/proc/sys/kernel/perf_user_access` is 1 (the lab's
     /// aarch64 guests set it).
     Aarch64Pmu,
+    /// A riscv64 SBI PMU with Sscofpmf (user-only hardware events open) and
+    /// `perf_user_access` = 1: user space reads counters with `csrr` (the
+    /// lab's riscv64 guests, `-cpu max`).
+    Riscv64Pmu,
+    /// A 32-bit Arm PMU the kernel binds (`armv7_cortex_a15` in the lab's
+    /// armhf guests): hardware events count through `read(2)`.
+    ArmhfPmu,
+    /// A Linux 5.10 kernel: attr size VER6, no VER7 fields (the lab's
+    /// x86_64 and aarch64 5.10 guests).
+    Linux510,
     /// A tracefs mount (or the right to mount it at /sys/kernel/tracing):
     /// tracepoint ids.
     Tracefs,
@@ -48,6 +58,9 @@ impl Need {
     pub fn token(self) -> &'static str {
         match self {
             Need::Aarch64Pmu => "aarch64-pmu",
+            Need::Riscv64Pmu => "riscv64-pmu",
+            Need::ArmhfPmu => "armhf-pmu",
+            Need::Linux510 => "linux-5.10",
             Need::Tracefs => "tracefs",
             Need::PerfTool => "perf-tool",
         }
@@ -163,6 +176,13 @@ pub fn parse_version(release: &str) -> (u32, u32) {
             .unwrap_or_else(|| panic!("cannot read a version from kernel release {release:?}"))
     };
     (next(), next())
+}
+
+/// Whether the running kernel accepts `PERF_FORMAT_LOST` (Linux 6.0) as a
+/// stable backport: the 5.10 LTS series carries it (Debian's 5.10.223, the
+/// lab's 5.10 guests, accepts it), so a version check alone would be wrong.
+pub fn read_format_lost_backported() -> bool {
+    kernel_version() == (5, 10)
 }
 
 /// `(major, minor)` of the running kernel.

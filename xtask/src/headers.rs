@@ -168,6 +168,9 @@ fn apt_options(apt: &Path) -> Vec<String> {
         format!("-oDir::State::Lists={}", apt.join("lists").display()),
         format!("-oDir::Cache={}", apt.join("cache").display()),
         "-oAPT::Sandbox::User=root".to_owned(),
+        // Keep the parsed package cache (docker-clean images disable it).
+        "-oDir::Cache::pkgcache=pkgcache.bin".to_owned(),
+        "-oDir::Cache::srcpkgcache=srcpkgcache.bin".to_owned(),
         "-qq".to_owned(),
     ]
 }
@@ -191,7 +194,7 @@ fn fetch(pin: &Pin, dest: &Path) -> Result {
     for sub in ["lists/partial", "cache/archives/partial", "download"] {
         std::fs::create_dir_all(apt.join(sub)).map_err(|e| format!("{}: {e}", apt.display()))?;
     }
-    let source = format!("deb http://deb.debian.org/debian {} main\n", pin.suite);
+    let source = crate::debian::archives()?.line(pin.suite, &[])? + "\n";
     std::fs::write(apt.join("sources.list"), source).map_err(|e| e.to_string())?;
     let opts = apt_options(&apt);
     run(Command::new("apt-get").args(&opts).arg("update"))?;

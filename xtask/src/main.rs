@@ -7,6 +7,7 @@ mod options;
 mod abi;
 mod ci;
 mod cross;
+mod debian;
 mod fuzz;
 mod generate;
 mod headers;
@@ -26,9 +27,9 @@ const USAGE: &str = "usage: cargo xtask <task>
   fuzz [SECONDS] every fuzz target (fuzz/) for SECONDS (default 25) from the checked-in corpus
   miri           the parser tests under miri
   cross          cargo check --no-default-features for every vendored architecture
-  lab [--break] [--no-newest] [--timeout SECS]
-                 boot Debian kernels 6.1, 6.12 and the newest under QEMU (aarch64 with a
-                 PMU, x86_64), run the kernel-facing tests there, print the matrix
+  lab [--only ARCH[:KERNEL]]... [--break] [--no-newest] [--jobs N] [--timeout SECS]
+                 boot Debian kernels 5.10 to 7.2 under QEMU (x86_64, aarch64 and riscv64
+                 with PMUs, s390x, armhf), run the kernel-facing tests there, print the matrix
   public-api [--bless | --prove-it-fails]
                  the public API vs the snapshot public-api/perf-event-core.txt (diff);
                  --bless writes the snapshot after a deliberate change;

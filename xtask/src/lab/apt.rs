@@ -25,7 +25,7 @@ const SKIPPED_INDEXES: &[&str] = &[
 impl PrivateApt {
     /// A private apt in `dir` reading `sources` (one-line `deb` format) for
     /// the given Debian architectures.
-    pub fn new(dir: &Path, sources: &[&str], arches: &[&str]) -> Result<Self> {
+    pub fn new(dir: &Path, sources: &[String], arches: &[&str]) -> Result<Self> {
         for tool in ["apt-get", "apt-cache", "dpkg-deb", "sha256sum"] {
             if !shell::have(tool) {
                 return Err(format!(
@@ -48,6 +48,12 @@ impl PrivateApt {
             format!("-oDir::Cache={}", dir.join("cache").display()),
             "-oDir::State::status=/dev/null".to_owned(),
             "-oAPT::Sandbox::User=root".to_owned(),
+            // Keep the parsed package cache next to the lists: Docker-style
+            // images (docker-clean) set these to "", and then every apt call
+            // re-parses hundreds of megabytes of lists (minutes on a busy
+            // two-core machine).
+            "-oDir::Cache::pkgcache=pkgcache.bin".to_owned(),
+            "-oDir::Cache::srcpkgcache=srcpkgcache.bin".to_owned(),
             format!("-oAPT::Architecture={}", arches[0]),
         ];
         for arch in arches {
@@ -85,34 +91,43 @@ impl PrivateApt {
             .collect())
     }
 
-    /// Downloads `package` (`name:arch=version`) and returns the .deb's path,
-    /// after checking its SHA-256 when one is given.
-    pub fn download(&self, package: &str, sha256: Option<&str>) -> Result<PathBuf> {
-        let dir = self.dir.join("download");
-        for old in std::fs::read_dir(&dir).map_err(|e| e.to_string())? {
-            let _ = std::fs::remove_file(old.map_err(|e| e.to_string())?.path());
-        }
+    /// Downloads every `name:arch=version` of `packages` in one apt call
+    /// into the download directory (left there; see [`PrivateApt::deb`]).
+    pub fn download_all(&self, packages: &[&str]) -> Result {
         run(Command::new("apt-get")
             .args(&self.opts)
-            .args(["download", package])
-            .current_dir(&dir))?;
-        let deb = std::fs::read_dir(&dir)
-            .map_err(|e| e.to_string())?
-            .filter_map(|e| e.ok().map(|e| e.path()))
-            .find(|p| p.extension().is_some_and(|x| x == "deb"))
-            .ok_or_else(|| format!("apt-get download {package} left no .deb"))?;
+            .arg("download")
+            .args(packages)
+            .current_dir(self.dir.join("download")))
+    }
+
+    /// The downloaded .deb of `name` `version` for Debian architecture
+    /// `arch` (apt's file name, `:` of an epoch as `%3a`), verified.
+    pub fn deb(&self, name: &str, version: &str, arch: &str, sha256: &str) -> Result<PathBuf> {
+        let deb = self
+            .dir
+            .join("download")
+            .join(format!("{name}_{}_{arch}.deb", version.replace(':', "%3a")));
+        if !deb.is_file() {
+            return Err(format!("apt-get download left no {}", deb.display()));
+        }
+        self.verify(&deb, Some(sha256))?;
+        Ok(deb)
+    }
+
+    fn verify(&self, deb: &Path, sha256: Option<&str>) -> Result {
         if let Some(want) = sha256 {
-            let got = sha256_of(&deb)?;
+            let got = sha256_of(deb)?;
             if got != want {
+                let _ = std::fs::remove_file(deb);
                 return Err(format!(
                     "{} has sha256 {got} but {want} is pinned: refusing to use it \
-                     (delete {} and rerun; if it persists, the pin is wrong)",
+                     (rerun; if it persists, the pin is wrong)",
                     deb.display(),
-                    self.dir.display()
                 ));
             }
         }
-        Ok(deb)
+        Ok(())
     }
 }
 

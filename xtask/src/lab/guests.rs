@@ -1,73 +1,214 @@
 //! What the lab boots: guest architectures, their QEMU machines and CPU
-//! models, and what each guest provides to the tests that need it.
+//! models, how their test binaries are built, and what each guest provides
+//! to the tests that need it.
 
 use super::kernels::Kernel;
 
 /// A guest architecture.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Arch {
-    /// 64-bit Arm: `-M virt`, an emulated PMUv3 user space can read.
-    Aarch64,
     /// x86_64: `-M q35`; TCG emulates no PMU, so it serves older kernels.
     X86_64,
+    /// 64-bit Arm: `-M virt`, an emulated PMUv3 user space can read.
+    Aarch64,
+    /// 64-bit RISC-V: `-M virt` with OpenSBI; `-cpu max` has Sscofpmf, so
+    /// the SBI PMU driver counts user-only cycles and instructions, and
+    /// user space reads them with `csrr`.
+    Riscv64,
+    /// IBM Z, big-endian: `-M s390-ccw-virtio`, no PMU (software events,
+    /// tracepoints and rings).
+    S390x,
+    /// 32-bit Arm (ARMv7, hard float): `-M virt -cpu max` with the PMU node
+    /// of the device tree made `arm,cortex-a15-pmu`, which these kernels
+    /// bind; no user-space counter access on arm32.
+    Armhf,
 }
 
 impl Arch {
-    /// Both guest architectures.
-    pub const ALL: [Arch; 2] = [Arch::Aarch64, Arch::X86_64];
+    /// Every guest architecture.
+    pub const ALL: [Arch; 5] = [
+        Arch::X86_64,
+        Arch::Aarch64,
+        Arch::Riscv64,
+        Arch::S390x,
+        Arch::Armhf,
+    ];
 
     /// Debian's name for it.
     pub fn debian(self) -> &'static str {
         match self {
-            Arch::Aarch64 => "arm64",
             Arch::X86_64 => "amd64",
+            Arch::Aarch64 => "arm64",
+            Arch::Riscv64 => "riscv64",
+            Arch::S390x => "s390x",
+            Arch::Armhf => "armhf",
         }
     }
 
-    /// The Rust target the guest test binaries are built for: static musl.
-    pub fn rust_target(self) -> &'static str {
-        match self {
-            Arch::Aarch64 => "aarch64-unknown-linux-musl",
-            Arch::X86_64 => "x86_64-unknown-linux-musl",
-        }
-    }
-
-    /// How `uname -m` and the matrix name it.
+    /// The name `cargo xtask lab --only` and the matrix use.
     pub fn name(self) -> &'static str {
         match self {
-            Arch::Aarch64 => "aarch64",
             Arch::X86_64 => "x86_64",
+            Arch::Aarch64 => "aarch64",
+            Arch::Riscv64 => "riscv64",
+            Arch::S390x => "s390x",
+            Arch::Armhf => "armhf",
+        }
+    }
+
+    /// The architecture called `name` (`--only`).
+    pub fn from_name(name: &str) -> Option<Arch> {
+        Arch::ALL.into_iter().find(|a| a.name() == name)
+    }
+
+    /// Short prefix of the matrix's column labels.
+    pub fn short(self) -> &'static str {
+        match self {
+            Arch::X86_64 => "x86",
+            Arch::Aarch64 => "a64",
+            Arch::Riscv64 => "rv64",
+            Arch::S390x => "s390x",
+            Arch::Armhf => "armhf",
+        }
+    }
+
+    /// The Rust target the guest test binaries are built for. Static musl
+    /// where rustup serves it; riscv64 and s390x musl are not served, so
+    /// those (and armhf) are glibc targets linked statically (`crt-static`)
+    /// by Debian's cross gcc.
+    pub fn rust_target(self) -> &'static str {
+        match self {
+            Arch::X86_64 => "x86_64-unknown-linux-musl",
+            Arch::Aarch64 => "aarch64-unknown-linux-musl",
+            Arch::Riscv64 => "riscv64gc-unknown-linux-gnu",
+            Arch::S390x => "s390x-unknown-linux-gnu",
+            Arch::Armhf => "armv7-unknown-linux-gnueabihf",
+        }
+    }
+
+    /// The linker cargo uses for [`Arch::rust_target`] and the Debian
+    /// package that provides it (`None`: the toolchain's own `rust-lld`).
+    pub fn linker(self) -> (&'static str, Option<&'static [&'static str]>) {
+        match self {
+            Arch::X86_64 | Arch::Aarch64 => ("rust-lld", None),
+            Arch::Riscv64 => (
+                "riscv64-linux-gnu-gcc",
+                Some(&["gcc-riscv64-linux-gnu", "libc6-dev-riscv64-cross"]),
+            ),
+            Arch::S390x => (
+                "s390x-linux-gnu-gcc",
+                Some(&["gcc-s390x-linux-gnu", "libc6-dev-s390x-cross"]),
+            ),
+            Arch::Armhf => (
+                "arm-linux-gnueabihf-gcc",
+                Some(&["gcc-arm-linux-gnueabihf", "libc6-dev-armhf-cross"]),
+            ),
+        }
+    }
+
+    /// Extra `rustflags` for the guest build: glibc targets link statically.
+    pub fn rustflags(self) -> Option<&'static str> {
+        match self {
+            Arch::X86_64 | Arch::Aarch64 => None,
+            Arch::Riscv64 | Arch::S390x | Arch::Armhf => Some("-C target-feature=+crt-static"),
         }
     }
 
     /// The QEMU system emulator.
     pub fn qemu(self) -> &'static str {
         match self {
-            Arch::Aarch64 => "qemu-system-aarch64",
             Arch::X86_64 => "qemu-system-x86_64",
+            Arch::Aarch64 => "qemu-system-aarch64",
+            Arch::Riscv64 => "qemu-system-riscv64",
+            Arch::S390x => "qemu-system-s390x",
+            Arch::Armhf => "qemu-system-arm",
         }
     }
 
-    /// Machine arguments before `-cpu`.
-    pub fn machine(self) -> &'static [&'static str] {
+    /// The Debian package with [`Arch::qemu`] (bookworm-backports).
+    pub fn qemu_package(self) -> &'static str {
         match self {
-            Arch::Aarch64 => &["-M", "virt", "-m", "1024"],
-            Arch::X86_64 => &["-M", "q35", "-m", "512"],
+            Arch::X86_64 => "qemu-system-x86",
+            Arch::Aarch64 | Arch::Armhf => "qemu-system-arm",
+            Arch::Riscv64 => "qemu-system-riscv",
+            Arch::S390x => "qemu-system-s390x",
         }
     }
 
-    /// The serial console device for the kernel command line.
-    pub fn console(self) -> &'static str {
+    /// The QEMU machine (`-M`).
+    pub fn machine(self) -> &'static str {
         match self {
-            Arch::Aarch64 => "ttyAMA0",
-            Arch::X86_64 => "ttyS0",
+            Arch::X86_64 => "q35",
+            Arch::Aarch64 | Arch::Riscv64 | Arch::Armhf => "virt",
+            Arch::S390x => "s390-ccw-virtio",
+        }
+    }
+
+    /// The serial console for the kernel command line (`None`: s390x's
+    /// SCLP console needs no `console=`).
+    pub fn console(self) -> Option<&'static str> {
+        match self {
+            Arch::X86_64 | Arch::Riscv64 => Some("ttyS0"),
+            Arch::Aarch64 | Arch::Armhf => Some("ttyAMA0"),
+            Arch::S390x => None,
+        }
+    }
+
+    /// The Debian meta package whose dependency names sid's newest kernel.
+    pub fn newest_meta(self) -> &'static str {
+        match self {
+            Arch::X86_64 => "linux-image-amd64",
+            Arch::Aarch64 => "linux-image-arm64",
+            Arch::Riscv64 => "linux-image-riscv64",
+            Arch::S390x => "linux-image-s390x",
+            Arch::Armhf => "linux-image-armmp-lpae",
         }
     }
 }
 
-/// A need a test can declare in its `LAB-NOT-APPLICABLE` line
-/// (`tests/lab_support/mod.rs` defines the same tokens).
+/// Needs a test can declare in its `LAB-NOT-APPLICABLE` line
+/// (`tests/lab_support/mod.rs` defines the same tokens), each with what it
+/// means. A test that is n/a with a token not listed here fails the lab.
+pub const NEEDS: &[(&str, &str)] = &[
+    (
+        NEED_AARCH64_PMU,
+        "aarch64 PMUv3 with perf_user_access=1 (mrs)",
+    ),
+    (
+        NEED_RISCV64_PMU,
+        "riscv64 SBI PMU with Sscofpmf and perf_user_access=1 (csrr)",
+    ),
+    (
+        NEED_ARMHF_PMU,
+        "32-bit Arm PMU (armv7_cortex_a15) counted through read(2)",
+    ),
+    (NEED_LINUX_5_10, "a Linux 5.10 kernel (attr size VER6)"),
+    (NEED_TRACEFS, "a tracefs mount (every guest can mount it)"),
+    (
+        NEED_PERF_TOOL,
+        "the perf tool (Debian linux-perf): the host only, when installed; no guest has it",
+    ),
+    (
+        NEED_HW_BREAKPOINT,
+        "a hardware write breakpoint (x86_64, aarch64; QEMU's riscv64 and s390x have no \
+         breakpoint PMU, its 32-bit Arm answers ENODEV)",
+    ),
+];
+
+/// An aarch64 PMUv3 user space may read.
 pub const NEED_AARCH64_PMU: &str = "aarch64-pmu";
+/// A riscv64 SBI PMU user space may read.
+pub const NEED_RISCV64_PMU: &str = "riscv64-pmu";
+/// A 32-bit Arm PMU.
+pub const NEED_ARMHF_PMU: &str = "armhf-pmu";
+/// Linux 5.10.
+pub const NEED_LINUX_5_10: &str = "linux-5.10";
+/// tracefs.
+pub const NEED_TRACEFS: &str = "tracefs";
+/// The perf tool.
+pub const NEED_PERF_TOOL: &str = "perf-tool";
+/// The `breakpoint` PMU.
+pub const NEED_HW_BREAKPOINT: &str = "hw-breakpoint";
 
 /// One guest: a kernel, a CPU model and the QEMU flags that make it.
 #[derive(Clone, Debug)]
@@ -82,57 +223,143 @@ pub struct Guest {
     pub cpu: &'static str,
     /// Further QEMU flags.
     pub extra: &'static [&'static str],
-    /// Needs (see [`NEED_AARCH64_PMU`]) whose tests must pass here.
-    pub provides: &'static [&'static str],
+    /// Whether it boots with a device tree whose PMU node is made
+    /// `arm,cortex-a15-pmu` (see `qemu.rs`).
+    pub a15_pmu_dtb: bool,
+    /// Needs (see [`NEEDS`]) whose tests must pass here.
+    pub provides: Vec<&'static str>,
     /// A guest of the newest Debian kernel: counted only if it boots.
     pub best_effort: bool,
 }
 
+/// Virtual CPUs of the guests: per-CPU event sets and rings need several.
+pub const CPUS: u32 = 4;
+
+impl Arch {
+    /// `-smp` of this architecture's guests: [`CPUS`], except armhf: its
+    /// Debian armmp kernels on QEMU's 32-bit `virt -cpu max` under
+    /// `-icount` hang with more than one CPU (soft lockups in
+    /// `multi_cpu_stop` at `-smp 2`, no init at `-smp 4`), so the armhf
+    /// guests run on one CPU.
+    pub fn cpus(self) -> u32 {
+        match self {
+            Arch::Armhf => 1,
+            _ => CPUS,
+        }
+    }
+}
+
+/// Guest memory in MiB.
+pub const MEMORY_MIB: u32 = 1024;
+
 /// `-icount shift=0`: instructions retire at a fixed rate, so the emulated
-/// PMU's instruction counter moves (without it INST_RETIRED never counts).
+/// PMU's instruction counter moves (aarch64: without it INST_RETIRED never
+/// counts; riscv64: without it the counters follow host time), and guest
+/// time follows the guest's work (every guest uses it).
 const ICOUNT: &[&str] = &["-icount", "shift=0"];
 
 /// The guests for the fetched kernels: every aarch64 kernel with `-cpu max`
 /// (PMUv3 with 64-bit event counters), the 6.12 aarch64 kernel also with
-/// `-cpu cortex-a72` (32-bit event counters only), every x86_64 kernel.
+/// `-cpu cortex-a72` (32-bit event counters only), every x86_64, riscv64
+/// (`-cpu max`: Sscofpmf), s390x and armhf (`-cpu max`, A15 PMU node)
+/// kernel.
 pub fn for_kernels(kernels: &[Kernel]) -> Vec<Guest> {
     let mut guests = Vec::new();
     for kernel in kernels {
         let series = &kernel.series;
+        let mut base = Guest {
+            label: format!("{} {series}", kernel.arch.short()),
+            arch: kernel.arch,
+            kernel: kernel.clone(),
+            cpu: "max",
+            extra: &[],
+            a15_pmu_dtb: false,
+            provides: vec![NEED_TRACEFS],
+            best_effort: kernel.newest,
+        };
+        if series == "5.10" {
+            base.provides.push(NEED_LINUX_5_10);
+        }
+        if matches!(kernel.arch, Arch::X86_64 | Arch::Aarch64) {
+            base.provides.push(NEED_HW_BREAKPOINT);
+        }
         match kernel.arch {
             Arch::Aarch64 => {
-                guests.push(Guest {
-                    label: format!("a64 {series} max"),
-                    arch: Arch::Aarch64,
-                    kernel: kernel.clone(),
-                    cpu: "max,pmu=on",
-                    extra: ICOUNT,
-                    provides: &[NEED_AARCH64_PMU],
-                    best_effort: kernel.newest,
-                });
+                let mut max = base.clone();
+                max.label.push_str(" max");
+                max.cpu = "max,pmu=on";
+                max.extra = ICOUNT;
+                max.provides.push(NEED_AARCH64_PMU);
+                // Linux 5.10 predates perf_user_access (5.17): no user access.
+                if series == "5.10" {
+                    max.provides.retain(|n| *n != NEED_AARCH64_PMU);
+                }
+                guests.push(max);
                 if series == "6.12" {
-                    guests.push(Guest {
-                        label: format!("a64 {series} a72"),
-                        arch: Arch::Aarch64,
-                        kernel: kernel.clone(),
-                        cpu: "cortex-a72",
-                        extra: ICOUNT,
-                        provides: &[NEED_AARCH64_PMU],
-                        best_effort: false,
-                    });
+                    let mut a72 = base;
+                    a72.label.push_str(" a72");
+                    a72.cpu = "cortex-a72";
+                    a72.extra = ICOUNT;
+                    a72.provides.push(NEED_AARCH64_PMU);
+                    a72.best_effort = false;
+                    guests.push(a72);
                 }
             }
-            Arch::X86_64 => guests.push(Guest {
-                label: format!("x86 {series}"),
-                arch: Arch::X86_64,
-                kernel: kernel.clone(),
-                cpu: "max",
-                extra: &[],
-                provides: &[],
-                best_effort: kernel.newest,
-            }),
+            Arch::X86_64 | Arch::S390x => {
+                // Without a PMU to count, -icount still matters: with
+                // several vCPUs on a busy host, time (task-clock, sample
+                // timestamps) would follow host scheduling, not the work.
+                base.extra = ICOUNT;
+                guests.push(base);
+            }
+            Arch::Riscv64 => {
+                base.extra = ICOUNT;
+                base.provides.push(NEED_RISCV64_PMU);
+                guests.push(base);
+            }
+            Arch::Armhf => {
+                base.extra = ICOUNT;
+                base.a15_pmu_dtb = true;
+                base.provides.push(NEED_ARMHF_PMU);
+                guests.push(base);
+            }
         }
     }
     guests.sort_by(|a, b| (a.arch, &a.kernel.order).cmp(&(b.arch, &b.kernel.order)));
     guests
+}
+
+/// A `--only ARCH[:SERIES]` filter.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Only {
+    /// The architecture.
+    pub arch: Arch,
+    /// `major.minor`, or every kernel of the architecture.
+    pub series: Option<String>,
+}
+
+impl Only {
+    /// Parses `riscv64` or `riscv64:7.2`.
+    pub fn parse(text: &str) -> Result<Only, String> {
+        let (arch, series) = match text.split_once(':') {
+            Some((a, s)) => (a, Some(s.to_owned())),
+            None => (text, None),
+        };
+        let arch = Arch::from_name(arch).ok_or_else(|| {
+            format!(
+                "--only {text}: unknown architecture `{arch}`; one of {}",
+                Arch::ALL.map(Arch::name).join(", ")
+            )
+        })?;
+        Ok(Only { arch, series })
+    }
+
+    /// Whether a guest belongs to this cell.
+    pub fn matches(&self, guest: &Guest) -> bool {
+        guest.arch == self.arch
+            && self
+                .series
+                .as_ref()
+                .is_none_or(|s| *s == guest.kernel.series)
+    }
 }

@@ -1,6 +1,8 @@
-//! What the host needs for the lab: QEMU for both guest architectures and
-//! the Rust targets the guest test binaries are built for (static musl,
-//! linked by the toolchain's own `rust-lld`, so no cross C toolchain).
+//! What the host needs for the lab: QEMU for the guest architectures, the
+//! Rust targets the guest test binaries are built for (static musl linked
+//! by the toolchain's own `rust-lld`; static glibc linked by Debian's cross
+//! gcc where rustup serves no musl target), and `dtc` for the armhf guests'
+//! device tree.
 //!
 //! On Debian bookworm QEMU comes from bookworm-backports: bookworm's own
 //! qemu-system 7.2 would replace the qemu-utils 10.0 from backports that
@@ -13,25 +15,56 @@ use super::guests::Arch;
 use crate::shell::{self, output, run, Result};
 use std::process::Command;
 
-/// QEMU packages for the guest architectures.
-const QEMU_PACKAGES: &[&str] = &["qemu-system-arm", "qemu-system-x86"];
-
-/// Installs QEMU and the rustup targets when missing.
-pub fn host_tools() -> Result {
-    if Arch::ALL.iter().any(|a| !shell::have(a.qemu())) {
-        install_qemu()?;
-    }
-    for arch in Arch::ALL {
-        if !shell::have(arch.qemu()) {
-            return Err(format!(
-                "{} is still missing after installing {QEMU_PACKAGES:?}: install QEMU for \
-                 {} guests by hand (Debian: qemu-system-arm, qemu-system-x86)",
-                arch.qemu(),
-                arch.name()
-            ));
+/// The Debian packages the lab needs on the host for `arches`.
+fn packages(arches: &[Arch]) -> Vec<&'static str> {
+    let mut packages = Vec::new();
+    for arch in arches {
+        packages.push(arch.qemu_package());
+        if *arch == Arch::Riscv64 {
+            // The firmware QEMU's `-bios default` loads on `virt`.
+            packages.push("opensbi");
+        }
+        if *arch == Arch::Armhf {
+            packages.push("device-tree-compiler");
+        }
+        if let (_, Some(cross)) = arch.linker() {
+            packages.extend_from_slice(cross);
         }
     }
-    let targets: Vec<&str> = Arch::ALL.iter().map(|a| a.rust_target()).collect();
+    packages.sort_unstable();
+    packages.dedup();
+    packages
+}
+
+/// The commands each package provides, to tell whether it is there.
+fn missing_tools(arches: &[Arch]) -> Vec<&'static str> {
+    let mut tools = Vec::new();
+    for arch in arches {
+        tools.push(arch.qemu());
+        if let (linker, Some(_)) = arch.linker() {
+            tools.push(linker);
+        }
+        if *arch == Arch::Armhf {
+            tools.push("dtc");
+        }
+    }
+    tools.retain(|t| !shell::have(t));
+    tools
+}
+
+/// Installs QEMU, cross linkers and the rustup targets when missing.
+pub fn host_tools(arches: &[Arch]) -> Result {
+    if !missing_tools(arches).is_empty() {
+        install(&packages(arches))?;
+    }
+    let still = missing_tools(arches);
+    if !still.is_empty() {
+        return Err(format!(
+            "{still:?} still missing after installing {:?}: install them by hand",
+            packages(arches)
+        ));
+    }
+    let targets: Vec<&str> = arches.iter().map(|a| a.rust_target()).collect();
     shell::rustup_targets("stable", &targets)
 }
 
@@ -51,17 +84,17 @@ fn codename() -> String {
         .unwrap_or_default()
 }
 
-fn install_qemu() -> Result {
+fn install(packages: &[&str]) -> Result {
     if !shell::have("apt-get") {
-        return Err(
-            "QEMU is missing and there is no apt-get: install qemu-system-aarch64 and \
-             qemu-system-x86_64 (QEMU 7.2 or later) with your package manager"
-                .to_owned(),
-        );
+        return Err(format!(
+            "the lab's host tools are missing and there is no apt-get: install the \
+             equivalents of Debian's {packages:?} (QEMU 7.2 or later) with your package \
+             manager"
+        ));
     }
     if codename() != "bookworm" {
         // Newer Debian and Ubuntu carry a recent enough QEMU in their main suite.
-        return shell::apt_install(QEMU_PACKAGES);
+        return shell::apt_install(packages);
     }
     shell::step("installing QEMU from bookworm-backports (one apt call, private lists)");
     let before = qemu_img_version();
@@ -71,11 +104,9 @@ fn install_qemu() -> Result {
             .map_err(|e| format!("cannot create {}: {e}", dir.join(sub).display()))?;
     }
     let list = dir.join("backports.list");
-    std::fs::write(
-        &list,
-        "deb http://deb.debian.org/debian bookworm-backports main\n",
-    )
-    .map_err(|e| format!("cannot write {}: {e}", list.display()))?;
+    let source = crate::debian::archives()?.line("bookworm-backports", &[])?;
+    std::fs::write(&list, source + "\n")
+        .map_err(|e| format!("cannot write {}: {e}", list.display()))?;
     // The machine's own sources (Dir::Etc::SourceParts) plus backports, with
     // lists and package cache of our own: /etc/apt and /var/lib/apt/lists
     // are not changed.
@@ -86,6 +117,9 @@ fn install_qemu() -> Result {
         "-oAcquire::IndexTargets::deb::DEP-11::DefaultEnabled=false".to_owned(),
         // Our directories are root's; apt's _apt sandbox user cannot write them.
         "-oAPT::Sandbox::User=root".to_owned(),
+        // Keep the parsed package cache (docker-clean images disable it).
+        "-oDir::Cache::pkgcache=pkgcache.bin".to_owned(),
+        "-oDir::Cache::srcpkgcache=srcpkgcache.bin".to_owned(),
         "-qq".to_owned(),
     ];
     let sudo = !output(Command::new("id").arg("-u")).is_ok_and(|s| s.trim() == "0");
@@ -106,7 +140,7 @@ fn install_qemu() -> Result {
             "-t",
             "bookworm-backports",
         ])
-        .args(QEMU_PACKAGES))?;
+        .args(packages))?;
     let _ = run(apt().arg("clean"));
     let after = qemu_img_version();
     match (&before, &after) {

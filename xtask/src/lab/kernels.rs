@@ -11,13 +11,18 @@ use crate::shell::{self, Result};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime};
 
-/// Where Debian's packages come from. Kernels: bookworm-security carries
-/// both bookworm's 6.1 and the 6.12 backport; busybox: bookworm; the newest
-/// kernel: sid.
-const SOURCES: &[&str] = &[
-    "deb [arch=amd64,arm64] http://deb.debian.org/debian-security bookworm-security main",
-    "deb [arch=amd64,arm64] http://deb.debian.org/debian bookworm main",
-    "deb [arch=amd64,arm64] http://deb.debian.org/debian sid main",
+/// Which Debian suites the packages come from, for which architectures:
+/// bullseye's 5.10 (amd64, arm64); bookworm-security's 6.1 and 6.12
+/// backport (amd64, arm64); bookworm's 6.1 and busybox (also s390x, armhf);
+/// trixie's 6.12 and busybox for riscv64 (not a bookworm architecture); sid
+/// for the newest kernel. The archive URIs are the machine's own
+/// (`debian.rs`).
+const SUITES: &[(&str, &[&str])] = &[
+    ("bullseye", &["amd64", "arm64"]),
+    ("bookworm-security", &["amd64", "arm64"]),
+    ("bookworm", &["amd64", "arm64", "s390x", "armhf"]),
+    ("trixie", &["riscv64"]),
+    ("sid", &["amd64", "arm64", "riscv64", "s390x", "armhf"]),
 ];
 
 /// A pinned Debian package.
@@ -27,16 +32,39 @@ struct Pin {
     package: &'static str,
     version: &'static str,
     sha256: &'static str,
+    /// The tar wildcard of the one file used (kernel image, busybox).
+    member: &'static str,
 }
 
-/// The pinned kernels (Debian bookworm-security).
+/// Kernel images: `boot/vmlinuz-*`; riscv64 ships an uncompressed
+/// `boot/vmlinux-*` (an EFI-stub `Image` QEMU boots as is).
+const IMAGE: &str = "./boot/vmlinu[xz]-*";
+
+/// The pinned kernels.
 const KERNELS: &[Pin] = &[
+    Pin {
+        arch: Arch::X86_64,
+        series: "5.10",
+        package: "linux-image-5.10.0-32-amd64",
+        version: "5.10.223-1",
+        sha256: "86a6792f3a03ab15a643f385830cdaa921f15e3e9c8bf63aa55a9243c62fc797",
+        member: IMAGE,
+    },
+    Pin {
+        arch: Arch::Aarch64,
+        series: "5.10",
+        package: "linux-image-5.10.0-32-arm64",
+        version: "5.10.223-1",
+        sha256: "53850b52e93158e3055c1d18a5527f9f95250f44b16ee48fb5ab0b42bed44665",
+        member: IMAGE,
+    },
     Pin {
         arch: Arch::Aarch64,
         series: "6.1",
         package: "linux-image-6.1.0-56-arm64",
         version: "6.1.192-2",
         sha256: "6f4ed2d1cb9106bc977c2b1960008f175e2eed5740340634b7894e65ef5acc82",
+        member: IMAGE,
     },
     Pin {
         arch: Arch::X86_64,
@@ -44,6 +72,7 @@ const KERNELS: &[Pin] = &[
         package: "linux-image-6.1.0-56-amd64",
         version: "6.1.192-2",
         sha256: "a86e2049672f52354c4536a089203b6c82639420424d31c91cf31a181fd4d8f1",
+        member: IMAGE,
     },
     Pin {
         arch: Arch::Aarch64,
@@ -51,6 +80,7 @@ const KERNELS: &[Pin] = &[
         package: "linux-image-6.12.117+deb12-arm64",
         version: "6.12.117-1~deb12u1",
         sha256: "29593b2ac908b9325be67b2bfb7252310d8500680bc05e89d540a9378abd01a1",
+        member: IMAGE,
     },
     Pin {
         arch: Arch::X86_64,
@@ -58,10 +88,36 @@ const KERNELS: &[Pin] = &[
         package: "linux-image-6.12.117+deb12-amd64",
         version: "6.12.117-1~deb12u1",
         sha256: "803d36a7cda13355ae8152122470288b2636f19f1cb58162dd9d8b408af9b1b4",
+        member: IMAGE,
+    },
+    Pin {
+        arch: Arch::Riscv64,
+        series: "6.12",
+        package: "linux-image-6.12.107+deb13-riscv64",
+        version: "6.12.107-1",
+        sha256: "abe9f65d74b434692149482b031db7a2aaf832921e09f69f775293c0e0c5799c",
+        member: IMAGE,
+    },
+    Pin {
+        arch: Arch::S390x,
+        series: "6.1",
+        package: "linux-image-6.1.0-50-s390x",
+        version: "6.1.176-1",
+        sha256: "a9cbaa26e37f70caa41b66b23f82169eb82042471c1ee89592613b659b12c0dd",
+        member: IMAGE,
+    },
+    Pin {
+        arch: Arch::Armhf,
+        series: "6.1",
+        package: "linux-image-6.1.0-50-armmp-lpae",
+        version: "6.1.176-1",
+        sha256: "7a1a2b179324d910db6415d67b73c7495a58d239f61103d9cf2b79a11b7ece3e",
+        member: IMAGE,
     },
 ];
 
-/// The pinned static busybox (Debian bookworm), the guests' shell and tools.
+/// The pinned static busybox, the guests' shell and tools (bookworm;
+/// trixie for riscv64).
 const BUSYBOX: &[Pin] = &[
     Pin {
         arch: Arch::Aarch64,
@@ -69,6 +125,7 @@ const BUSYBOX: &[Pin] = &[
         package: "busybox-static",
         version: "1:1.35.0-4+deb12u1+b1",
         sha256: "732c9135564fc71337e0e05fb4da4d11e6c28c1834bce3e405e575afef2a52f5",
+        member: "./bin/busybox",
     },
     Pin {
         arch: Arch::X86_64,
@@ -76,6 +133,31 @@ const BUSYBOX: &[Pin] = &[
         package: "busybox-static",
         version: "1:1.35.0-4+deb12u1+b1",
         sha256: "3d3fdbe91d4660c873e14b092c213fe81c1da6362daa236eb25d0171eb108744",
+        member: "./bin/busybox",
+    },
+    Pin {
+        arch: Arch::S390x,
+        series: "",
+        package: "busybox-static",
+        version: "1:1.35.0-4+deb12u1+b1",
+        sha256: "65e29a4dea3ca365e9ee73a6b4fa2a42c8cbbd3b13753250e68b4835876fe316",
+        member: "./bin/busybox",
+    },
+    Pin {
+        arch: Arch::Armhf,
+        series: "",
+        package: "busybox-static",
+        version: "1:1.35.0-4+deb12u1+b1",
+        sha256: "2f68dbeaebeda49f3cde34ac421d5add85fb1c837ff7c4a4971945340d9d66ff",
+        member: "./bin/busybox",
+    },
+    Pin {
+        arch: Arch::Riscv64,
+        series: "",
+        package: "busybox-static",
+        version: "1:1.37.0-6+b9",
+        sha256: "4add476d2b185c5b487c285b38d790f0881a7e4a8e2ddde835f917e770eb8633",
+        member: "./usr/bin/busybox",
     },
 ];
 
@@ -115,15 +197,32 @@ pub fn lab_cache() -> PathBuf {
 }
 
 /// Fetches whatever is not cached yet and returns everything.
-pub fn fetch(with_newest: bool) -> Result<Fetched> {
+pub fn fetch(with_newest: bool, arches: &[Arch]) -> Result<Fetched> {
     let cache = lab_cache();
     let mut private_apt = LazyApt {
         dir: cache.join("apt"),
         apt: None,
     };
+    // Everything missing in one apt call (each call loads the package
+    // cache; a pin Debian dropped is named by the per-pin fetch below).
+    let missing: Vec<String> = KERNELS
+        .iter()
+        .chain(BUSYBOX)
+        .filter(|p| arches.contains(&p.arch))
+        .filter(|p| !matches!(complete(&pin_dir(&cache, p)), Ok(Some(_))))
+        .map(|p| format!("{}:{}={}", p.package, p.arch.debian(), p.version))
+        .collect();
+    if !missing.is_empty() {
+        let apt = private_apt.get()?;
+        shell::step(&format!("fetching {} pinned packages", missing.len()));
+        let specs: Vec<&str> = missing.iter().map(String::as_str).collect();
+        if let Err(e) = apt.download_all(&specs) {
+            eprintln!("{e}: fetching them one at a time");
+        }
+    }
     let mut kernels = Vec::new();
-    for pin in KERNELS {
-        let image = cached_file(&cache, pin, "./boot/vmlinuz-*", &mut private_apt)?;
+    for pin in KERNELS.iter().filter(|p| arches.contains(&p.arch)) {
+        let image = cached_file(&cache, pin, &mut private_apt)?;
         kernels.push(Kernel {
             arch: pin.arch,
             series: pin.series.to_owned(),
@@ -135,12 +234,12 @@ pub fn fetch(with_newest: bool) -> Result<Fetched> {
         });
     }
     let mut busybox = Vec::new();
-    for pin in BUSYBOX {
-        let file = cached_file(&cache, pin, "./bin/busybox", &mut private_apt)?;
+    for pin in BUSYBOX.iter().filter(|p| arches.contains(&p.arch)) {
+        let file = cached_file(&cache, pin, &mut private_apt)?;
         busybox.push((pin.arch, file));
     }
     if with_newest {
-        for arch in Arch::ALL {
+        for &arch in arches {
             let newest = newest(&cache, arch, &mut private_apt)?;
             if !kernels
                 .iter()
@@ -163,7 +262,13 @@ impl LazyApt {
     fn get(&mut self) -> Result<&PrivateApt> {
         if self.apt.is_none() {
             shell::step("fetching Debian package indexes (private apt state)");
-            let apt = PrivateApt::new(&self.dir, SOURCES, &["amd64", "arm64"])?;
+            let archives = crate::debian::archives()?;
+            let sources = SUITES
+                .iter()
+                .map(|(suite, arches)| archives.line(suite, arches))
+                .collect::<Result<Vec<_>>>()?;
+            let arches: Vec<&str> = Arch::ALL.iter().map(|a| a.debian()).collect();
+            let apt = PrivateApt::new(&self.dir, &sources, &arches)?;
             apt.update()?;
             self.apt = Some(apt);
         }
@@ -171,29 +276,38 @@ impl LazyApt {
     }
 }
 
-/// The one file a pinned package contributes, fetched on first use.
-fn cached_file(cache: &Path, pin: &Pin, member: &str, apt: &mut LazyApt) -> Result<PathBuf> {
-    let dir = cache.join(format!(
+/// Where a pin's file is cached.
+fn pin_dir(cache: &Path, pin: &Pin) -> PathBuf {
+    cache.join(format!(
         "{}_{}_{}",
         pin.package,
         pin.version.replace(':', "%3a"),
         pin.arch.debian()
-    ));
+    ))
+}
+
+/// The one file a pinned package contributes, fetched on first use.
+fn cached_file(cache: &Path, pin: &Pin, apt: &mut LazyApt) -> Result<PathBuf> {
+    let dir = pin_dir(cache, pin);
     if let Some(file) = complete(&dir)? {
         return Ok(file);
     }
     let apt = apt.get()?;
-    shell::step(&format!(
-        "fetching {} {} ({})",
-        pin.package,
-        pin.version,
-        pin.arch.debian()
-    ));
-    let spec = format!("{}:{}={}", pin.package, pin.arch.debian(), pin.version);
-    let deb = apt
-        .download(&spec, Some(pin.sha256))
-        .map_err(|e| format!("{e}\n{}", moved_on(apt, pin)))?;
-    unpack(&deb, member, &dir, pin.sha256)
+    let arch = pin.arch.debian();
+    let deb = match apt.deb(pin.package, pin.version, arch, pin.sha256) {
+        Ok(deb) => deb,
+        Err(_) => {
+            shell::step(&format!(
+                "fetching {} {} ({arch})",
+                pin.package, pin.version
+            ));
+            let spec = format!("{}:{arch}={}", pin.package, pin.version);
+            apt.download_all(&[&spec])
+                .and_then(|()| apt.deb(pin.package, pin.version, arch, pin.sha256))
+                .map_err(|e| format!("{e}\n{}", moved_on(apt, pin)))?
+        }
+    };
+    unpack(&deb, pin.member, &dir, pin.sha256)
 }
 
 /// Extracts `member` of `deb` into `dir`, marks it complete and returns it.
@@ -254,8 +368,8 @@ fn moved_on(apt: &PrivateApt, pin: &Pin) -> String {
     });
     format!(
         "Debian no longer serves {name} {} (the pinned version{}). Pick the current \
-         package of that series (`apt-cache search linux-image-{}` against \
-         bookworm-security), then set package, version and sha256 of this pin in \
+         package of that series (`apt-cache search linux-image-{}` against the \
+         suite of this pin in SUITES), then set package, version and sha256 of this pin in \
          xtask/src/lab/kernels.rs from `apt-cache show` and rerun `cargo xtask lab`.",
         pin.version,
         now.map(|v| format!("; it now has {v}")).unwrap_or_default(),
@@ -298,14 +412,15 @@ fn newest(cache: &Path, arch: Arch, apt: &mut LazyApt) -> Result<Kernel> {
                 arch.debian()
             ));
             let spec = format!("{package}:{}={version}", arch.debian());
-            let deb = apt.download(&spec, Some(&sha256))?;
+            apt.download_all(&[&spec])?;
+            let deb = apt.deb(&package, &version, arch.debian(), &sha256)?;
             // Linux 7 packaging (linux-binary-*) ships the image as
             // usr/lib/modules/<release>/vmlinuz, older packages as
             // boot/vmlinuz-<release>.
             let member = if package.starts_with("linux-binary-") {
                 "./usr/lib/modules/*/vmlinuz"
             } else {
-                "./boot/vmlinuz-*"
+                IMAGE
             };
             unpack(&deb, member, &dir, &sha256)?
         }
@@ -316,7 +431,10 @@ fn newest(cache: &Path, arch: Arch, apt: &mut LazyApt) -> Result<Kernel> {
             .and_then(|d| d.file_name())
             .and_then(|n| n.to_str())
             .unwrap_or_default(),
-        Some(name) => name.strip_prefix("vmlinuz-").unwrap_or_default(),
+        Some(name) => name
+            .strip_prefix("vmlinuz-")
+            .or_else(|| name.strip_prefix("vmlinux-"))
+            .unwrap_or_default(),
         None => "",
     };
     let (major, minor) = series_order(release);
@@ -333,7 +451,7 @@ fn newest(cache: &Path, arch: Arch, apt: &mut LazyApt) -> Result<Kernel> {
 
 /// Finds (package, version, sha256) of the newest kernel image in sid.
 fn discover(apt: &PrivateApt, arch: Arch) -> Result<(String, String, String)> {
-    let meta = format!("linux-image-{}:{}/sid", arch.debian(), arch.debian());
+    let meta = format!("{}:{}/sid", arch.newest_meta(), arch.debian());
     let stanzas = apt.show(&meta)?;
     let depends = stanzas
         .first()

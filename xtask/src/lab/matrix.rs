@@ -5,12 +5,38 @@
 //!   appears anywhere appears everywhere (else `missing`);
 //! - no test failed or was ignored anywhere;
 //! - a test that was not applicable somewhere (`n/a`, it printed
-//!   `LAB-NOT-APPLICABLE ... needs=NEED`) passed on every machine that
-//!   provides NEED, and on at least one machine.
+//!   `LAB-NOT-APPLICABLE ... needs=NEED`) names a NEED the lab knows
+//!   (`guests::NEEDS`), is n/a only on machines that do not provide NEED
+//!   (that is the expected mark), and passed on every machine that provides
+//!   it, and on at least one machine (unless `--only` left out every guest
+//!   that provides it);
+//! - a guest that does not boot fails the run, unless it boots sid's newest
+//!   kernel (best effort, marked so in the matrix).
 
+use super::guests::NEEDS;
 use super::results::{MachineRun, Outcome};
 use super::testbins::TARGETS;
 use std::collections::BTreeSet;
+
+/// Known failures the lab accepts, each with its reason: `(binary::test,
+/// kernel series, why)`. The cell shows `xfail`; the run fails if such a
+/// test passes there (remove the mark) or fails anywhere else.
+pub const EXPECTED_FAILURES: &[(&str, &str, &str)] = &[(
+    "ioctl_kernel::period_changes_the_sampling_period",
+    "5.10",
+    "Linux 5.10 writes 7 samples for 10 tracepoint hits at sample_period 2 where 6.1 and \
+     later write 5 (seen on x86_64 and aarch64 5.10.223); the test asserts the newer \
+     behaviour and is not keyed by version yet",
+)];
+
+/// The reason `binary::test` may fail on `column`, if it is marked.
+fn expected_failure(column: &Column, name: &str) -> Option<&'static str> {
+    let series = column.label.split_whitespace().nth(1)?;
+    EXPECTED_FAILURES
+        .iter()
+        .find(|(n, s, _)| *n == name && *s == series)
+        .map(|(_, _, why)| *why)
+}
 
 /// One column of the matrix.
 pub struct Column {
@@ -19,7 +45,7 @@ pub struct Column {
     /// What it is: kernel release, CPU model.
     pub detail: String,
     /// Needs this machine satisfies.
-    pub provides: &'static [&'static str],
+    pub provides: Vec<&'static str>,
     /// Its run; `None` when the guest never came up.
     pub run: Option<MachineRun>,
     /// A guest of the newest Debian kernel that is counted only if it boots.
@@ -64,6 +90,11 @@ fn cell(column: &Column, binary: &str, test: &str) -> &'static str {
     }
     match outcome(column, binary, test) {
         Some(Outcome::Passed) => "passed",
+        Some(Outcome::Failed)
+            if expected_failure(column, &format!("{binary}::{test}")).is_some() =>
+        {
+            "xfail"
+        }
         Some(Outcome::Failed) => "FAILED",
         Some(Outcome::NotApplicable { .. }) => "n/a",
         Some(Outcome::Ignored) => "ignored",
@@ -99,6 +130,15 @@ pub fn render(columns: &[Column]) -> String {
             .filter(|c| *c == what)
             .count()
     };
+    for (name, series, why) in EXPECTED_FAILURES {
+        out.push_str(&format!(
+            "\nxfail: {name} on Linux {series} (marked expected): {why}\n"
+        ));
+    }
+    out.push_str("\nper machine (tests not run are named, by need):\n");
+    for c in columns {
+        out.push_str(&summary(c));
+    }
     out.push_str(&format!(
         "\n{} tests x {} machines: {} passed, {} failed, {} n/a, {} missing\n",
         rows.len(),
@@ -111,8 +151,59 @@ pub fn render(columns: &[Column]) -> String {
     out
 }
 
-/// Everything that fails the run, as sentences.
-pub fn verdict(columns: &[Column]) -> Vec<String> {
+/// One column's counts and its n/a tests grouped by need.
+fn summary(c: &Column) -> String {
+    let Some(run) = &c.run else {
+        return format!(
+            "  {:<14} did not boot{}\n",
+            c.label,
+            if c.best_effort {
+                " (sid's newest kernel, best effort: expected)"
+            } else {
+                ""
+            }
+        );
+    };
+    let mut passed = 0;
+    let mut failed = 0;
+    let mut xfail = 0;
+    let mut not_run: std::collections::BTreeMap<&str, Vec<String>> = Default::default();
+    for b in &run.binaries {
+        for (test, o) in &b.tests {
+            match o {
+                Outcome::Passed => passed += 1,
+                Outcome::NotApplicable { need, .. } => not_run
+                    .entry(need.as_str())
+                    .or_default()
+                    .push(format!("{}::{test}", b.name)),
+                Outcome::Failed
+                    if expected_failure(c, &format!("{}::{test}", b.name)).is_some() =>
+                {
+                    xfail += 1
+                }
+                Outcome::Failed | Outcome::Ignored => failed += 1,
+            }
+        }
+    }
+    let na: usize = not_run.values().map(Vec::len).sum();
+    let mut out = format!(
+        "  {:<14} {} tests: {passed} passed, {failed} failed, {xfail} xfail, {na} n/a\n",
+        c.label,
+        passed + failed + xfail + na
+    );
+    for (need, tests) in not_run {
+        out.push_str(&format!(
+            "  {:<14}   n/a, needs {need}: {}\n",
+            "",
+            tests.join(", ")
+        ));
+    }
+    out
+}
+
+/// Everything that fails the run, as sentences. `planned` holds the needs
+/// the guests of this run provide (all of them unless `--only`).
+pub fn verdict(columns: &[Column], planned: &[&str]) -> Vec<String> {
     let mut errors = Vec::new();
     for c in columns {
         errors.extend(c.problems.iter().map(|p| format!("{}: {p}", c.label)));
@@ -143,13 +234,31 @@ pub fn verdict(columns: &[Column]) -> Vec<String> {
         for c in columns.iter().filter(|c| c.run.is_some()) {
             match outcome(c, &binary, &test) {
                 None => errors.push(format!("{name} is missing on {}", c.label)),
-                Some(Outcome::Failed) => errors.push(format!("{name} FAILED on {}", c.label)),
+                Some(Outcome::Failed) => {
+                    if expected_failure(c, &name).is_none() {
+                        errors.push(format!("{name} FAILED on {}", c.label));
+                    }
+                }
+                Some(Outcome::Passed) if expected_failure(c, &name).is_some() => {
+                    errors.push(format!(
+                        "{name} passed on {}, where it is marked as an expected failure: \
+                         remove its mark in xtask/src/lab/matrix.rs",
+                        c.label
+                    ))
+                }
                 Some(Outcome::Ignored) => errors.push(format!(
                     "{name} is #[ignore]d on {}: the project runs every test",
                     c.label
                 )),
                 Some(Outcome::Passed) => passed_somewhere = true,
                 Some(Outcome::NotApplicable { need, reason }) => {
+                    if !NEEDS.iter().any(|(n, _)| n == need) {
+                        errors.push(format!(
+                            "{name} is n/a on {} with need `{need}`, which no lab guest \
+                             provides (xtask/src/lab/guests.rs NEEDS): {reason}",
+                            c.label
+                        ));
+                    }
                     if c.provides.contains(&need.as_str()) {
                         errors.push(format!(
                             "{name} did not run on {}, which provides `{need}` and must run \
@@ -162,6 +271,10 @@ pub fn verdict(columns: &[Column]) -> Vec<String> {
             }
         }
         if let (Some(need), false) = (need_of, passed_somewhere) {
+            if !planned.contains(&need.as_str()) {
+                // `--only` left out every guest that provides it.
+                continue;
+            }
             errors.push(format!(
                 "{name} ran nowhere: it needs `{need}` and no machine that provides it passed it"
             ));

@@ -1,7 +1,10 @@
 //! `cargo xtask lab`: the verification lab. Boots real Debian kernels under
 //! QEMU (TCG) and runs the crate's kernel-facing tests in them: aarch64
-//! guests emulate a PMUv3 whose counters user space can read, x86_64 guests
-//! run older kernels. The host runs the same tests as the first column.
+//! guests emulate a PMUv3 whose counters user space reads with `mrs`,
+//! riscv64 guests an SBI PMU read with `csrr`, armhf guests a 32-bit ARMv7
+//! PMU (read(2) only), s390x guests are big-endian, x86_64 and aarch64 also
+//! boot Linux 5.10. Guests have 4 CPUs (armhf: 1, see `Arch::cpus`). The host runs the same
+//! tests as the first column.
 //!
 //! - `install.rs`: QEMU and rustup targets on the host
 //! - `apt.rs`, `kernels.rs`: pinned Debian kernels and busybox, cached
@@ -22,26 +25,34 @@ mod results;
 mod testbins;
 
 use crate::shell::{self, Result};
-use guests::Arch;
+use guests::{Arch, Only};
 use matrix::Column;
 use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 /// `cargo xtask lab --help`.
-pub const USAGE: &str = "usage: cargo xtask lab [--break] [--no-newest] [--timeout SECS]
-  Boots Debian kernels 6.1, 6.12 and sid's newest (aarch64 with an emulated PMU,
-  x86_64) under QEMU, runs the kernel-facing tests in each and on the host, and
-  prints a matrix test x machine. Installs QEMU and the musl rustup targets when
-  missing; kernels are cached in $PERF_EVENT_CORE_CACHE/lab
+pub const USAGE: &str =
+    "usage: cargo xtask lab [--only ARCH[:KERNEL]]... [--break] [--no-newest] [--timeout SECS]
+  Boots pinned Debian kernels and sid's newest under QEMU: x86_64 and aarch64
+  (emulated PMUv3) 5.10, 6.1, 6.12; riscv64 (SBI PMU) 6.12; s390x (big-endian)
+  and armhf (ARMv7 PMU) 6.1; all five at sid's newest (7.2). Runs the
+  kernel-facing tests in each and on the host, and prints a matrix test x
+  machine. Installs QEMU, cross linkers and rustup targets when missing;
+  kernels are cached in $PERF_EVENT_CORE_CACHE/lab
   (default ~/.cache/perf-event-core/lab).
+  --only ARCH[:KERNEL]  only these guests (x86_64, aarch64, riscv64, s390x,
+                 armhf; KERNEL as major.minor, e.g. --only riscv64:7.2); repeatable
   --break        boot the guests with perf_event_core_lab_break=1: tests fail on
                  purpose there, and the run must fail (proves failures are seen)
   --no-newest    only the pinned kernels (no look-up of Debian sid)
+  --jobs N       guests booted at a time (default: the number of CPUs)
   --timeout SECS per-guest limit (default 300)";
 
 /// Parsed arguments.
 struct Args {
+    only: Vec<Only>,
+    jobs: usize,
     break_guests: bool,
     newest: bool,
     timeout: Duration,
@@ -50,6 +61,8 @@ struct Args {
 impl Args {
     fn parse(args: impl Iterator<Item = String>) -> Result<Self> {
         let mut parsed = Args {
+            only: Vec::new(),
+            jobs: std::thread::available_parallelism().map_or(2, |n| n.get()),
             break_guests: false,
             newest: true,
             timeout: Duration::from_secs(300),
@@ -58,7 +71,20 @@ impl Args {
         while let Some(arg) = args.next() {
             match arg.as_str() {
                 "--break" => parsed.break_guests = true,
+                "--only" => {
+                    let cell = args
+                        .next()
+                        .ok_or("--only needs ARCH[:KERNEL], e.g. --only riscv64:7.2")?;
+                    parsed.only.push(Only::parse(&cell)?);
+                }
                 "--no-newest" => parsed.newest = false,
+                "--jobs" => {
+                    parsed.jobs = args
+                        .next()
+                        .and_then(|s| s.parse().ok())
+                        .filter(|n| *n > 0)
+                        .ok_or("--jobs needs a number of guests at a time, e.g. --jobs 2")?;
+                }
                 "--timeout" => {
                     let secs = args
                         .next()
@@ -77,15 +103,42 @@ impl Args {
 pub fn main(args: impl Iterator<Item = String>) -> Result {
     let args = Args::parse(args)?;
     let started = Instant::now();
-    install::host_tools()?;
-    let fetched = kernels::fetch(args.newest)?;
-    let guests = guests::for_kernels(&fetched.kernels);
+    let arches: Vec<Arch> = Arch::ALL
+        .into_iter()
+        .filter(|a| args.only.is_empty() || args.only.iter().any(|o| o.arch == *a))
+        .collect();
+    install::host_tools(&arches)?;
+    let fetched = kernels::fetch(args.newest, &arches)?;
+    let guests: Vec<guests::Guest> = guests::for_kernels(&fetched.kernels)
+        .into_iter()
+        .filter(|g| args.only.is_empty() || args.only.iter().any(|o| o.matches(g)))
+        .collect();
+    if guests.is_empty() {
+        return Err(format!(
+            "no guest matches {}: the kernels are {}",
+            args.only
+                .iter()
+                .map(|o| format!("{}:{}", o.arch.name(), o.series.as_deref().unwrap_or("*")))
+                .collect::<Vec<_>>()
+                .join(" "),
+            fetched
+                .kernels
+                .iter()
+                .map(|k| format!("{}:{}", k.arch.name(), k.series))
+                .collect::<Vec<_>>()
+                .join(" ")
+        ));
+    }
     let work = shell::root().join("target/lab/run");
     std::fs::create_dir_all(&work).map_err(|e| format!("{}: {e}", work.display()))?;
 
     let mut columns = vec![host_column(&work)?];
     let mut initrds = Vec::new();
-    for arch in Arch::ALL {
+    for arch in arches
+        .iter()
+        .copied()
+        .filter(|a| guests.iter().any(|g| g.arch == *a))
+    {
         let binaries = testbins::build_guest(arch)?;
         let busybox = fetched
             .busybox
@@ -98,14 +151,7 @@ pub fn main(args: impl Iterator<Item = String>) -> Result {
         initrds.push((arch, initrd));
     }
     let build_secs = started.elapsed().as_secs_f64();
-    for guest in &guests {
-        let initrd = &initrds
-            .iter()
-            .find(|(a, _)| *a == guest.arch)
-            .expect("built")
-            .1;
-        columns.push(run_guest(guest, initrd, &work, &args)?);
-    }
+    columns.extend(run_guests(&guests, &initrds, &work, &args)?);
 
     shell::step(&format!(
         "lab matrix{}",
@@ -116,13 +162,15 @@ pub fn main(args: impl Iterator<Item = String>) -> Result {
         }
     ));
     println!("{}", matrix::render(&columns));
-    let errors = matrix::verdict(&columns);
+    let planned: Vec<&str> = guests.iter().flat_map(|g| g.provides.clone()).collect();
+    let errors = matrix::verdict(&columns, &planned);
     eprintln!(
-        "lab: {:.0} s in all ({:.0} s install, fetch and build; {} guests booted one at a \
-         time); console logs in {}",
+        "lab: {:.0} s in all ({:.0} s install, fetch and build; {} guests, {} at a time); \
+         console logs in {}",
         started.elapsed().as_secs_f64(),
         build_secs,
         guests.len(),
+        args.jobs.min(guests.len()),
         work.display()
     );
     if errors.is_empty() {
@@ -142,6 +190,43 @@ pub fn main(args: impl Iterator<Item = String>) -> Result {
             }
         ))
     }
+}
+
+/// Boots the guests, `args.jobs` at a time (each QEMU under `-icount` is
+/// one host thread), and returns their columns in the guests' order.
+fn run_guests(
+    guests: &[guests::Guest],
+    initrds: &[(Arch, std::path::PathBuf)],
+    work: &Path,
+    args: &Args,
+) -> Result<Vec<Column>> {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::sync::Mutex;
+    let next = AtomicUsize::new(0);
+    let done: Mutex<Vec<Option<Result<Column>>>> =
+        Mutex::new(guests.iter().map(|_| None).collect());
+    std::thread::scope(|scope| {
+        for _ in 0..args.jobs.clamp(1, guests.len().max(1)) {
+            scope.spawn(|| loop {
+                let i = next.fetch_add(1, Ordering::Relaxed);
+                let Some(guest) = guests.get(i) else {
+                    break;
+                };
+                let initrd = &initrds
+                    .iter()
+                    .find(|(a, _)| *a == guest.arch)
+                    .expect("built")
+                    .1;
+                let column = run_guest(guest, initrd, work, args);
+                done.lock().expect("no panic while holding it")[i] = Some(column);
+            });
+        }
+    });
+    done.into_inner()
+        .expect("no panic while holding it")
+        .into_iter()
+        .map(|c| c.expect("every guest ran"))
+        .collect()
 }
 
 /// Runs the host's test binaries the way the guests run them.
@@ -177,7 +262,7 @@ fn host_column(work: &Path) -> Result<Column> {
     Ok(Column {
         label: "host".to_owned(),
         detail: format!("{} {} (this machine)", std::env::consts::ARCH, run.kernel),
-        provides: &[],
+        provides: Vec::new(),
         run: Some(run),
         best_effort: false,
         problems: Vec::new(),
@@ -195,7 +280,22 @@ fn run_guest(guest: &guests::Guest, initrd: &Path, work: &Path, args: &Args) -> 
         guest.cpu
     ));
     let log = work.join(format!("{}.log", guest.label.replace(' ', "-")));
-    let boot = qemu::boot(guest, initrd, args.break_guests, &log, args.timeout)?;
+    let dtb = if guest.a15_pmu_dtb {
+        Some(qemu::a15_pmu_dtb(
+            guest,
+            &work.join(guest.label.replace(' ', "-")),
+        )?)
+    } else {
+        None
+    };
+    let boot = qemu::boot(
+        guest,
+        initrd,
+        dtb.as_deref(),
+        args.break_guests,
+        &log,
+        args.timeout,
+    )?;
     let run = results::parse_console(&boot.console);
     let came_up = !run.kernel.is_empty();
     let tests: usize = run.binaries.iter().map(|b| b.tests.len()).sum();
@@ -237,7 +337,7 @@ fn run_guest(guest: &guests::Guest, initrd: &Path, work: &Path, args: &Args) -> 
     Ok(Column {
         label: guest.label.clone(),
         detail: format!(
-            "{} {} -cpu {}{}{}",
+            "{} {} -cpu {} -smp {}{}{}{}{}",
             guest.arch.name(),
             if came_up {
                 &run.kernel
@@ -245,10 +345,21 @@ fn run_guest(guest: &guests::Guest, initrd: &Path, work: &Path, args: &Args) -> 
                 &guest.kernel.version
             },
             guest.cpu,
+            guest.arch.cpus(),
             if guest.extra.is_empty() { "" } else { " " },
-            guest.extra.join(" ")
+            guest.extra.join(" "),
+            if guest.a15_pmu_dtb {
+                " -dtb (PMU node arm,cortex-a15-pmu)"
+            } else {
+                ""
+            },
+            if guest.best_effort {
+                " [sid's newest: may fail to boot]"
+            } else {
+                ""
+            }
         ),
-        provides: guest.provides,
+        provides: guest.provides.clone(),
         run: came_up.then_some(run),
         best_effort: guest.best_effort,
         problems,

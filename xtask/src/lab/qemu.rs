@@ -1,7 +1,7 @@
 //! Boots one guest under QEMU's TCG (no KVM), captures its serial console to
 //! a log file and ends it when it powers off or the timeout passes.
 
-use super::guests::Guest;
+use super::guests::{Guest, MEMORY_MIB};
 use super::initramfs::{marker, BREAK_SWITCH};
 use crate::shell::{self, Result};
 use std::io::{Read, Write};
@@ -28,12 +28,14 @@ impl Boot {
     }
 }
 
-/// The QEMU command line for a guest.
-pub fn command(guest: &Guest, initrd: &Path, break_switch: bool) -> Command {
-    let mut append = format!(
-        "console={} panic=-1 loglevel=3 rdinit=/init",
-        guest.arch.console()
-    );
+/// The QEMU command line for a guest; `dtb` replaces the board's own
+/// device tree (armhf, see [`a15_pmu_dtb`]).
+pub fn command(guest: &Guest, initrd: &Path, dtb: Option<&Path>, break_switch: bool) -> Command {
+    let mut append = String::new();
+    if let Some(console) = guest.arch.console() {
+        append.push_str(&format!("console={console} "));
+    }
+    append.push_str("panic=-1 loglevel=3 rdinit=/init");
     if break_switch {
         append.push(' ');
         append.push_str(BREAK_SWITCH);
@@ -41,10 +43,14 @@ pub fn command(guest: &Guest, initrd: &Path, break_switch: bool) -> Command {
     let mut cmd = Command::new(guest.arch.qemu());
     cmd.args(["-accel", "tcg", "-nodefaults", "-display", "none"])
         .args(["-no-reboot", "-serial", "stdio", "-monitor", "none"])
-        .args(guest.arch.machine())
-        .args(["-cpu", guest.cpu, "-smp", "1"])
-        .args(guest.extra)
-        .arg("-kernel")
+        .args(["-M", guest.arch.machine()])
+        .args(["-m", &MEMORY_MIB.to_string()])
+        .args(["-cpu", guest.cpu, "-smp", &guest.arch.cpus().to_string()])
+        .args(guest.extra);
+    if let Some(dtb) = dtb {
+        cmd.arg("-dtb").arg(dtb);
+    }
+    cmd.arg("-kernel")
         .arg(&guest.kernel.image)
         .arg("-initrd")
         .arg(initrd)
@@ -52,15 +58,69 @@ pub fn command(guest: &Guest, initrd: &Path, break_switch: bool) -> Command {
     cmd
 }
 
+/// The device tree of QEMU's 32-bit Arm `virt` board for `guest` (same
+/// `-cpu`, `-m`, `-smp`), with the PMU node's compatible `arm,armv8-pmuv3`
+/// (what QEMU writes for `-cpu max`, which Debian's armmp kernels do not
+/// bind: CONFIG_ARM_PMUV3 is not set) rewritten to `arm,cortex-a15-pmu`, so
+/// the ARMv7 PMU driver binds to the emulated PMU (AArch32 PMUv3). QEMU's
+/// `-cpu cortex-a15` model has no PMU at all. Files are `<prefix>-*.dtb`.
+pub fn a15_pmu_dtb(guest: &Guest, prefix: &Path) -> Result<std::path::PathBuf> {
+    const QEMU_PMU: &str = "\"arm,armv8-pmuv3\"";
+    let file = |suffix: &str| {
+        let mut name = prefix.as_os_str().to_owned();
+        name.push(suffix);
+        std::path::PathBuf::from(name)
+    };
+    let board = file("-board.dtb");
+    let out = file("-a15-pmu.dtb");
+    shell::run(
+        Command::new(guest.arch.qemu())
+            .args(["-accel", "tcg", "-nodefaults", "-display", "none"])
+            .arg("-M")
+            .arg(format!(
+                "{},dumpdtb={}",
+                guest.arch.machine(),
+                board.display()
+            ))
+            .args(["-m", &MEMORY_MIB.to_string()])
+            .args(["-cpu", guest.cpu, "-smp", &guest.arch.cpus().to_string()])
+            .stdout(Stdio::null()),
+    )?;
+    let source = shell::output(
+        Command::new("dtc")
+            .args(["-q", "-I", "dtb", "-O", "dts"])
+            .arg(&board),
+    )?;
+    if !source.contains(QEMU_PMU) {
+        return Err(format!(
+            "QEMU's {} device tree for -cpu {} has no {QEMU_PMU} PMU node: this QEMU \
+             describes the PMU differently, so the armhf guests would have none",
+            guest.arch.machine(),
+            guest.cpu
+        ));
+    }
+    let patched = source.replace(QEMU_PMU, "\"arm,cortex-a15-pmu\"");
+    let dts = file("-a15-pmu.dts");
+    std::fs::write(&dts, patched).map_err(|e| format!("{}: {e}", dts.display()))?;
+    shell::run(
+        Command::new("dtc")
+            .args(["-q", "-I", "dts", "-O", "dtb", "-o"])
+            .arg(&out)
+            .arg(&dts),
+    )?;
+    Ok(out)
+}
+
 /// Boots a guest, writing its console to `log`.
 pub fn boot(
     guest: &Guest,
     initrd: &Path,
+    dtb: Option<&Path>,
     break_switch: bool,
     log: &Path,
     timeout: Duration,
 ) -> Result<Boot> {
-    let mut cmd = command(guest, initrd, break_switch);
+    let mut cmd = command(guest, initrd, dtb, break_switch);
     eprintln!("$ {}", shell::show(&cmd));
     let started = Instant::now();
     let mut child = cmd

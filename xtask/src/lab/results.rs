@@ -62,8 +62,16 @@ pub fn parse_binary(name: &str, output: &str, rc: Option<i32>) -> BinaryRun {
     for line in output.lines() {
         let line = line.trim_end();
         if let Some(at) = line.find(NOT_APPLICABLE) {
-            if let Some((test, need, reason)) = parse_not_applicable(&line[at..]) {
-                not_applicable.insert(test, (need, reason));
+            match parse_not_applicable(&line[at..]) {
+                Some((test, need, reason)) => {
+                    not_applicable.insert(test, (need, reason));
+                }
+                None => run.problems.push(format!(
+                    "printed a malformed `{}` (want `{NOT_APPLICABLE} <test> \
+                     needs=<need>: <reason>`): a test skipped without a need the lab can \
+                     check",
+                    &line[at..]
+                )),
             }
             continue;
         }

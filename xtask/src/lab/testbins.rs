@@ -1,6 +1,7 @@
-//! Builds the crate's kernel-facing integration tests: static musl binaries
-//! (linked by rust-lld) for each guest architecture, and the same tests for
-//! the host, which runs them as the matrix's first column.
+//! Builds the crate's kernel-facing integration tests: static binaries for
+//! each guest architecture (musl linked by rust-lld, or glibc with
+//! `crt-static` linked by Debian's cross gcc, see `guests.rs`), and the same
+//! tests for the host, which runs them as the matrix's first column.
 
 use super::guests::Arch;
 use crate::shell::{self, Result};
@@ -49,14 +50,17 @@ fn target_dir() -> PathBuf {
 
 /// Builds the test binaries for a guest architecture.
 pub fn build_guest(arch: Arch) -> Result<Vec<TestBinary>> {
+    let (linker, _) = arch.linker();
     shell::step(&format!(
-        "building the guest tests for {} (static, rust-lld)",
+        "building the guest tests for {} (static, {linker})",
         arch.rust_target()
     ));
-    let linker_var = format!(
-        "CARGO_TARGET_{}_LINKER",
-        arch.rust_target().to_uppercase().replace('-', "_")
-    );
+    let var = |what: &str| {
+        format!(
+            "CARGO_TARGET_{}_{what}",
+            arch.rust_target().to_uppercase().replace('-', "_")
+        )
+    };
     let mut cmd = shell::cargo(None);
     cmd.args([
         "test",
@@ -70,9 +74,16 @@ pub fn build_guest(arch: Arch) -> Result<Vec<TestBinary>> {
         arch.rust_target(),
     ])
     .env("CARGO_TARGET_DIR", target_dir())
-    .env(linker_var, "rust-lld")
-    // Smaller binaries make a smaller initramfs; backtraces keep symbols.
-    .env("CARGO_PROFILE_DEV_DEBUG", "line-tables-only");
+    .env(var("LINKER"), linker)
+    // Optimized code runs several times faster under TCG (and the read-cost
+    // measurement of tests/userpage_pmu.rs needs it); debug assertions and
+    // overflow checks stay on. No debug info: a smaller initramfs (panics
+    // still name file and line; backtraces keep symbols).
+    .env("CARGO_PROFILE_DEV_OPT_LEVEL", "2")
+    .env("CARGO_PROFILE_DEV_DEBUG", "0");
+    if let Some(flags) = arch.rustflags() {
+        cmd.env(var("RUSTFLAGS"), flags);
+    }
     for t in TARGETS {
         cmd.args(["--test", t]);
     }
