@@ -61,11 +61,13 @@
 - [`parse`]: perf-style event strings to attrs and groups.
 - [`ringset`]: many rings read as one: one epoll wait (POLLHUP when a
   target exits), records identified by sample id, a time-ordered merge
-  holding records in their rings, loss accounting per ring and event."
+  holding records in their rings, loss accounting per ring and event.
+- [`set`]: event sets: groups on every CPU, every thread of a running
+  process and every core type, one fd table, read together and aggregated."
 )]
 #![cfg_attr(
     not(feature = "std"),
-    doc = "`features`, `sysfs`, `parse` and `ringset` (not in this build: feature `std` is off)."
+    doc = "`features`, `sysfs`, `parse`, `ringset` and `set` (not in this build: feature `std` is off)."
 )]
 //!
 //! ## Features
@@ -101,6 +103,8 @@ pub mod record;
 pub mod ring;
 #[cfg(feature = "std")]
 pub mod ringset;
+#[cfg(feature = "std")]
+pub mod set;
 #[allow(unsafe_code)]
 pub mod sys;
 #[cfg(feature = "std")]

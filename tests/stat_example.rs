@@ -285,12 +285,15 @@ fn unknown_options_and_bad_values_get_perfs_usage() {
             " Error: switch `r' expects a numerical value",
         ),
         (vec!["-e"], " Error: switch `e' requires a value"),
-        (vec!["-a", "true"], "-a (--all-cpus) is not supported yet"),
+        // The event-set options (tests/stat_set_example.rs) check values too.
         (
-            vec!["--per-thread", "true"],
-            "--per-thread is not supported yet",
+            vec!["-I", "x", "true"],
+            " Error: switch `I' expects a numerical value",
         ),
-        (vec!["-p", "1"], "-p (--pid) is not supported yet"),
+        (
+            vec!["-A", "true"],
+            "-A/--no-aggr is only available in system-wide mode",
+        ),
         (vec!["-e", "cycles:x", "true"], "unknown modifier `x`"),
     ] {
         let out = stat(&args);

@@ -20,6 +20,11 @@
 //!    against perf-event2's `Group` enable + disable + read, with the system
 //!    calls per region from `strace -c` (`bench region` runs only this).
 //!
+//! 5. Event sets: 4 events x every CPU x 8 threads opened, enabled, read
+//!    and closed by perf-event-core's `set::EventSet` and perf-event2's
+//!    `Group`; read-all alone and its system-call count (`bench sets`;
+//!    BENCHMARKS.md section 7).
+//!
 //! `bench callgrind-target rust|c N` is what the benchmark runs under
 //! valgrind, `bench region-target ours|perf-event2 N` what it runs under
 //! strace; they are not meant to be run by hand.
@@ -43,6 +48,7 @@ use perf_bench as _;
 
 mod records;
 mod region;
+mod sets;
 mod timing;
 
 /// What the C loop returns (its locals after the loop).
@@ -117,17 +123,19 @@ fn main() {
         std::thread::available_parallelism().map_or(0, |n| n.get()),
         kernel()
     );
-    // `bench records` / `bench region` / `bench read` run only section
-    // 3 / 4 / 1.
+    // `bench records` / `bench region` / `bench read` / `bench sets` run
+    // only section 3 / 4 / 1 / 7.
     match args.first().map(String::as_str) {
         Some("records") => records::run(),
         Some("region") => region::run(),
         Some("read") => read_paths(),
+        Some("sets") => sets::run(),
         _ => {
             read_paths();
             snapshots();
             records::run();
             region::run();
+            sets::run();
         }
     }
 }

@@ -7,6 +7,7 @@
 //! Options live in one table ([`OPTIONS`]): adding one is a row and a match
 //! arm in [`Options::set`].
 
+use crate::set_mode::SetOptions;
 use crate::DEFAULT_EVENTS;
 
 /// What an option does with its value.
@@ -21,7 +22,7 @@ pub enum Id {
     Verbose,
     Help,
     // The event-set layer's options (target selection, aggregation,
-    // intervals): parsed here, refused until that layer exists.
+    // intervals): served by `set_mode`.
     AllCpus,
     Cpu,
     Pid,
@@ -170,6 +171,8 @@ pub struct Options {
     pub inherit: bool,
     pub verbose: bool,
     pub command: Vec<String>,
+    /// Targets, aggregation and intervals (`-a -C -p -t --per-thread -A -I`).
+    pub set: SetOptions,
     /// The `-e` lists, in order.
     event_list: Vec<String>,
 }
@@ -240,24 +243,17 @@ impl Options {
             Id::NoInherit => self.inherit = false,
             Id::Verbose => self.verbose = true,
             Id::Help => full_usage(""),
-            Id::AllCpus
-            | Id::Cpu
-            | Id::Pid
-            | Id::Tid
-            | Id::PerThread
-            | Id::NoAggr
-            | Id::IntervalPrint => {
-                let name = match o.short {
-                    Some(c) => format!("-{c} (--{})", o.long),
-                    None => format!("--{}", o.long),
-                };
-                eprintln!(
-                    " Error: {name} is not supported yet: CPU-wide, existing-task and \
-                     per-thread/per-CPU/interval counting need the event-set layer; this \
-                     example counts a command it starts"
-                );
-                std::process::exit(129)
-            }
+            Id::AllCpus => self.set.all_cpus = true,
+            Id::Cpu => self.set.cpus = Some(value),
+            Id::Pid => self.set.pids = Some(value),
+            Id::Tid => self.set.tids = Some(value),
+            Id::PerThread => self.set.per_thread = true,
+            Id::NoAggr => self.set.no_aggr = true,
+            Id::IntervalPrint => match value.parse::<u64>() {
+                Ok(ms) if ms >= 10 => self.set.interval_ms = Some(ms),
+                Ok(_) => bad_value(o, "expects at least 10 (ms)"),
+                Err(_) => bad_value(o, "expects a numerical value"),
+            },
         }
     }
 }
@@ -273,6 +269,7 @@ pub fn parse(args: impl IntoIterator<Item = String>) -> Options {
         inherit: true,
         verbose: false,
         command: Vec::new(),
+        set: SetOptions::default(),
         event_list: Vec::new(),
     };
     let mut args = args.into_iter();
@@ -328,7 +325,7 @@ pub fn parse(args: impl IntoIterator<Item = String>) -> Options {
             break;
         }
     }
-    if opts.command.is_empty() {
+    if opts.command.is_empty() && !opts.set.has_target() {
         usage("no command given: this example counts a command it starts (perf stat [<options>] <command>)");
     }
     opts.events = if opts.event_list.is_empty() {

@@ -8,7 +8,8 @@
 //! - Options as perf reads them: `-x,` or `-x ,`, `-r5`, `--repeat=5`,
 //!   `-e` repeated, `-o FILE` (`--append`), `-i` (no inheritance), `-v`;
 //!   unknown options get perf's usage and status 129. `-a`, `-C`, `-p`,
-//!   `-t`, `--per-thread`, `-A`, `-I` are recognized and refused for now.
+//!   `-t`, `--per-thread`, `-A`, `-I` count on the event-set layer
+//!   (`set_mode.rs`).
 //! - Events use perf's syntax (`-e cycles:u,{task-clock,page-faults}`,
 //!   `-e 'syscalls:sys_enter_w*'`); events the machine lacks print
 //!   `<not supported>`, events that never ran `<not counted>`, multiplexed
@@ -26,6 +27,7 @@
 mod args;
 mod output;
 mod run;
+mod set_mode;
 
 use run::{Failure, Run};
 use std::ffi::{CStr, CString};
@@ -82,6 +84,9 @@ fn started_on() -> String {
 fn main() {
     let opts = args::options();
     run::catch_signals();
+    if opts.set.active() {
+        set_mode::run(&opts);
+    }
     let events = run::wanted(&opts.events, opts.inherit);
     let argv: Vec<CString> = opts
         .command

@@ -33,6 +33,7 @@
 //! - [`mmap`]: [`mmap::Mapping`], the one mapping type (user page, ring,
 //!   AUX area), and [`mmap::page_size`], the one page-size function.
 //! - [`system`]: `uname(2)`, `getrlimit(2)`, `gettid(2)`, clock ids.
+//! - [`rlimit`]: `setrlimit(2)` (raising RLIMIT_NOFILE for event sets).
 
 mod debug;
 pub mod epoll;
@@ -43,6 +44,7 @@ pub mod io;
 pub mod ioctl;
 pub mod mmap;
 pub mod prctl;
+pub mod rlimit;
 mod syscall;
 pub mod system;
 

@@ -32,6 +32,7 @@ pub const TARGETS: &[&str] = &[
     "foreign_records",
     "ringset_kernel",
     "ringset_overload",
+    "set_kernel",
 ];
 
 /// One built test binary.

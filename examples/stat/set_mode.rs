@@ -1,0 +1,562 @@
+//! `-a`, `-C LIST`, `-p PID`, `-t TID`, `--per-thread`, `-A` and `-I MS`:
+//! counting on the event-set layer (`perf_event_core::set`) instead of one
+//! fd per event of a command.
+//!
+//! - Targets: `-a` every online CPU, `-C 0-3,8` those CPUs (offline or
+//!   nonexistent ones are reported and left out), `-p PID[,PID]` every
+//!   thread of running processes (re-scanned until stable), `-t TID[,TID]`
+//!   threads. With a command, the command only sets how long to count
+//!   (`perf stat -a sleep 1`); without one, counting runs until the
+//!   processes exit or Ctrl-C. `-I`/`--per-thread` with only a command count
+//!   the command (started held, opened, then released into exec).
+//! - Generalized hardware events expand to one event per core PMU on hybrid
+//!   machines (`cpu_core/cycles/`, `cpu_atom/cycles/`).
+//! - `-A` prints one line per CPU (`CPU0 ...`), `--per-thread` one per
+//!   thread (`comm-tid ...`), `-I MS` the counts of each interval prefixed
+//!   with the time.
+
+use crate::args::{usage, Options};
+use crate::output;
+use crate::run::{self, Outcome, Run, Wanted};
+use perf_event_core::read_format::Counts;
+use perf_event_core::set::{
+    aggregate, AggrKey, AggrMode, AggrValue, Aggregate, BudgetPolicy, CorePmus, Count, Cpus,
+    EventSet, EventSpec, HybridNames, Target, ThreadSet,
+};
+use perf_event_core::sysfs::{CpuList, Pmus};
+use std::collections::HashMap;
+use std::ffi::CString;
+use std::sync::atomic::{AtomicI32, Ordering};
+use std::time::{Duration, Instant};
+
+/// The options this module serves (parsed in `args`).
+#[derive(Default)]
+pub struct SetOptions {
+    pub all_cpus: bool,
+    pub cpus: Option<String>,
+    pub pids: Option<String>,
+    pub tids: Option<String>,
+    pub per_thread: bool,
+    pub no_aggr: bool,
+    pub interval_ms: Option<u64>,
+}
+
+impl SetOptions {
+    /// Whether the event-set path is asked for.
+    pub fn active(&self) -> bool {
+        self.all_cpus
+            || self.cpus.is_some()
+            || self.pids.is_some()
+            || self.tids.is_some()
+            || self.per_thread
+            || self.no_aggr
+            || self.interval_ms.is_some()
+    }
+
+    /// Whether a target other than a command is given.
+    pub fn has_target(&self) -> bool {
+        self.all_cpus || self.cpus.is_some() || self.pids.is_some() || self.tids.is_some()
+    }
+}
+
+fn ids(list: &str, what: &str) -> Vec<i32> {
+    list.split(',')
+        .map(|p| {
+            p.trim()
+                .parse()
+                .unwrap_or_else(|_| usage(&format!("bad {what} `{p}' (expected a number)")))
+        })
+        .collect()
+}
+
+/// What is measured, and how the report names it.
+struct Chosen {
+    target: Target,
+    /// `'system wide'`, `process id '1234'`, ...
+    label: String,
+    /// Processes/threads whose exit ends counting.
+    watched: Vec<i32>,
+}
+
+fn choose(s: &SetOptions, inherit: bool, child: Option<i32>) -> Chosen {
+    if s.no_aggr && !(s.all_cpus || s.cpus.is_some()) {
+        usage("-A/--no-aggr is only available in system-wide mode (-a or -C)");
+    }
+    if let Some(list) = &s.cpus {
+        let list = CpuList::parse(list)
+            .unwrap_or_else(|at| usage(&format!("bad CPU list `{list}' at byte {at}")));
+        let sel = cpus().select(&list);
+        for r in &sel.rejected {
+            eprintln!("stat: {r}: left out");
+        }
+        if sel.cpus.is_empty() {
+            usage("no usable CPU in -C");
+        }
+        return Chosen {
+            target: Target::Cpus(sel.cpus),
+            label: "'CPU(s) ".to_owned() + &list.to_string() + "'",
+            watched: Vec::new(),
+        };
+    }
+    if s.all_cpus {
+        return Chosen {
+            target: Target::Cpus(cpus().online().clone()),
+            label: "'system wide'".to_owned(),
+            watched: Vec::new(),
+        };
+    }
+    if let Some(list) = &s.pids {
+        let pids = ids(list, "pid");
+        let target = match pids.as_slice() {
+            [pid] => Target::Process {
+                pid: *pid,
+                cpus: None,
+                inherit,
+            },
+            _ => {
+                let mut tids = Vec::new();
+                for &pid in &pids {
+                    let t = ThreadSet::of_process(pid).unwrap_or_else(|e| fail(&e.to_string()));
+                    tids.extend_from_slice(t.as_slice());
+                }
+                Target::Threads {
+                    threads: ThreadSet::from_tids(tids),
+                    cpus: None,
+                    inherit,
+                }
+            }
+        };
+        return Chosen {
+            target,
+            label: format!("process id '{list}'"),
+            watched: pids,
+        };
+    }
+    let (tids, label) = match (&s.tids, child) {
+        (Some(list), _) => (ids(list, "tid"), format!("thread id '{list}'")),
+        (None, Some(pid)) => (vec![pid], String::new()),
+        (None, None) => usage("--per-thread and -I need a target (-a, -C, -p, -t) or a command"),
+    };
+    Chosen {
+        target: Target::Threads {
+            threads: ThreadSet::from_tids(tids.iter().copied()),
+            cpus: None,
+            inherit,
+        },
+        label,
+        watched: tids,
+    }
+}
+
+fn cpus() -> Cpus {
+    Cpus::read().unwrap_or_else(|e| fail(&e.to_string()))
+}
+
+fn fail(msg: &str) -> ! {
+    eprintln!("Error:\n{msg}");
+    std::process::exit(255)
+}
+
+/// The events as groups of set specs, expanded per core PMU.
+fn groups(wanted: &[Wanted]) -> Vec<Vec<EventSpec>> {
+    let core = match (Pmus::read(), Cpus::read()) {
+        (Ok(p), Ok(c)) => CorePmus::find(&p, &c),
+        _ => CorePmus::default(),
+    };
+    let mut out = Vec::new();
+    for (i, w) in wanted.iter().enumerate() {
+        if w.leader != i {
+            continue;
+        }
+        let group: Vec<EventSpec> = wanted
+            .iter()
+            .filter(|m| m.leader == i)
+            // The set enables the leaders itself: no exec to wait for.
+            .map(|m| EventSpec::new(&m.name, m.attr.enable_on_exec(false)))
+            .collect();
+        out.extend(core.expand_group(&group));
+    }
+    out
+}
+
+/// The held command's exit code (perf passes it on).
+static EXIT: AtomicI32 = AtomicI32::new(0);
+
+/// A command held before exec until [`Held::release`].
+struct Held {
+    pid: i32,
+    go: i32,
+}
+
+impl Held {
+    fn start(argv: &[CString]) -> Held {
+        let mut fds = [0; 2];
+        // SAFETY: pipe2 fills two fds.
+        if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
+            fail(&format!("pipe2: {}", std::io::Error::last_os_error()));
+        }
+        let mut ptrs: Vec<*const libc::c_char> = argv.iter().map(|a| a.as_ptr()).collect();
+        ptrs.push(std::ptr::null());
+        // SAFETY: the child only calls async-signal-safe functions on
+        // memory prepared before the fork.
+        let pid = unsafe { libc::fork() };
+        if pid == 0 {
+            // SAFETY: see above.
+            unsafe {
+                libc::close(fds[1]);
+                let mut byte = 0u8;
+                if libc::read(fds[0], (&mut byte as *mut u8).cast(), 1) == 1 {
+                    libc::execvp(ptrs[0], ptrs.as_ptr());
+                    libc::_exit(127);
+                }
+                libc::_exit(0);
+            }
+        }
+        if pid < 0 {
+            fail(&format!("fork: {}", std::io::Error::last_os_error()));
+        }
+        // SAFETY: our read end, closed once.
+        unsafe { libc::close(fds[0]) };
+        Held { pid, go: fds[1] }
+    }
+
+    fn release(&self) {
+        // SAFETY: one byte lets the child exec; then our end is closed.
+        unsafe {
+            libc::write(self.go, [1u8].as_ptr().cast(), 1);
+            libc::close(self.go);
+        }
+    }
+
+    /// Whether it has exited (reaped); its exit code is kept.
+    fn exited(&self) -> bool {
+        let mut status = 0;
+        // SAFETY: polling our own child.
+        let done = unsafe { libc::waitpid(self.pid, &mut status, libc::WNOHANG) } == self.pid;
+        if done {
+            EXIT.store(libc::WEXITSTATUS(status), Ordering::SeqCst);
+        }
+        done
+    }
+}
+
+/// Whether a process or thread still runs (a zombie counts as gone).
+fn alive(id: i32) -> bool {
+    match std::fs::read_to_string(format!("/proc/{id}/stat")) {
+        Ok(stat) => !stat
+            .rsplit_once(')')
+            .is_some_and(|(_, rest)| rest.trim_start().starts_with(['Z', 'X'])),
+        Err(_) => false,
+    }
+}
+
+/// The report's event list: one entry per set event.
+fn report_events(set: &EventSet) -> Vec<Wanted> {
+    let events = set.events();
+    events
+        .iter()
+        .enumerate()
+        .map(|(i, e)| Wanted {
+            name: e.spec.display_name(),
+            attr: e.spec.attr,
+            leader: (0..=i).rev().find(|&j| events[j].leader).unwrap_or(i),
+        })
+        .collect()
+}
+
+/// One [`Outcome`] per event for each key of `lines`, keys in order. An
+/// event supported nowhere has one placeholder line: it shows under every
+/// key as `<not supported>`.
+fn outcomes_by_key(n: usize, lines: &[Aggregate]) -> Vec<(AggrKey, Vec<Outcome>)> {
+    let unsupported = |l: &Aggregate| matches!(l.value, AggrValue::NotSupported(_));
+    let mut keys: Vec<AggrKey> = lines
+        .iter()
+        .filter(|l| !unsupported(l))
+        .map(|l| l.key.clone())
+        .collect();
+    keys.sort();
+    keys.dedup();
+    if keys.is_empty() {
+        keys.push(AggrKey::Total);
+    }
+    let mut out: Vec<(AggrKey, Vec<Outcome>)> = keys
+        .into_iter()
+        .map(|k| (k, vec![Outcome::NotCounted; n]))
+        .collect();
+    for line in lines {
+        for (key, outcomes) in &mut out {
+            if unsupported(line) {
+                outcomes[line.index] = Outcome::NotSupported;
+            } else if *key == line.key {
+                outcomes[line.index] = match line.value {
+                    AggrValue::Counted(_) => Outcome::Counted(line.counts),
+                    _ => Outcome::NotCounted,
+                };
+            }
+        }
+    }
+    out
+}
+
+/// The event lines of the report's table (or CSV) for one key.
+fn table_lines(
+    events: &[Wanted],
+    outcomes: Vec<Outcome>,
+    elapsed: Duration,
+    csv: Option<&str>,
+) -> Vec<String> {
+    let run = Run {
+        outcomes,
+        elapsed,
+        status: 0,
+        user: Duration::ZERO,
+        sys: Duration::ZERO,
+    };
+    let text = output::report(&[String::new()], csv, events, std::slice::from_ref(&run));
+    let lines = text.lines().map(str::to_owned);
+    if csv.is_some() {
+        lines.collect()
+    } else {
+        // Skip the blank line, the header and the blank line after it.
+        lines.skip(3).take_while(|l| !l.is_empty()).collect()
+    }
+}
+
+/// The command name of every thread the set has fds for, read at open
+/// (a thread may be gone by the time the report is printed).
+fn read_comms(set: &EventSet) -> HashMap<i32, String> {
+    let mut names = HashMap::new();
+    for (placement, _) in set.fds() {
+        names.entry(placement.tid).or_insert_with(|| {
+            std::fs::read_to_string(format!("/proc/{}/comm", placement.tid))
+                .map(|c| c.trim_end().to_owned())
+                .unwrap_or_else(|_| "?".to_owned())
+        });
+    }
+    names
+}
+
+/// perf's prefix for a key: `CPU0 ` (-A), `comm-tid ` (--per-thread).
+fn key_prefix(key: &AggrKey, csv: Option<&str>, comms: &HashMap<i32, String>) -> String {
+    let sep = csv.unwrap_or(" ");
+    match key {
+        AggrKey::Cpu(c) if csv.is_some() => format!("CPU{c}{sep}"),
+        AggrKey::Cpu(c) => format!("CPU{c:<4}{sep}"),
+        AggrKey::Thread(t) => {
+            let comm = comms.get(t).map_or("?", String::as_str);
+            if csv.is_some() {
+                format!("{comm}-{t}{sep}")
+            } else {
+                format!("{comm:>16}-{t:<8}{sep}")
+            }
+        }
+        AggrKey::CoreType(p) => format!("{p}{sep}"),
+        AggrKey::Total => String::new(),
+    }
+}
+
+/// The aggregation the options ask for.
+fn mode(s: &SetOptions) -> AggrMode {
+    if s.no_aggr {
+        AggrMode::PerCpu
+    } else if s.per_thread {
+        AggrMode::PerThread
+    } else {
+        AggrMode::Total
+    }
+}
+
+/// Lines for `counts`, each key's lines prefixed (and by `stamp`).
+fn lines_for(
+    set: &EventSet,
+    comms: &HashMap<i32, String>,
+    events: &[Wanted],
+    counts: &[Count],
+    opts: &Options,
+    elapsed: Duration,
+    stamp: &str,
+) -> String {
+    let lines = aggregate(set.events(), counts, mode(&opts.set), HybridNames::Keep);
+    let csv = opts.csv.as_deref();
+    let mut out = String::new();
+    for (key, outcomes) in outcomes_by_key(events.len(), &lines) {
+        let prefix = key_prefix(&key, csv, comms);
+        for line in table_lines(events, outcomes, elapsed, csv) {
+            out.push_str(&format!("{stamp}{prefix}{line}\n"));
+        }
+    }
+    out
+}
+
+/// `now - before`, per fd (the set reads its fds in the same order).
+fn delta(now: &[Count], before: &[Count]) -> Vec<Count> {
+    now.iter()
+        .enumerate()
+        .map(|(i, c)| match before.get(i) {
+            Some(b) => Count {
+                counts: Counts {
+                    value: c.counts.value.wrapping_sub(b.counts.value),
+                    enabled: sub(c.counts.enabled, b.counts.enabled),
+                    running: sub(c.counts.running, b.counts.running),
+                },
+                ..*c
+            },
+            None => *c,
+        })
+        .collect()
+}
+
+fn sub(a: Option<u64>, b: Option<u64>) -> Option<u64> {
+    Some(a?.saturating_sub(b.unwrap_or(0)))
+}
+
+/// Runs the event-set path and exits.
+pub fn run(opts: &Options) -> ! {
+    let s = &opts.set;
+    let argv: Vec<CString> = opts
+        .command
+        .iter()
+        .map(|a| CString::new(a.as_str()).unwrap_or_else(|_| usage("NUL in an argument")))
+        .collect();
+    // With a target the command is a timer; without, it is the target.
+    let held = (!s.has_target() && !argv.is_empty()).then(|| Held::start(&argv));
+    let chosen = choose(s, opts.inherit, held.as_ref().map(|h| h.pid));
+    let wanted = run::wanted(&opts.events, opts.inherit);
+    let mut set = EventSet::open(groups(&wanted), chosen.target, BudgetPolicy::Fail)
+        .unwrap_or_else(|e| {
+            if let Some(h) = &held {
+                // SAFETY: ending our own held child.
+                unsafe { libc::kill(h.pid, libc::SIGKILL) };
+            }
+            fail(&e.to_string())
+        });
+    if opts.verbose {
+        for e in set.events() {
+            if let Some(err) = &e.unsupported {
+                eprintln!("stat: {}: {err}", e.spec.display_name());
+            }
+        }
+        eprintln!("stat: {:?}, {} fds", set.attach_report(), set.fd_count());
+    }
+    let events = report_events(&set);
+    let mut comms = read_comms(&set);
+    set.enable().unwrap_or_else(|e| fail(&e.to_string()));
+    let start = Instant::now();
+    let mut timer = if held.is_none() && !argv.is_empty() {
+        Some(
+            std::process::Command::new(&opts.command[0])
+                .args(&opts.command[1..])
+                .spawn()
+                .unwrap_or_else(|e| fail(&format!("Workload failed: {e}"))),
+        )
+    } else {
+        None
+    };
+    if let Some(h) = &held {
+        h.release();
+    }
+    let interval = s.interval_ms.map(Duration::from_millis);
+    let mut next = interval.map(|i| start + i);
+    let mut before: Vec<Count> = Vec::new();
+    let mut last_tick = start;
+    if interval.is_some() && opts.csv.is_none() {
+        eprintln!("#           time             counts unit events");
+    }
+    loop {
+        let now = Instant::now();
+        let wait = next.map_or(Duration::from_millis(50), |n| {
+            n.saturating_duration_since(now)
+                .min(Duration::from_millis(50))
+        });
+        std::thread::sleep(wait);
+        if held.is_some() {
+            // The held command's name is the program's after exec.
+            for (tid, name) in read_comms(&set) {
+                if name != "?" {
+                    comms.insert(tid, name);
+                }
+            }
+        }
+        let done = run::RECEIVED.load(Ordering::SeqCst) != 0
+            || held.as_ref().is_some_and(Held::exited)
+            || timer
+                .as_mut()
+                .is_some_and(|t| matches!(t.try_wait(), Ok(Some(_))))
+            || (!chosen.watched.is_empty() && !chosen.watched.iter().any(|&w| alive(w)));
+        if let Some(n) = next {
+            if Instant::now() >= n || done {
+                let counts = set
+                    .read_all()
+                    .unwrap_or_else(|e| fail(&e.to_string()))
+                    .to_vec();
+                let d = delta(&counts, &before);
+                let t = Instant::now();
+                let since = t - start;
+                let sep = opts.csv.as_deref().unwrap_or(" ");
+                let stamp = format!("{:6}.{:09}{sep}", since.as_secs(), since.subsec_nanos());
+                let text = lines_for(&set, &comms, &events, &d, opts, t - last_tick, &stamp);
+                eprint!("{text}");
+                before = counts;
+                last_tick = t;
+                next = Some(n + interval.unwrap_or_default());
+            }
+        }
+        if done {
+            break;
+        }
+    }
+    let elapsed = start.elapsed();
+    set.disable().unwrap_or_else(|e| fail(&e.to_string()));
+    if interval.is_some() {
+        std::process::exit(EXIT.load(Ordering::SeqCst));
+    }
+    let counts = set
+        .read_all()
+        .unwrap_or_else(|e| fail(&e.to_string()))
+        .to_vec();
+    let label = if chosen.label.is_empty() {
+        format!("'{}'", opts.command.join(" "))
+    } else {
+        chosen.label.clone()
+    };
+    let text = if mode(s) == AggrMode::Total {
+        let lines = aggregate(set.events(), &counts, AggrMode::Total, HybridNames::Keep);
+        let outcomes = outcomes_by_key(events.len(), &lines).remove(0).1;
+        let run = Run {
+            outcomes,
+            elapsed,
+            status: 0,
+            user: Duration::ZERO,
+            sys: Duration::ZERO,
+        };
+        let text = output::report(
+            &["\u{0}".to_owned()],
+            opts.csv.as_deref(),
+            &events,
+            std::slice::from_ref(&run),
+        );
+        // perf's header names the target; no user/sys times without a
+        // command of our own.
+        text.replace("'\u{0}'", &label)
+            .lines()
+            .filter(|l| !l.ends_with("seconds user") && !l.ends_with("seconds sys"))
+            .map(|l| format!("{l}\n"))
+            .collect::<String>()
+            .trim_end()
+            .to_owned()
+            + "\n\n"
+    } else {
+        let lines = lines_for(&set, &comms, &events, &counts, opts, elapsed, "");
+        if opts.csv.is_some() {
+            lines
+        } else {
+            format!(
+                "\n Performance counter stats for {label}:\n\n{lines}\n {:17.9} seconds time \
+                 elapsed\n\n",
+                elapsed.as_secs_f64()
+            )
+        }
+    };
+    eprint!("{text}");
+    std::process::exit(EXIT.load(Ordering::SeqCst))
+}

@@ -1,0 +1,571 @@
+//! The event set: groups opened on every placement, one fd table.
+
+use super::budget::{self, BudgetError};
+use super::cpus::{CpuSet, Cpus};
+use super::spec::{BudgetPolicy, EventSpec, Target};
+use super::threads::{AttachError, ThreadSet};
+use super::{Count, EventStatus, SetError};
+use crate::abi::bitfield::attr as flag;
+use crate::errno::Errno;
+use crate::fd::EventFd;
+use crate::linux::errno as os;
+use crate::open::{open, OpenError, OpenFlags, Scope};
+use crate::read_format::Counts;
+use crate::sys;
+use std::collections::HashMap;
+
+/// The read_format bits the set needs on every event.
+const SET_READ_FORMAT: u64 = (sys::PERF_FORMAT_TOTAL_TIME_ENABLED
+    | sys::PERF_FORMAT_TOTAL_TIME_RUNNING
+    | sys::PERF_FORMAT_GROUP) as u64;
+
+/// How many times a process's threads are re-scanned before the set gives
+/// up waiting for a stable list (threads still appearing are reported).
+const MAX_SCANS: usize = 64;
+
+/// One event of the set, with how opening it went.
+#[derive(Debug)]
+pub struct EventInfo {
+    /// What was asked for (after hybrid expansion).
+    pub spec: EventSpec,
+    /// Its group's index.
+    pub group: usize,
+    /// Whether it leads its group.
+    pub leader: bool,
+    /// Placements where it is open.
+    pub opened: usize,
+    /// The first "not supported" error (ENOENT, EOPNOTSUPP, EINVAL, ...).
+    pub unsupported: Option<OpenError>,
+    /// Placements skipped because the group leader failed there.
+    pub leader_failed: usize,
+    /// Whether the fallback attr is in use.
+    pub fallback_used: bool,
+}
+
+impl EventInfo {
+    /// `perf stat`'s status: `<not supported>` when it opened nowhere.
+    pub fn status(&self) -> EventStatus {
+        match (&self.unsupported, self.opened) {
+            (Some(e), 0) => EventStatus::NotSupported(e.to_string()),
+            (None, 0) if self.leader_failed > 0 => EventStatus::NotSupported(
+                "its group leader could not be opened, so it was not opened alone".to_owned(),
+            ),
+            _ => EventStatus::Open,
+        }
+    }
+}
+
+/// One opened group on one placement: the leader's fd first.
+#[derive(Debug)]
+struct Instance {
+    cpu: i32,
+    tid: i32,
+    /// (event index, fd), leader first, members in open order (the order
+    /// of a group read).
+    fds: Vec<(usize, EventFd)>,
+}
+
+/// What opening found about the threads.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct AttachReport {
+    /// Threads opened.
+    pub threads: usize,
+    /// Threads that exited between the listing and their open (ESRCH).
+    pub exited: usize,
+    /// Scans of `/proc/PID/task` made.
+    pub scans: usize,
+    /// Whether the last scan found no new thread (false: threads were still
+    /// appearing after 64 scans: use `inherit`).
+    pub stable: bool,
+    /// Whether the budget forced [`BudgetPolicy::InheritPerCpu`].
+    pub inherit_fallback: bool,
+}
+
+/// Groups of events opened on (cpu, thread) placements. Owns every fd;
+/// dropping it closes them.
+#[derive(Debug)]
+pub struct EventSet {
+    events: Vec<EventInfo>,
+    /// Per group, its event indices (leader first).
+    groups: Vec<Vec<usize>>,
+    instances: Vec<Instance>,
+    attach: AttachReport,
+    buf: Vec<u8>,
+    counts: Vec<Count>,
+}
+
+/// Errors that make the whole open fail (the set closes what it opened).
+fn is_unsupported(e: Errno) -> bool {
+    matches!(
+        e.0,
+        os::ENOENT
+            | os::EOPNOTSUPP
+            | os::ENODEV
+            | os::EINVAL
+            | os::E2BIG
+            | os::ENOSPC
+            | os::EBUSY
+            | os::EOVERFLOW
+    )
+}
+
+enum Outcome {
+    Opened,
+    ThreadGone,
+}
+
+impl EventSet {
+    /// Opens `groups` (each a leader and its members) on every placement of
+    /// `target`. Each group is expanded for hybrid CPUs by the caller (see
+    /// [`CorePmus::expand_group`](super::CorePmus::expand_group)).
+    ///
+    /// Partial failure follows `perf stat`: an event the kernel does not
+    /// support (ENOENT, EOPNOTSUPP, ENODEV, EINVAL, ...) is recorded with its
+    /// error and the rest still count; where a group leader fails its
+    /// members are not opened; a thread that exits (ESRCH) is skipped and
+    /// counted. Permission errors, fd exhaustion and any other errno fail
+    /// the whole open with an explained [`SetError`].
+    ///
+    /// The fds needed are computed first and RLIMIT_NOFILE raised toward
+    /// its hard limit when needed ([`budget::reserve`]); `policy` says what
+    /// happens when they still do not fit. Events are opened disabled:
+    /// call [`EventSet::enable`].
+    pub fn open(
+        groups: Vec<Vec<EventSpec>>,
+        target: Target,
+        policy: BudgetPolicy,
+    ) -> Result<EventSet, SetError> {
+        let mut set = EventSet {
+            events: Vec::new(),
+            groups: Vec::new(),
+            instances: Vec::new(),
+            attach: AttachReport::default(),
+            buf: Vec::new(),
+            counts: Vec::new(),
+        };
+        for (g, group) in groups.into_iter().enumerate() {
+            let mut idx = Vec::new();
+            for (i, spec) in group.into_iter().enumerate() {
+                idx.push(set.events.len());
+                set.events.push(EventInfo {
+                    spec,
+                    group: g,
+                    leader: i == 0,
+                    opened: 0,
+                    unsupported: None,
+                    leader_failed: 0,
+                    fallback_used: false,
+                });
+            }
+            if !idx.is_empty() {
+                set.groups.push(idx);
+            }
+        }
+        let (cpus, threads, inherit, pid) = match target {
+            Target::Cpus(cpus) => {
+                let placements: Vec<i32> = cpus.as_slice().iter().map(|&c| c as i32).collect();
+                budget::reserve(set.fds_per_thread(&placements)).map_err(SetError::Budget)?;
+                for cpu in placements {
+                    set.open_placement(cpu, -1, false)?;
+                }
+                return Ok(set);
+            }
+            Target::Threads {
+                threads,
+                cpus,
+                inherit,
+            } => (cpus, threads, inherit, None),
+            Target::Process { pid, cpus, inherit } => (
+                cpus,
+                ThreadSet::of_process(pid).map_err(SetError::Attach)?,
+                inherit,
+                Some(pid),
+            ),
+        };
+        let cpu_list: Vec<i32> = match &cpus {
+            Some(c) => c.as_slice().iter().map(|&c| c as i32).collect(),
+            None => vec![-1],
+        };
+        if threads.is_empty() {
+            set.attach.stable = true;
+            return Ok(set);
+        }
+        let needed = set.fds_per_thread(&cpu_list) * threads.len();
+        match budget::reserve(needed) {
+            Ok(_) => {}
+            Err(_) if policy == BudgetPolicy::InheritPerCpu => {
+                return set.open_inherit_fallback(pid.unwrap_or(threads.as_slice()[0]))
+            }
+            Err(err) => return Err(SetError::Budget(err)),
+        }
+        let mut done = ThreadSet::default();
+        let mut current = threads;
+        loop {
+            set.attach.scans += 1;
+            let fresh: Vec<i32> = current
+                .as_slice()
+                .iter()
+                .copied()
+                .filter(|t| !done.contains(*t))
+                .collect();
+            if fresh.is_empty() {
+                set.attach.stable = true;
+                break;
+            }
+            if set.attach.scans > 1 {
+                let more = set.fds_per_thread(&cpu_list) * fresh.len();
+                budget::reserve(more).map_err(SetError::Budget)?;
+            }
+            for &tid in &fresh {
+                let mut gone = false;
+                for &cpu in &cpu_list {
+                    if let Outcome::ThreadGone = set.open_placement(cpu, tid, inherit)? {
+                        gone = true;
+                        break;
+                    }
+                }
+                if gone {
+                    set.drop_thread(tid);
+                    set.attach.exited += 1;
+                } else {
+                    set.attach.threads += 1;
+                }
+            }
+            done = ThreadSet::from_tids(done.as_slice().iter().copied().chain(fresh));
+            let Some(pid) = pid else {
+                set.attach.stable = true;
+                break;
+            };
+            if set.attach.scans >= MAX_SCANS {
+                break;
+            }
+            current = match ThreadSet::of_process(pid) {
+                Ok(t) => t,
+                // The process exited after we opened its threads: what we
+                // have is all there will be.
+                Err(err) if err.errno.0 == os::ESRCH => {
+                    set.attach.stable = true;
+                    break;
+                }
+                Err(err) => return Err(SetError::Attach(err)),
+            };
+        }
+        Ok(set)
+    }
+
+    /// [`BudgetPolicy::InheritPerCpu`]: one placement per online CPU on
+    /// `main` with `inherit`.
+    fn open_inherit_fallback(mut self, main: i32) -> Result<EventSet, SetError> {
+        let online = Cpus::read().map_err(SetError::Sysfs)?.online().clone();
+        let per_cpu: Vec<i32> = online.as_slice().iter().map(|&c| c as i32).collect();
+        budget::reserve(self.fds_per_thread(&per_cpu)).map_err(SetError::Budget)?;
+        self.attach.inherit_fallback = true;
+        for cpu in per_cpu {
+            if let Outcome::ThreadGone = self.open_placement(cpu, main, true)? {
+                return Err(SetError::Attach(AttachError::new(main, Errno(os::ESRCH))));
+            }
+        }
+        self.attach.threads = 1;
+        self.attach.scans = 1;
+        self.attach.stable = true;
+        Ok(self)
+    }
+
+    /// fds one thread (or the CPU-wide placement) needs on `cpus`.
+    fn fds_per_thread(&self, cpus: &[i32]) -> usize {
+        self.events
+            .iter()
+            .map(|e| {
+                cpus.iter()
+                    .filter(|&&c| Self::allowed_on(&e.spec, c))
+                    .count()
+            })
+            .sum()
+    }
+
+    /// Closes every fd of a thread that exited.
+    fn drop_thread(&mut self, tid: i32) {
+        for inst in self.instances.iter().filter(|i| i.tid == tid) {
+            for (e, _) in &inst.fds {
+                self.events[*e].opened -= 1;
+            }
+        }
+        self.instances.retain(|i| i.tid != tid);
+    }
+
+    fn allowed_on(spec: &EventSpec, cpu: i32) -> bool {
+        match (&spec.cpus, cpu) {
+            (Some(set), c) if c >= 0 => set.contains(c as u32),
+            _ => true,
+        }
+    }
+
+    /// Opens every group on (cpu, tid).
+    fn open_placement(&mut self, cpu: i32, tid: i32, inherit: bool) -> Result<Outcome, SetError> {
+        for g in 0..self.groups.len() {
+            let mut instance = Instance {
+                cpu,
+                tid,
+                fds: Vec::new(),
+            };
+            for k in 0..self.groups[g].len() {
+                let e = self.groups[g][k];
+                if !Self::allowed_on(&self.events[e].spec, cpu) {
+                    continue;
+                }
+                let leader = instance.fds.first().map(|(_, fd)| fd);
+                if k > 0 && leader.is_none() {
+                    // The leader failed here: never let a member count alone.
+                    self.events[e].leader_failed += 1;
+                    continue;
+                }
+                match self.open_one(e, cpu, tid, inherit, leader) {
+                    Ok(fd) => {
+                        self.events[e].opened += 1;
+                        instance.fds.push((e, fd));
+                    }
+                    Err(err) => {
+                        let errno = err.errno.unwrap_or(Errno(0));
+                        if errno.0 == os::ESRCH {
+                            for (e, _) in &instance.fds {
+                                self.events[*e].opened -= 1;
+                            }
+                            return Ok(Outcome::ThreadGone);
+                        }
+                        if errno.0 == os::EMFILE || errno.0 == os::ENFILE {
+                            return Err(SetError::Budget(BudgetError {
+                                needed: self.fds_wanted(),
+                                in_use: budget::fds_in_use(),
+                                limit: budget::open_files_limit(),
+                                errno: Some(errno),
+                            }));
+                        }
+                        if tid > 0 && matches!(errno.0, os::EACCES | os::EPERM) {
+                            // Another process's thread: ptrace access and the
+                            // paranoid level decide.
+                            return Err(SetError::Attach(AttachError::new(tid, errno)));
+                        }
+                        if err.errno.is_none() || !is_unsupported(errno) {
+                            return Err(SetError::Open {
+                                event: self.events[e].spec.display_name(),
+                                cpu,
+                                tid,
+                                error: Box::new(err),
+                            });
+                        }
+                        self.events[e].unsupported.get_or_insert(err);
+                    }
+                }
+            }
+            if !instance.fds.is_empty() {
+                self.instances.push(instance);
+            }
+        }
+        Ok(Outcome::Opened)
+    }
+
+    /// fds the set would hold if every event opened on every placement it
+    /// has so far.
+    fn fds_wanted(&self) -> usize {
+        self.instances.iter().map(|i| i.fds.len()).sum::<usize>() + self.events.len()
+    }
+
+    fn open_one(
+        &mut self,
+        e: usize,
+        cpu: i32,
+        tid: i32,
+        inherit: bool,
+        leader: Option<&EventFd>,
+    ) -> Result<EventFd, OpenError> {
+        let info = &self.events[e];
+        let base = match (info.fallback_used, info.spec.fallback) {
+            (true, Some(f)) => f,
+            _ => info.spec.attr,
+        };
+        let prepare = |attr: crate::attr::Attr| {
+            let format = attr.read_format_word() | SET_READ_FORMAT;
+            attr.read_format(format)
+                .flag(flag::DISABLED, leader.is_none() as u64)
+                .flag(flag::INHERIT, inherit as u64)
+        };
+        let scope = Scope::raw(tid, cpu)?;
+        let first = open(&prepare(base), scope, leader, OpenFlags::new());
+        match (first, info.spec.fallback) {
+            (Err(err), Some(fallback))
+                if !info.fallback_used
+                    && matches!(
+                        err.errno.map(|e| e.0),
+                        Some(os::ENOENT | os::EINVAL | os::EOPNOTSUPP)
+                    ) =>
+            {
+                let r = open(&prepare(fallback), scope, leader, OpenFlags::new());
+                if r.is_ok() {
+                    self.events[e].fallback_used = true;
+                }
+                r
+            }
+            (r, _) => r,
+        }
+    }
+
+    /// The events, in group order (leader first).
+    pub fn events(&self) -> &[EventInfo] {
+        &self.events
+    }
+
+    /// What opening found about the threads.
+    pub fn attach_report(&self) -> &AttachReport {
+        &self.attach
+    }
+
+    /// How many fds the set holds.
+    pub fn fd_count(&self) -> usize {
+        self.instances.iter().map(|i| i.fds.len()).sum()
+    }
+
+    /// How many group instances (one read, one ioctl each).
+    pub fn group_count(&self) -> usize {
+        self.instances.len()
+    }
+
+    fn each_leader(&self, f: impl Fn(&EventFd) -> Result<(), Errno>) -> Result<(), SetError> {
+        for inst in &self.instances {
+            let (e, fd) = &inst.fds[0];
+            match f(fd) {
+                Ok(()) => {}
+                // A thread that exited keeps its fd valid; ioctls still work,
+                // so any error is real.
+                Err(errno) => {
+                    return Err(SetError::Ioctl {
+                        event: self.events[*e].spec.display_name(),
+                        cpu: inst.cpu,
+                        tid: inst.tid,
+                        errno,
+                    })
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// `PERF_EVENT_IOC_ENABLE` with `PERF_IOC_FLAG_GROUP` on every leader.
+    pub fn enable(&self) -> Result<(), SetError> {
+        self.each_leader(|fd| fd.enable(true))
+    }
+
+    /// `PERF_EVENT_IOC_DISABLE` with `PERF_IOC_FLAG_GROUP` on every leader.
+    pub fn disable(&self) -> Result<(), SetError> {
+        self.each_leader(|fd| fd.disable(true))
+    }
+
+    /// `PERF_EVENT_IOC_RESET` with `PERF_IOC_FLAG_GROUP` on every leader.
+    pub fn reset(&self) -> Result<(), SetError> {
+        self.each_leader(|fd| fd.reset(true))
+    }
+
+    /// Reads every group with one `read(2)` per group instance (the
+    /// leader's `PERF_FORMAT_GROUP` read holds its members' values in open
+    /// order) and returns one [`Count`] per open fd. The slice is reused by
+    /// the next call.
+    pub fn read_all(&mut self) -> Result<&[Count], SetError> {
+        self.counts.clear();
+        for inst in &self.instances {
+            let (leader_event, leader) = &inst.fds[0];
+            let need = leader.read_format().size(inst.fds.len());
+            if self.buf.len() < need {
+                self.buf.resize(need, 0);
+            }
+            let reading = match leader.read_into(&mut self.buf[..need]) {
+                Ok(r) => r,
+                Err(failure) => {
+                    return Err(SetError::Read {
+                        event: self.events[*leader_event].spec.display_name(),
+                        cpu: inst.cpu,
+                        tid: inst.tid,
+                        failure,
+                    })
+                }
+            };
+            let (enabled, running) = (reading.time_enabled(), reading.time_running());
+            for ((e, _), v) in inst.fds.iter().zip(reading.values()) {
+                self.counts.push(Count {
+                    event: *e,
+                    cpu: inst.cpu,
+                    tid: inst.tid,
+                    counts: Counts {
+                        value: v.value,
+                        enabled,
+                        running,
+                    },
+                });
+            }
+        }
+        Ok(&self.counts)
+    }
+
+    /// The map from event id (`PERF_FORMAT_ID`, `PERF_SAMPLE_ID`,
+    /// `PERF_SAMPLE_IDENTIFIER`; from `PERF_EVENT_IOC_ID`, since Linux 3.12)
+    /// to the event index, CPU and thread of every fd: how a sample from a
+    /// shared ring is traced back to its event. One ioctl per fd.
+    pub fn sample_ids(&self) -> Result<HashMap<u64, Placement>, SetError> {
+        let mut map = HashMap::with_capacity(self.fd_count());
+        for inst in &self.instances {
+            for (e, fd) in &inst.fds {
+                let id = fd.id().map_err(|errno| SetError::Ioctl {
+                    event: self.events[*e].spec.display_name(),
+                    cpu: inst.cpu,
+                    tid: inst.tid,
+                    errno,
+                })?;
+                map.insert(
+                    id,
+                    Placement {
+                        event: *e,
+                        cpu: inst.cpu,
+                        tid: inst.tid,
+                    },
+                );
+            }
+        }
+        Ok(map)
+    }
+
+    /// Every open fd with its event index, CPU and thread.
+    pub fn fds(&self) -> impl Iterator<Item = (Placement, &EventFd)> + '_ {
+        self.instances.iter().flat_map(|inst| {
+            inst.fds.iter().map(move |(e, fd)| {
+                (
+                    Placement {
+                        event: *e,
+                        cpu: inst.cpu,
+                        tid: inst.tid,
+                    },
+                    fd,
+                )
+            })
+        })
+    }
+
+    /// The CPUs the set has placements on (empty for per-thread sets).
+    pub fn cpus(&self) -> CpuSet {
+        CpuSet::from_cpus(
+            self.instances
+                .iter()
+                .filter(|i| i.cpu >= 0)
+                .map(|i| i.cpu as u32),
+        )
+    }
+}
+
+/// Where one fd is: its event (index into [`EventSet::events`]), CPU (-1:
+/// any) and thread (-1: every task on the CPU).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Placement {
+    /// Index into [`EventSet::events`].
+    pub event: usize,
+    /// The CPU, -1 for any.
+    pub cpu: i32,
+    /// The thread, -1 for every task.
+    pub tid: i32,
+}

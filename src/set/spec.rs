@@ -1,0 +1,90 @@
+//! What to open: events, groups and where they go.
+
+use super::cpus::CpuSet;
+use super::threads::ThreadSet;
+use crate::attr::Attr;
+
+/// One event of a group.
+#[derive(Clone, Debug)]
+pub struct EventSpec {
+    /// The name it is reported under (`cycles`, `syscalls:sys_enter_read`).
+    pub name: String,
+    /// The attr. The set adds `PERF_FORMAT_TOTAL_TIME_ENABLED`,
+    /// `TOTAL_TIME_RUNNING` and `GROUP` to its read_format, opens leaders
+    /// disabled and members enabled (they follow their leader).
+    pub attr: Attr,
+    /// The core PMU it belongs to after hybrid expansion (`cpu_core`).
+    pub pmu: Option<String>,
+    /// The only CPUs it may be opened on (a PMU's CPUs); `None`: any.
+    pub cpus: Option<CpuSet>,
+    /// An attr to retry with when the kernel refuses `attr` with ENOENT,
+    /// EINVAL or EOPNOTSUPP (hybrid events on kernels without the extended
+    /// PMU type).
+    pub fallback: Option<Attr>,
+}
+
+impl EventSpec {
+    /// An event on any PMU and CPU.
+    pub fn new(name: &str, attr: Attr) -> EventSpec {
+        EventSpec {
+            name: name.to_owned(),
+            attr,
+            pmu: None,
+            cpus: None,
+            fallback: None,
+        }
+    }
+
+    /// The name as `perf stat` prints it: `pmu/name/` for an event bound to
+    /// one core PMU, the plain name otherwise.
+    pub fn display_name(&self) -> String {
+        match &self.pmu {
+            Some(pmu) => format!("{pmu}/{}/", self.name),
+            None => self.name.clone(),
+        }
+    }
+}
+
+/// Where the groups are placed: each group is opened once per (cpu,
+/// thread) placement.
+#[derive(Clone, Debug)]
+pub enum Target {
+    /// Every task on each CPU (`perf stat -a` / `-C`): placements
+    /// (cpu, pid -1). Needs CAP_PERFMON or perf_event_paranoid <= 0.
+    Cpus(CpuSet),
+    /// The given threads on any CPU (`-t TID`), or on each of `cpus`.
+    Threads {
+        /// The threads.
+        threads: ThreadSet,
+        /// `None`: one placement per thread (cpu -1); otherwise one per
+        /// (cpu, thread).
+        cpus: Option<CpuSet>,
+        /// Set `inherit`: threads they create later are counted too.
+        inherit: bool,
+    },
+    /// Every thread of a running process (`-p PID`): `/proc/PID/task` is
+    /// scanned, its threads opened, and scanned again until no new thread
+    /// appears; threads that exit before their open are skipped and counted.
+    Process {
+        /// The process.
+        pid: i32,
+        /// As for [`Target::Threads`].
+        cpus: Option<CpuSet>,
+        /// Set `inherit` on every thread's events.
+        inherit: bool,
+    },
+}
+
+/// What to do when the fds needed exceed RLIMIT_NOFILE's hard limit.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum BudgetPolicy {
+    /// Fail with [`SetError::Budget`](super::SetError::Budget).
+    #[default]
+    Fail,
+    /// For [`Target::Process`] / [`Target::Threads`]: open one placement
+    /// per online CPU on the process's main thread with `inherit` set
+    /// instead of one per thread (samply's fallback). It counts the main
+    /// thread and every thread created after the open (all of a workload
+    /// the caller starts), but not the other threads that already ran.
+    InheritPerCpu,
+}
