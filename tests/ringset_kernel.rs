@@ -383,3 +383,72 @@ fn two_events_of_one_thread_share_a_ring_and_are_told_apart_by_id() {
     });
     assert_eq!(per_event, [7, 4]);
 }
+
+/// The ring set built from an event set (`RingSet::from_event_set`): this
+/// thread's two tracepoint events placed on every online CPU by the set,
+/// one ring per CPU shared by both events; the thread moves from CPU to
+/// CPU making a known number of calls on each, and every CPU's ring holds
+/// exactly those samples (or counts them lost), each found by sample id to
+/// the set's own event index.
+#[test]
+fn a_ring_set_over_an_event_set_reads_every_cpu_s_samples() {
+    use perf_event_core::set::{BudgetPolicy, CpuSet, EventSet, EventSpec, Target, ThreadSet};
+    let Some((prctl_attr, getppid_attr)) =
+        tracepoints("a_ring_set_over_an_event_set_reads_every_cpu_s_samples")
+    else {
+        return;
+    };
+    const PER_CPU: u64 = 300;
+    let cpus = cpus();
+    let tid = gettid();
+    let group = vec![
+        EventSpec::new("syscalls:sys_enter_prctl", prctl_attr),
+        EventSpec::new("syscalls:sys_enter_getppid", getppid_attr),
+    ];
+    let target = Target::Threads {
+        threads: ThreadSet::from_tids([tid]),
+        cpus: Some(CpuSet::from_cpus(cpus.iter().map(|&c| c as u32))),
+        inherit: false,
+    };
+    let events = EventSet::open(vec![group], target, BudgetPolicy::default())
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(events.fd_count(), 2 * cpus.len());
+    let opts = Options {
+        data_pages: 8,
+        sharing: Sharing::SameCpu,
+        ..Options::default()
+    };
+    let mut set = RingSet::from_event_set(&events, opts).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(set.rings().len(), cpus.len(), "{:?}", set.unshared());
+    events.enable().unwrap();
+    for &cpu in &cpus {
+        pin_to(cpu);
+        for _ in 0..PER_CPU {
+            prctl();
+            getppid();
+        }
+    }
+    events.disable().unwrap();
+    let mut got: HashMap<(u32, usize), u64> = HashMap::new();
+    set.fill();
+    while let Some(h) = set.flush_next() {
+        let event = h.event().expect("the record's event is found by its id");
+        let layout = *set.layout(event).unwrap();
+        let rec = set.record(&h).unwrap();
+        let mut scratch = [0u8; 256];
+        if let Record::Sample(s) = parse(&layout, &rec, &mut scratch) {
+            assert_eq!(s.pid_tid().map(|(_, t)| t), Some(tid as u32));
+            *got.entry((s.cpu().unwrap(), event)).or_default() += 1;
+        }
+        set.release(h);
+    }
+    for (r, ring) in set.rings().iter().enumerate() {
+        let (_, cpu, _, _) = set.entry(ring.entries()[0]).unwrap();
+        let received: u64 = (0..2)
+            .map(|e| got.get(&(cpu as u32, e)).copied().unwrap_or(0))
+            .sum();
+        let lost = ring.losses().lost;
+        println!("ring {r} (cpu {cpu}): received {received}, lost {lost}");
+        assert_eq!(received + lost, 2 * PER_CPU, "cpu {cpu}");
+    }
+}

@@ -37,6 +37,7 @@
 //! Every ring and the set implement `AsFd`, so mio or tokio's `AsyncFd` can
 //! wait on them instead (see `examples/ringset_mio.rs`).
 
+mod from_set;
 mod ident;
 mod loss;
 pub mod merge;
@@ -141,6 +142,14 @@ pub enum RingSetError {
     Epoll(Errno),
     /// The records of different events cannot be told apart.
     Layouts(MixedLayouts),
+    /// Duplicating entry `entry`'s fd (an event set's, see
+    /// [`RingSet::from_event_set`]) failed.
+    Borrow {
+        /// The entry.
+        entry: usize,
+        /// Why (EMFILE: out of fds).
+        errno: Errno,
+    },
     /// Several events write into one ring but their records carry no
     /// sample id (neither PERF_SAMPLE_IDENTIFIER nor PERF_SAMPLE_ID).
     NoSampleId {
@@ -161,6 +170,11 @@ impl fmt::Display for RingSetError {
                  fs.epoll.max_user_watches reached)"
             ),
             RingSetError::Layouts(e) => e.fmt(f),
+            RingSetError::Borrow { entry, errno } => write!(
+                f,
+                "entry {entry}: duplicating the event set's fd failed: {errno} (EMFILE: \
+                 RLIMIT_NOFILE reached; each fd of the set takes a second one here)"
+            ),
             RingSetError::NoSampleId { ring, events } => write!(
                 f,
                 "events {events:?} share ring {ring} but their records carry no sample id, so \

@@ -409,6 +409,21 @@ impl EventSet {
         }
     }
 
+    /// The attr event `event` is open with: its spec's attr (or the
+    /// fallback, when that is in use) with the read_format bits the set
+    /// adds. Its `sample_type`, `read_format` and `sample_id_all` give the
+    /// layout of the records its fds write (what a ring set needs); the
+    /// `disabled` / `inherit` bits of each fd are the set's choice per
+    /// placement and not part of it. `None` for an index past the events.
+    pub fn opened_attr(&self, event: usize) -> Option<crate::attr::Attr> {
+        let info = self.events.get(event)?;
+        let base = match (info.fallback_used, info.spec.fallback) {
+            (true, Some(f)) => f,
+            _ => info.spec.attr,
+        };
+        Some(base.read_format(base.read_format_word() | SET_READ_FORMAT))
+    }
+
     /// The events, in group order (leader first).
     pub fn events(&self) -> &[EventInfo] {
         &self.events
