@@ -23,7 +23,7 @@
 //! 5. Event sets: 4 events x every CPU x 8 threads opened, enabled, read
 //!    and closed by perf-event-core's `set::EventSet` and perf-event2's
 //!    `Group`; read-all alone and its system-call count (`bench sets`;
-//!    BENCHMARKS.md section 7).
+//!    BENCHMARKS.md section 8).
 //!
 //! `bench callgrind-target rust|c N` is what the benchmark runs under
 //! valgrind, `bench region-target ours|perf-event2 N` what it runs under

@@ -1,4 +1,4 @@
-//! BENCHMARKS.md section 7, event sets: 4 software events in one group x every online CPU x 8
+//! BENCHMARKS.md section 8, event sets: 4 software events in one group x every online CPU x 8
 //! threads of this process (one group per (cpu, thread), 4 fds each),
 //! opened, enabled, read and closed, by perf-event-core's `set::EventSet`
 //! and by perf-event2's `Group` API doing the same; then the read-all step
