@@ -124,7 +124,7 @@ fn main() {
         kernel()
     );
     // `bench records` / `bench region` / `bench read` / `bench sets` run
-    // only section 3 / 4 / 1 / 7.
+    // only section 3 / 5 / 1 / 8.
     match args.first().map(String::as_str) {
         Some("records") => records::run(),
         Some("region") => region::run(),
