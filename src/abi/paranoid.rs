@@ -2,7 +2,7 @@
 //! allows (kernel Documentation/admin-guide/sysctl/kernel.rst).
 
 /// `kernel.perf_event_paranoid` (since Linux 2.6.32; `perf_counter_paranoid`
-/// in 2.6.31), read by [`Paranoid::current`] or [`crate::sysfs::Limits`].
+/// in 2.6.31), read by `Paranoid::current` or `sysfs::Limits` (feature `std`).
 /// Its existence is the official sign that the kernel has
 /// `perf_event_open` (perf_event_open(2)). CAP_PERFMON (Linux 5.8) or
 /// CAP_SYS_ADMIN lifts every restriction.

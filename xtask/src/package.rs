@@ -86,7 +86,7 @@ pub fn main() -> Result {
     Ok(())
 }
 
-/// `target/package/perf-event-core-<version>.crate`.
+/// The `.crate` that `cargo publish --dry-run` wrote.
 fn packaged_crate(root: &Path) -> Result<PathBuf> {
     let manifest = std::fs::read_to_string(root.join("Cargo.toml")).map_err(|e| e.to_string())?;
     let version = manifest
@@ -94,15 +94,24 @@ fn packaged_crate(root: &Path) -> Result<PathBuf> {
         .find_map(|l| l.strip_prefix("version = \""))
         .and_then(|v| v.strip_suffix('"'))
         .ok_or("no version in Cargo.toml")?;
-    let file = root.join(format!("target/package/perf-event-core-{version}.crate"));
-    if file.is_file() {
-        Ok(file)
-    } else {
-        Err(format!(
-            "{} was not written by cargo publish",
-            file.display()
-        ))
-    }
+    // `cargo publish --dry-run` leaves it in target/package/tmp-crate/
+    // (cargo 1.90 and later), `cargo package` in target/package/.
+    let name = format!("perf-event-core-{version}.crate");
+    let candidates = [
+        root.join("target/package/tmp-crate").join(&name),
+        root.join("target/package").join(&name),
+    ];
+    candidates
+        .iter()
+        .find(|f| f.is_file())
+        .cloned()
+        .ok_or_else(|| {
+            format!(
+                "cargo publish wrote no {name} (looked in {} and {})",
+                candidates[0].display(),
+                candidates[1].display()
+            )
+        })
 }
 
 /// Unpacks the `.crate` (a gzip'ed tar) into a fresh directory outside the

@@ -93,11 +93,11 @@ fn compare(snapshot: &Path, api: &str) -> Result {
 pub fn can_fail() -> Result {
     let root = shell::root();
     let copy = copy_of_crate(&root)?;
-    let file = copy.join("src/open.rs");
-    let source = std::fs::read_to_string(&file).map_err(|e| e.to_string())?;
+    let file = copy.join("src/open/mod.rs");
+    let source = std::fs::read_to_string(&file).map_err(|e| format!("{}: {e}", file.display()))?;
     let public = "pub const fn this_thread_on(";
     if !source.contains(public) {
-        return Err(format!("src/open.rs has no `{public}` to remove"));
+        return Err(format!("src/open/mod.rs has no `{public}` to remove"));
     }
     std::fs::write(
         &file,
