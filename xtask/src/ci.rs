@@ -10,13 +10,17 @@ use std::time::Instant;
 
 /// Debian packages the steps need: clang and libclang >= 16 for bindgen and
 /// the ABI checks (clang 14 does not know loongarch64), diff for
-/// `bindgen --check`, the system C compiler for the host ABI check.
+/// `bindgen --check`, the system C compiler for the host ABI check, and
+/// perf for the tests that compare with it.
 const PACKAGES: &[&str] = &[
     "clang-16",
     "libclang-16-dev",
     "diffutils",
     "gcc",
     "libc6-dev",
+    // perf itself, the oracle the comparison tests run against (stat,
+    // parse-events, record/script/report): without it they say "skipped".
+    "linux-perf",
 ];
 const LIBCLANG: &str = "/usr/lib/llvm-16/lib";
 
