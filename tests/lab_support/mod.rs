@@ -153,6 +153,16 @@ pub fn deliberate_failure_point() {
     );
 }
 
+/// The variable the lab's guest init exports: the test runs in a QEMU TCG
+/// guest, where every instruction is emulated (tens of times slower than
+/// the host).
+pub const GUEST_VAR: &str = "PERF_EVENT_CORE_LAB_GUEST";
+
+/// Whether the test runs in one of the lab's QEMU guests ([`GUEST_VAR`]).
+pub fn lab_guest() -> bool {
+    std::env::var_os(GUEST_VAR).is_some()
+}
+
 /// The running kernel's release (`uname -r`), e.g. `6.12.117+deb12-amd64`.
 pub fn kernel_release() -> String {
     // SAFETY: utsname is plain old data; uname fills it and returns 0.

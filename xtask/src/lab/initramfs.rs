@@ -33,6 +33,9 @@ pub fn init_script(binaries: &[TestBinary]) -> String {
 # perf-event-core lab guest init, written by `cargo xtask lab`.
 /bin/busybox --install -s /bin
 export PATH=/bin HOME=/ TMPDIR=/tmp
+# Tests that repeat a kernel-heavy loop scale it down under TCG (see
+# tests/lab_support: lab_guest()).
+export PERF_EVENT_CORE_LAB_GUEST=1
 mount -t proc proc /proc
 mount -t sysfs sysfs /sys
 mount -t devtmpfs dev /dev 2>/dev/null
