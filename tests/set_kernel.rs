@@ -253,9 +253,9 @@ fn churn_1000_attaches_no_fd_leak_survivors_exact() {
     let (mut exited, mut scans, mut threads) = (0, 0, 0);
     // 1000 attaches on a real machine; a lab guest emulates every
     // instruction of the churning child on 4 vCPUs (one attach takes
-    // ~0.3 s there, 1000 would pass the guest's time limit), so it makes
-    // 100 and says so.
-    let reps = if lab_support::lab_guest() { 100 } else { 1000 };
+    // 0.3 s to over 1 s there, 1000 would pass the guest's time limit:
+    // s390x 6.1 did not finish 100), so it makes 30 and says so.
+    let reps = if lab_support::lab_guest() { 30 } else { 1000 };
     for rep in 0..reps {
         let mut set = EventSet::open(
             vec![vec![tracepoint("sys_enter_getpid")]],
