@@ -109,7 +109,8 @@ fn ok_parses_return_every_present_field() {
             Err(e) => panic!("{e}"),
         }
     }
-    assert!(ok > 1000 && failed > 1000, "ok {ok} failed {failed}");
+    let enough = rounds / 40;
+    assert!(ok > enough && failed > enough, "ok {ok} failed {failed}");
 }
 
 /// The same sample written big- and little-endian parses to the same values.
