@@ -145,6 +145,7 @@ fn per_cpu_rings_account_for_every_event_and_merge_in_time_order() {
     let stats = set.merge_stats();
     println!("merge: {stats:?}, total lost {:?}", set.total_losses());
     assert_eq!(stats.forced, 0, "the merge never had to break order");
+    assert_eq!(stats.unguarded_rounds, 0, "every round barrier was granted");
     assert_eq!(tally.backwards, 0, "merged stream went back in time");
 }
 

@@ -30,6 +30,8 @@
 //!   kernel names, and the struct as bytes.
 //! - [`io`]: `read(2)`, `close(2)`, `poll(2)`.
 //! - [`epoll`]: `epoll_create1(2)`, `epoll_ctl(2)`, `epoll_wait(2)` (the ring set's one wait).
+//! - [`membarrier`]: `membarrier(2)`'s global barrier (the merge's round
+//!   barrier).
 //! - [`mmap`]: [`mmap::Mapping`], the one mapping type (user page, ring,
 //!   AUX area), and [`mmap::page_size`], the one page-size function.
 //! - [`system`]: `uname(2)`, `getrlimit(2)`, `gettid(2)`, clock ids.
@@ -42,6 +44,7 @@ pub mod fd;
 pub mod fields;
 pub mod io;
 pub mod ioctl;
+pub mod membarrier;
 pub mod mmap;
 pub mod prctl;
 pub mod rlimit;

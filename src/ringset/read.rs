@@ -165,8 +165,19 @@ impl RingSet {
     /// time to order by, so nothing becomes safe before the capacity is
     /// reached or [`RingSet::flush_next`]; read them with
     /// [`RingSet::drain`] instead.
+    ///
+    /// When a held record waits for a ring that has not shown a later time,
+    /// the round begins with a barrier (`membarrier(2)`, one RCU grace
+    /// period: milliseconds) after which every record up to the newest time
+    /// seen before it is known to be in its ring (see [`super::merge`]).
     pub fn fill(&mut self) {
-        self.merge.begin_round();
+        if self.merge.blocked() {
+            let bound = self.merge.seen_max();
+            let guarded = crate::linux::membarrier::global().is_ok();
+            self.merge.begin_round(bound, guarded);
+        } else {
+            self.merge.begin_round(None, true);
+        }
         for (r, ring) in self.rings.iter_mut().enumerate() {
             let SetRing {
                 buf,
