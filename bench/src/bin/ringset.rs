@@ -201,8 +201,9 @@ fn median(v: &mut [f64]) -> f64 {
 fn drain_ours(set: &mut RingSet) -> (u64, u64) {
     let layout = *set.layout(0).unwrap();
     let (mut n, mut sum) = (0u64, 0u64);
+    // One scratch buffer for the records that wrap the ring's end.
+    let mut scratch = [0u8; 64];
     set.drain(|_, _, rec| {
-        let mut scratch = [0u8; 64];
         if let Ok(p) = rec.parse(&layout, &mut scratch) {
             if let Record::Sample(s) = p.record {
                 let tid = s.pid_tid().map_or(0, |p| p.1 as u64);
@@ -332,8 +333,16 @@ fn drain_bench(id: u64, rings: usize) {
     );
 }
 
+/// The online CPUs (from sysfs: the affinity mask, which
+/// `available_parallelism` reads, shrinks to one CPU once the reader pins
+/// itself, and the storm would then share the reader's CPU).
 fn cpus() -> Vec<usize> {
-    (0..std::thread::available_parallelism().map_or(1, |n| n.get())).collect()
+    let cpus = perf_event_core::set::Cpus::read().expect("/sys/devices/system/cpu/online");
+    cpus.online()
+        .as_slice()
+        .iter()
+        .map(|&c| c as usize)
+        .collect()
 }
 
 fn pin(cpu: usize) {
@@ -358,8 +367,7 @@ struct Storm {
 }
 
 impl Storm {
-    fn new(n: u32) -> Storm {
-        let cpus = storm_cpus();
+    fn new(n: u32, cpus: &[usize]) -> Storm {
         let go = std::sync::Arc::new(std::sync::Barrier::new(cpus.len() + 1));
         let extra = std::sync::Arc::new(std::sync::Barrier::new(cpus.len() + 1));
         let (tx, rx) = std::sync::mpsc::channel();
@@ -415,14 +423,24 @@ impl Storm {
 }
 
 const STORM_N: u32 = 200_000;
-const SMALL: usize = 8;
 
-/// One storm read by perf-event-core's ring set: (received, lost).
-fn storm_ours(id: u64) -> (u64, u64) {
-    let mut storm = Storm::new(STORM_N);
+/// One loss scenario: where the storm runs, `k` rings (each its own event
+/// on the same tracepoint) per storm thread, `pages` data pages per ring.
+#[derive(Clone, Debug)]
+struct StormCfg {
+    cpus: Vec<usize>,
+    k: usize,
+    pages: usize,
+}
+
+/// One storm read by perf-event-core's ring set, `k` rings (each its own
+/// event on the same tracepoint) per storm thread: (received, lost).
+fn storm_ours(id: u64, cfg: &StormCfg) -> (u64, u64) {
+    let mut storm = Storm::new(STORM_N, &cfg.cpus);
     let tids = storm.tids.clone();
-    let scope = |i: usize| Scope::thread_on(tids[i].1, tids[i].0 as u32);
-    let mut set = ours(id, tids.len(), scope, SMALL);
+    let k = cfg.k;
+    let scope = |i: usize| Scope::thread_on(tids[i / k].1, tids[i / k].0 as u32);
+    let mut set = ours(id, tids.len() * k, scope, cfg.pages);
     for e in 0..set.entries() {
         set.fd(e).unwrap().enable(false).unwrap();
     }
@@ -440,10 +458,16 @@ fn storm_ours(id: u64) -> (u64, u64) {
 }
 
 /// The same storm read by perf-event2's samplers: (received, lost).
-fn storm_pe2(id: u64) -> (u64, u64) {
-    let mut storm = Storm::new(STORM_N);
+fn storm_pe2(id: u64, cfg: &StormCfg) -> (u64, u64) {
+    let mut storm = Storm::new(STORM_N, &cfg.cpus);
     let tids = storm.tids.clone();
-    let mut s = pe2(id, tids.len(), |i| Some((tids[i].0, tids[i].1)), SMALL);
+    let k = cfg.k;
+    let mut s = pe2(
+        id,
+        tids.len() * k,
+        |i| Some((tids[i / k].0, tids[i / k].1)),
+        cfg.pages,
+    );
     for x in s.iter_mut() {
         x.enable().unwrap();
     }
@@ -469,53 +493,95 @@ fn storm_pe2(id: u64) -> (u64, u64) {
     (got, lost)
 }
 
-/// The storm runs on every CPU but the first, where the reader is pinned
-/// (so the reader's speed, not its share of a CPU, decides what is lost);
-/// on a 1-CPU machine they share it.
-fn storm_cpus() -> Vec<usize> {
-    let all = cpus();
-    if all.len() > 1 {
-        all[1..].to_vec()
-    } else {
-        all
-    }
-}
-
 fn loss_bench(id: u64) {
     const RUNS: usize = 5;
     pin(0);
-    let cpus = storm_cpus().len() as u64;
-    let generated = cpus * (u64::from(STORM_N) + 1);
+    let all = cpus();
+    // The reader alone on CPU 0 and the storm on the others (on a 1-CPU
+    // machine they share it); then a storm on every CPU, the reader's too.
+    let others = if all.len() > 1 {
+        all[1..].to_vec()
+    } else {
+        all.clone()
+    };
+    let cfgs = [
+        (
+            "reader alone on CPU 0",
+            StormCfg {
+                cpus: others.clone(),
+                k: 1,
+                pages: 8,
+            },
+        ),
+        (
+            "reader alone on CPU 0",
+            StormCfg {
+                cpus: others,
+                k: 8,
+                pages: 2,
+            },
+        ),
+        (
+            "every CPU storms, the reader's too",
+            StormCfg {
+                cpus: all.clone(),
+                k: 1,
+                pages: 64,
+            },
+        ),
+        (
+            "every CPU storms, the reader's too",
+            StormCfg {
+                cpus: all,
+                k: 4,
+                pages: 64,
+            },
+        ),
+    ];
     println!(
-        "\n## lost under a storm: {cpus} storm CPU(s) x {STORM_N} prctls, {SMALL}-page rings, \
-         read concurrently by one thread pinned to CPU 0, {RUNS} runs each, alternating"
+        "\n## lost under a storm: {STORM_N} prctls per storm thread, each sampled by K events \
+         (one ring each), read concurrently by one thread pinned to CPU 0, {RUNS} runs of each \
+         reader, alternating\n"
     );
-    let (mut a, mut b) = (Vec::new(), Vec::new());
-    for run in 0..RUNS {
-        let order: [bool; 2] = if run % 2 == 0 {
-            [true, false]
-        } else {
-            [false, true]
-        };
-        for first in order {
-            let (got, lost) = if first { storm_ours(id) } else { storm_pe2(id) };
-            assert_eq!(got + lost, generated, "received + lost == generated");
-            if first {
-                a.push(lost as f64)
+    println!(
+        "| storm | storm CPUs | K | pages per ring | generated | perf-event-core lost per run \
+         | median | perf-event2 lost per run | median |"
+    );
+    println!("|---|---|---:|---:|---:|---|---:|---|---:|");
+    for (what, cfg) in &cfgs {
+        let generated = (cfg.cpus.len() * cfg.k) as u64 * (u64::from(STORM_N) + 1);
+        let (mut a, mut b) = (Vec::new(), Vec::new());
+        for run in 0..RUNS {
+            let order: [bool; 2] = if run % 2 == 0 {
+                [true, false]
             } else {
-                b.push(lost as f64)
+                [false, true]
+            };
+            for first in order {
+                let (got, lost) = if first {
+                    storm_ours(id, cfg)
+                } else {
+                    storm_pe2(id, cfg)
+                };
+                assert_eq!(got + lost, generated, "received + lost == generated");
+                if first {
+                    a.push(lost)
+                } else {
+                    b.push(lost)
+                }
             }
         }
+        let med = |v: &[u64]| median(&mut v.iter().map(|&x| x as f64).collect::<Vec<_>>());
+        println!(
+            "| {what} | {:?} | {} | {} | {generated} | {a:?} | {} | {b:?} | {} |",
+            cfg.cpus,
+            cfg.k,
+            cfg.pages,
+            med(&a),
+            med(&b)
+        );
     }
-    println!("(received + lost == {generated} in every run, for both)");
-    println!(
-        "perf-event-core lost per run: {a:?}, median {}",
-        median(&mut a.clone())
-    );
-    println!(
-        "perf-event2     lost per run: {b:?}, median {}",
-        median(&mut b.clone())
-    );
+    println!("\n(received + lost == generated asserted in every run, for both)");
 }
 
 fn main() {
