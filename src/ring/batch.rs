@@ -264,6 +264,20 @@ impl<'r> Peek<'r> {
         match RawRecord::at(data, at, self.head) {
             Ok(rec) => {
                 self.pos = (at as usize).wrapping_add(rec.header.size as usize) as u64;
+                // The walk is bound by the latency of each header load (the
+                // next position depends on it): ask for the line 512 bytes
+                // ahead now (measured: 4-ring drain 9.4-10.0 -> 8.6 ns per
+                // record; BENCHMARKS.md section 7).
+                #[cfg(all(target_arch = "x86_64", not(miri)))]
+                {
+                    let ahead = (self.pos as usize).wrapping_add(512) & (data.len() - 1);
+                    // SAFETY: a prefetch hint inside the mapped data area; it never faults.
+                    unsafe {
+                        core::arch::x86_64::_mm_prefetch::<{ core::arch::x86_64::_MM_HINT_T0 }>(
+                            data.as_ptr().add(ahead).cast(),
+                        )
+                    };
+                }
                 Some(Ok((at, rec)))
             }
             Err(e) => {

@@ -494,7 +494,7 @@ fn storm_pe2(id: u64, cfg: &StormCfg) -> (u64, u64) {
 }
 
 fn loss_bench(id: u64) {
-    const RUNS: usize = 5;
+    const RUNS: usize = 11;
     pin(0);
     let all = cpus();
     // The reader alone on CPU 0 and the storm on the others (on a 1-CPU
