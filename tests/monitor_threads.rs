@@ -68,11 +68,11 @@ fn getppid_attr() -> Result<Attr, String> {
     ))))
 }
 
-fn events(test: &str) -> Option<[Attr; 2]> {
+fn events(_test: &str) -> Option<[Attr; 2]> {
     match getppid_attr() {
         Ok(tp) => Some([tp, Attr::new(Event::Software(Software::PageFaults))]),
         Err(why) => {
-            println!("LAB-NOT-APPLICABLE {test}: {why}");
+            not_applicable(Need::Tracefs, &why);
             None
         }
     }
@@ -188,7 +188,7 @@ fn a_region_costs_two_syscalls_on_the_read_path() {
         let [clock, _, _] = m.stop().unwrap();
         assert!(!clock.user_space, "software events: the read(2) path");
     }) else {
-        println!("LAB-NOT-APPLICABLE a_region_costs_two_syscalls_on_the_read_path: no tracefs");
+        not_applicable(Need::Tracefs, "no tracefs: the syscall count needs raw_syscalls:sys_enter");
         return;
     };
     assert_eq!(n, 2, "one group read(2) at start, one at stop");

@@ -9,6 +9,7 @@
 //! mounted) and hardware breakpoints: all work without a hardware PMU.
 
 mod kernel_support;
+mod lab_support;
 
 use kernel_support::{prctls, tracefs, tracepoint_id};
 use perf_event_core::abi::bitfield;
@@ -51,9 +52,9 @@ fn write_breakpoint(addr: u64) -> sys::perf_event_attr {
 
 /// The sys_enter_prctl tracepoint, or `None` (with the lab's marker) when
 /// tracefs cannot be had here.
-fn prctl_tracepoint(test: &str) -> Option<sys::perf_event_attr> {
+fn prctl_tracepoint(_test: &str) -> Option<sys::perf_event_attr> {
     if let Err(why) = tracefs() {
-        println!("LAB-NOT-APPLICABLE {test}: {why}");
+        lab_support::not_applicable(lab_support::Need::Tracefs, &why);
         return None;
     }
     let mut tp = attr(

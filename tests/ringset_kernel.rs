@@ -5,6 +5,7 @@
 //! `ringset_overload.rs`.
 
 mod kernel_support;
+mod lab_support;
 mod ringset_support;
 
 use perf_event_core::attr::Attr;

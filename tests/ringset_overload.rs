@@ -3,6 +3,7 @@
 //! record read) and an overrun (reported with the bytes skipped).
 
 mod kernel_support;
+mod lab_support;
 mod ringset_support;
 
 use perf_event_core::open::{open, OpenFlags, Scope};

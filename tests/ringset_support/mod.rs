@@ -3,6 +3,7 @@
 #![allow(dead_code)] // each test binary uses part of it
 
 use crate::kernel_support::{tracefs, tracepoint_id};
+use crate::lab_support::{not_applicable, Need};
 use perf_event_core::attr::Attr;
 use perf_event_core::event::Event;
 use perf_event_core::record::{self, Record, SampleLayout};
@@ -59,9 +60,11 @@ pub fn cpus() -> Vec<usize> {
     }
 }
 
-pub fn tracepoints(test: &str) -> Option<(Attr, Attr)> {
+/// The two tracepoint attrs, or `None` after reporting the test as not
+/// applicable here (no tracefs; `_test` names it in the caller's source).
+pub fn tracepoints(_test: &str) -> Option<(Attr, Attr)> {
     if let Err(why) = tracefs() {
-        println!("LAB-NOT-APPLICABLE {test}: {why}");
+        not_applicable(Need::Tracefs, &why);
         return None;
     }
     let attr = |name: &str| {
