@@ -188,7 +188,10 @@ fn a_region_costs_two_syscalls_on_the_read_path() {
         let [clock, _, _] = m.stop().unwrap();
         assert!(!clock.user_space, "software events: the read(2) path");
     }) else {
-        not_applicable(Need::Tracefs, "no tracefs: the syscall count needs raw_syscalls:sys_enter");
+        not_applicable(
+            Need::Tracefs,
+            "no tracefs: the syscall count needs raw_syscalls:sys_enter",
+        );
         return;
     };
     assert_eq!(n, 2, "one group read(2) at start, one at stop");
