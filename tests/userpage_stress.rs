@@ -17,6 +17,12 @@ use std::thread;
 
 const READERS: u64 = 2;
 const READS_PER_READER: u64 = 5_000_000;
+/// Distinct updates all readers together must see, so that the check ran
+/// while the writer was writing (not before or after it).
+const MIN_SEEN: u64 = 1000;
+/// How long a reader keeps reading past its quota to meet [`MIN_SEEN`]
+/// when the scheduler kept it apart from the writer (a loaded machine).
+const OVERLAP_PATIENCE: std::time::Duration = std::time::Duration::from_secs(60);
 
 fn caps() -> u64 {
     mmap_caps::CAP_BIT0_IS_DEPRECATED.mask()
@@ -116,7 +122,11 @@ fn ten_million_snapshots_against_a_kernel_protocol_writer_none_torn() {
     let (tallies, updates) = run(READERS, |page| {
         let mut t = Tally::default();
         let mut last = 0;
-        while t.snapshots < READS_PER_READER {
+        let start = std::time::Instant::now();
+        let enough_overlap = |t: &Tally| {
+            t.distinct_updates > MIN_SEEN / READERS || start.elapsed() > OVERLAP_PATIENCE
+        };
+        while t.snapshots < READS_PER_READER || !enough_overlap(&t) {
             match page.snapshot() {
                 Ok(s) => {
                     t.snapshots += 1;
@@ -154,7 +164,10 @@ fn ten_million_snapshots_against_a_kernel_protocol_writer_none_torn() {
         "{:?}",
         tallies.iter().find_map(|t| t.first_tear.clone())
     );
-    assert!(seen > 1000, "the writer and the readers hardly overlapped");
+    assert!(
+        seen > MIN_SEEN,
+        "the writer and the readers hardly overlapped, even after reading for {OVERLAP_PATIENCE:?}"
+    );
 }
 
 /// The same writer with a reader that skips the closing re-check of the
