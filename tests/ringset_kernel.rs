@@ -454,3 +454,66 @@ fn a_ring_set_over_an_event_set_reads_every_cpu_s_samples() {
         assert_eq!(received + lost, 2 * PER_CPU, "cpu {cpu}");
     }
 }
+
+#[test]
+fn a_layout_without_time_never_calls_the_round_barrier() {
+    let Some((attr, _)) = tracepoints("a_layout_without_time_never_calls_the_round_barrier") else {
+        return;
+    };
+    // IP and TID only: the merge has no time to order by, so a barrier
+    // could cover nothing.
+    let attr = attr.sample_type((sys::PERF_SAMPLE_IP | sys::PERF_SAMPLE_TID) as u64);
+    let layout = SampleLayout::from_attr(&attr);
+    let entries = (0..2)
+        .map(|_| Entry {
+            fd: open(&attr, Scope::this_thread(), None, OpenFlags::new()).unwrap(),
+            event: 0,
+            layout,
+            cpu: -1,
+            thread: 0,
+        })
+        .collect();
+    let mut set = RingSet::new(entries, Options::default()).unwrap();
+    // Counts this thread's membarrier(2) calls while the set fills.
+    let membarriers = open(
+        &Attr::new(perf_event_core::event::Event::Tracepoint(
+            kernel_support::tracepoint_id("syscalls", "sys_enter_membarrier"),
+        ))
+        .disabled(true),
+        Scope::this_thread(),
+        None,
+        OpenFlags::new(),
+    )
+    .unwrap();
+    for e in 0..2 {
+        set.fd(e).unwrap().enable(false).unwrap();
+    }
+    for _ in 0..3 {
+        prctl();
+    }
+    for e in 0..2 {
+        set.fd(e).unwrap().disable(false).unwrap();
+    }
+    membarriers.enable(false).unwrap();
+    for _ in 0..3 {
+        set.fill();
+        assert!(
+            set.next_ordered().is_none(),
+            "nothing is safe without times"
+        );
+    }
+    membarriers.disable(false).unwrap();
+    let mut n = 0;
+    while let Some(h) = set.flush_next() {
+        set.release(h);
+        n += 1;
+    }
+    assert_eq!(n, 6, "3 samples in each of 2 rings, all flushed");
+    assert_eq!(
+        membarriers.read_counts().unwrap().value,
+        0,
+        "membarrier calls"
+    );
+    let stats = set.merge_stats();
+    assert_eq!((stats.barriers, stats.unguarded_rounds), (0, 0));
+}

@@ -171,12 +171,14 @@ impl RingSet {
     /// period: milliseconds) after which every record up to the newest time
     /// seen before it is known to be in its ring (see [`super::merge`]).
     pub fn fill(&mut self) {
-        if self.merge.blocked() {
-            let bound = self.merge.seen_max();
-            let guarded = crate::linux::membarrier::global().is_ok();
-            self.merge.begin_round(bound, guarded);
-        } else {
-            self.merge.begin_round(None, true);
+        // No time seen yet (a layout without TIME): a barrier could cover
+        // nothing, so none is made.
+        match self.merge.seen_max().filter(|_| self.merge.blocked()) {
+            Some(bound) => {
+                let guarded = crate::linux::membarrier::global().is_ok();
+                self.merge.begin_round(Some(bound), guarded);
+            }
+            None => self.merge.begin_round(None, true),
         }
         for (r, ring) in self.rings.iter_mut().enumerate() {
             let SetRing {
