@@ -258,29 +258,8 @@ fn held_records_pin_the_tail_until_released_in_any_order() {
         return;
     };
     let layout = SampleLayout::from_attr(&attr);
-    let fds: Vec<_> = (0..2)
-        .map(|_| open(&attr, Scope::this_thread(), None, OpenFlags::new()).unwrap())
-        .collect();
-    let entries = fds
-        .into_iter()
-        .map(|fd| Entry {
-            fd,
-            event: 0,
-            layout,
-            cpu: -1,
-            thread: 0,
-        })
-        .collect();
-    let mut set = RingSet::new(entries, Options::default()).unwrap();
-    for e in 0..2 {
-        set.fd(e).unwrap().enable(false).unwrap();
-    }
-    for _ in 0..3 {
-        prctl();
-    }
-    for e in 0..2 {
-        set.fd(e).unwrap().disable(false).unwrap();
-    }
+    let mut set = rings_of_this_thread(&attr, 2);
+    prctls_sampled_by_every_entry(&set, 3);
     set.fill();
     let mut held = Vec::new();
     while let Some(h) = set.next_ordered().or_else(|| set.flush_next()) {
@@ -463,17 +442,7 @@ fn a_layout_without_time_never_calls_the_round_barrier() {
     // IP and TID only: the merge has no time to order by, so a barrier
     // could cover nothing.
     let attr = attr.sample_type((sys::PERF_SAMPLE_IP | sys::PERF_SAMPLE_TID) as u64);
-    let layout = SampleLayout::from_attr(&attr);
-    let entries = (0..2)
-        .map(|_| Entry {
-            fd: open(&attr, Scope::this_thread(), None, OpenFlags::new()).unwrap(),
-            event: 0,
-            layout,
-            cpu: -1,
-            thread: 0,
-        })
-        .collect();
-    let mut set = RingSet::new(entries, Options::default()).unwrap();
+    let mut set = rings_of_this_thread(&attr, 2);
     // Counts this thread's membarrier(2) calls while the set fills.
     let membarriers = open(
         &Attr::new(perf_event_core::event::Event::Tracepoint(
@@ -485,15 +454,7 @@ fn a_layout_without_time_never_calls_the_round_barrier() {
         OpenFlags::new(),
     )
     .unwrap();
-    for e in 0..2 {
-        set.fd(e).unwrap().enable(false).unwrap();
-    }
-    for _ in 0..3 {
-        prctl();
-    }
-    for e in 0..2 {
-        set.fd(e).unwrap().disable(false).unwrap();
-    }
+    prctls_sampled_by_every_entry(&set, 3);
     membarriers.enable(false).unwrap();
     for _ in 0..3 {
         set.fill();
@@ -516,4 +477,33 @@ fn a_layout_without_time_never_calls_the_round_barrier() {
     );
     let stats = set.merge_stats();
     assert_eq!((stats.barriers, stats.unguarded_rounds), (0, 0));
+}
+
+/// Enables every entry of `set`, makes `n` prctl calls, disables them again:
+/// `n` samples in each entry's ring.
+fn prctls_sampled_by_every_entry(set: &RingSet, n: u32) {
+    for e in 0..set.entries() {
+        set.fd(e).unwrap().enable(false).unwrap();
+    }
+    for _ in 0..n {
+        prctl();
+    }
+    for e in 0..set.entries() {
+        set.fd(e).unwrap().disable(false).unwrap();
+    }
+}
+
+/// `n` entries of `attr` on this thread (any CPU), each with its own ring.
+fn rings_of_this_thread(attr: &Attr, n: usize) -> RingSet {
+    let layout = SampleLayout::from_attr(attr);
+    let entries = (0..n)
+        .map(|_| Entry {
+            fd: open(attr, Scope::this_thread(), None, OpenFlags::new()).unwrap(),
+            event: 0,
+            layout,
+            cpu: -1,
+            thread: 0,
+        })
+        .collect();
+    RingSet::new(entries, Options::default()).unwrap()
 }
