@@ -27,23 +27,31 @@ impl Archives {
     /// A one-line source for `suite` (`bookworm`, `bookworm-security`...),
     /// restricted to the Debian architectures `arches`.
     pub fn line(&self, suite: &str, arches: &[&str]) -> Result<String> {
-        let uri = if suite.ends_with("-security") {
-            self.security.as_deref().ok_or_else(|| {
-                format!(
-                    "this machine's apt sources configure no Debian security archive, which \
-                     serves {suite}: add one (deb822 `Suites: <codename>-security`) or a \
-                     mirror of it"
-                )
-            })?
-        } else {
-            &self.main
-        };
+        let uri = self.uri(suite)?;
         let arch = if arches.is_empty() {
             String::new()
         } else {
             format!("[arch={}] ", arches.join(","))
         };
         Ok(format!("deb {arch}{uri} {suite} main"))
+    }
+}
+
+impl Archives {
+    /// The archive URI that serves `suite`: the security archive for
+    /// `*-security`, the main archive for every other suite.
+    pub fn uri(&self, suite: &str) -> Result<&str> {
+        if suite.ends_with("-security") {
+            self.security.as_deref().ok_or_else(|| {
+                format!(
+                    "this machine's apt sources configure no Debian security archive, which \
+                     serves {suite}: add one (deb822 `Suites: <codename>-security`) or a \
+                     mirror of it"
+                )
+            })
+        } else {
+            Ok(&self.main)
+        }
     }
 }
 

@@ -5,6 +5,7 @@
 mod options;
 
 mod abi;
+mod archive;
 mod ci;
 mod cross;
 mod debian;

@@ -354,12 +354,9 @@ impl Only {
         Ok(Only { arch, series })
     }
 
-    /// Whether a guest belongs to this cell.
-    pub fn matches(&self, guest: &Guest) -> bool {
-        guest.arch == self.arch
-            && self
-                .series
-                .as_ref()
-                .is_none_or(|s| *s == guest.kernel.series)
+    /// Whether a guest of `arch` booting a `series` kernel belongs to this
+    /// cell.
+    pub fn covers(&self, arch: Arch, series: &str) -> bool {
+        arch == self.arch && self.series.as_deref().is_none_or(|s| s == series)
     }
 }

@@ -1,168 +1,40 @@
-//! Debian kernel images and the static busybox the guests boot, fetched with
-//! a private apt (see `apt.rs`), verified and cached under
-//! `<cache>/lab`. The 6.1 and 6.12 kernels and busybox are pinned to exact
-//! package versions and SHA-256 sums; the newest kernel in Debian sid is
-//! discovered (at most once a day) and joins the lab when it boots.
+//! Debian kernel images and the static busybox the guests boot, fetched
+//! without apt (see `crate::archive`) into a cache addressed by content.
+//!
+//! - A pin (`pins.rs`) is downloaded from its pool path and verified against
+//!   its size and SHA-256: no index is needed.
+//! - A pin Debian no longer serves (HTTP 404) is replaced by the newest
+//!   version of its package series in the suite's signed index, verified
+//!   against the index's hash and reported as stale (`--update-pins`
+//!   rewrites `pins.rs`).
+//! - Sid's newest kernel is discovered in sid's signed index (at most once a
+//!   day; `--offline` uses the last one found).
+//! - Whatever cannot be had (an index of the wrong size, a 404, a truncated
+//!   or mis-hashed .deb, no network) is retried, then costs only the guests
+//!   that need it: they are returned as [`Unavailable`] with the URL and the
+//!   error. Nothing is unpacked before its hash matched.
+//!
+//! The cache: `<cache>/lab/sha256/<sha256 of the .deb>/` holds the one file
+//! used from that package; `<cache>/lab/names/` records which package a
+//! replaced pin or sid's newest kernel resolved to (for `--offline`).
 
-use super::apt::{self, PrivateApt};
 use super::guests::Arch;
+use super::pins::{Pin, IMAGE};
+use crate::archive::index::{self, Packages, Release, Stanza};
+use crate::archive::{self, Failure, Fetcher, Kind, Want};
+use crate::debian::Archives;
 use crate::headers;
-use crate::shell::{self, Result};
+use crate::shell::Result;
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, SystemTime};
-
-/// Which Debian suites the packages come from, for which architectures:
-/// bullseye's 5.10 (amd64, arm64); bookworm-security's 6.1 and 6.12
-/// backport (amd64, arm64); bookworm's 6.1 and busybox (also s390x, armhf);
-/// trixie's 6.12 and busybox for riscv64 (not a bookworm architecture); sid
-/// for the newest kernel. The archive URIs are the machine's own
-/// (`debian.rs`).
-const SUITES: &[(&str, &[&str])] = &[
-    ("bullseye", &["amd64", "arm64"]),
-    ("bookworm-security", &["amd64", "arm64"]),
-    ("bookworm", &["amd64", "arm64", "s390x", "armhf"]),
-    ("trixie", &["riscv64"]),
-    ("sid", &["amd64", "arm64", "riscv64", "s390x", "armhf"]),
-];
-
-/// A pinned Debian package.
-struct Pin {
-    arch: Arch,
-    series: &'static str,
-    package: &'static str,
-    version: &'static str,
-    sha256: &'static str,
-    /// The tar wildcard of the one file used (kernel image, busybox).
-    member: &'static str,
-}
-
-/// Kernel images: `boot/vmlinuz-*`; riscv64 ships an uncompressed
-/// `boot/vmlinux-*` (an EFI-stub `Image` QEMU boots as is).
-const IMAGE: &str = "./boot/vmlinu[xz]-*";
-
-/// The pinned kernels.
-const KERNELS: &[Pin] = &[
-    Pin {
-        arch: Arch::X86_64,
-        series: "5.10",
-        package: "linux-image-5.10.0-32-amd64",
-        version: "5.10.223-1",
-        sha256: "86a6792f3a03ab15a643f385830cdaa921f15e3e9c8bf63aa55a9243c62fc797",
-        member: IMAGE,
-    },
-    Pin {
-        arch: Arch::Aarch64,
-        series: "5.10",
-        package: "linux-image-5.10.0-32-arm64",
-        version: "5.10.223-1",
-        sha256: "53850b52e93158e3055c1d18a5527f9f95250f44b16ee48fb5ab0b42bed44665",
-        member: IMAGE,
-    },
-    Pin {
-        arch: Arch::Aarch64,
-        series: "6.1",
-        package: "linux-image-6.1.0-56-arm64",
-        version: "6.1.192-2",
-        sha256: "6f4ed2d1cb9106bc977c2b1960008f175e2eed5740340634b7894e65ef5acc82",
-        member: IMAGE,
-    },
-    Pin {
-        arch: Arch::X86_64,
-        series: "6.1",
-        package: "linux-image-6.1.0-56-amd64",
-        version: "6.1.192-2",
-        sha256: "a86e2049672f52354c4536a089203b6c82639420424d31c91cf31a181fd4d8f1",
-        member: IMAGE,
-    },
-    Pin {
-        arch: Arch::Aarch64,
-        series: "6.12",
-        package: "linux-image-6.12.117+deb12-arm64",
-        version: "6.12.117-1~deb12u1",
-        sha256: "29593b2ac908b9325be67b2bfb7252310d8500680bc05e89d540a9378abd01a1",
-        member: IMAGE,
-    },
-    Pin {
-        arch: Arch::X86_64,
-        series: "6.12",
-        package: "linux-image-6.12.117+deb12-amd64",
-        version: "6.12.117-1~deb12u1",
-        sha256: "803d36a7cda13355ae8152122470288b2636f19f1cb58162dd9d8b408af9b1b4",
-        member: IMAGE,
-    },
-    Pin {
-        arch: Arch::Riscv64,
-        series: "6.12",
-        package: "linux-image-6.12.107+deb13-riscv64",
-        version: "6.12.107-1",
-        sha256: "abe9f65d74b434692149482b031db7a2aaf832921e09f69f775293c0e0c5799c",
-        member: IMAGE,
-    },
-    Pin {
-        arch: Arch::S390x,
-        series: "6.1",
-        package: "linux-image-6.1.0-50-s390x",
-        version: "6.1.176-1",
-        sha256: "a9cbaa26e37f70caa41b66b23f82169eb82042471c1ee89592613b659b12c0dd",
-        member: IMAGE,
-    },
-    Pin {
-        arch: Arch::Armhf,
-        series: "6.1",
-        package: "linux-image-6.1.0-50-armmp-lpae",
-        version: "6.1.176-1",
-        sha256: "7a1a2b179324d910db6415d67b73c7495a58d239f61103d9cf2b79a11b7ece3e",
-        member: IMAGE,
-    },
-];
-
-/// The pinned static busybox, the guests' shell and tools (bookworm;
-/// trixie for riscv64).
-const BUSYBOX: &[Pin] = &[
-    Pin {
-        arch: Arch::Aarch64,
-        series: "",
-        package: "busybox-static",
-        version: "1:1.35.0-4+deb12u1+b1",
-        sha256: "732c9135564fc71337e0e05fb4da4d11e6c28c1834bce3e405e575afef2a52f5",
-        member: "./bin/busybox",
-    },
-    Pin {
-        arch: Arch::X86_64,
-        series: "",
-        package: "busybox-static",
-        version: "1:1.35.0-4+deb12u1+b1",
-        sha256: "3d3fdbe91d4660c873e14b092c213fe81c1da6362daa236eb25d0171eb108744",
-        member: "./bin/busybox",
-    },
-    Pin {
-        arch: Arch::S390x,
-        series: "",
-        package: "busybox-static",
-        version: "1:1.35.0-4+deb12u1+b1",
-        sha256: "65e29a4dea3ca365e9ee73a6b4fa2a42c8cbbd3b13753250e68b4835876fe316",
-        member: "./bin/busybox",
-    },
-    Pin {
-        arch: Arch::Armhf,
-        series: "",
-        package: "busybox-static",
-        version: "1:1.35.0-4+deb12u1+b1",
-        sha256: "2f68dbeaebeda49f3cde34ac421d5add85fb1c837ff7c4a4971945340d9d66ff",
-        member: "./bin/busybox",
-    },
-    Pin {
-        arch: Arch::Riscv64,
-        series: "",
-        package: "busybox-static",
-        version: "1:1.37.0-6+b9",
-        sha256: "4add476d2b185c5b487c285b38d790f0881a7e4a8e2ddde835f917e770eb8633",
-        member: "./usr/bin/busybox",
-    },
-];
 
 /// How long the discovered newest kernel is trusted before sid is asked again.
 const NEWEST_TTL: Duration = Duration::from_secs(24 * 3600);
+
+/// Downloads at a time.
+const PARALLEL: usize = 3;
 
 /// A kernel image ready to boot.
 #[derive(Clone, Debug)]
@@ -183,12 +55,56 @@ pub struct Kernel {
     pub newest: bool,
 }
 
+/// A kernel the run has to do without, and why.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Unavailable {
+    /// Guest architecture.
+    pub arch: Arch,
+    /// Kernel `major.minor`, or `newest` when sid's could not be found.
+    pub series: String,
+    /// Whether it is sid's newest kernel.
+    pub newest: bool,
+    /// The URL and what went wrong.
+    pub why: String,
+}
+
 /// Kernels and busybox binaries for every architecture.
 pub struct Fetched {
     /// Every kernel, pinned ones first.
     pub kernels: Vec<Kernel>,
     /// Static busybox per architecture.
     pub busybox: Vec<(Arch, PathBuf)>,
+    /// The kernels that could not be had.
+    pub unavailable: Vec<Unavailable>,
+    /// Pins Debian has moved on from, and what replaced them.
+    pub stale: Vec<String>,
+}
+
+/// Where files come from and go.
+pub struct Source {
+    /// The machine's archive URIs.
+    pub archives: Archives,
+    /// The keyring `InRelease` files are checked against.
+    pub keyring: PathBuf,
+    /// Transfers: attempts, timeouts, `--offline`.
+    pub fetcher: Fetcher,
+    /// The lab's cache directory.
+    pub cache: PathBuf,
+}
+
+impl Source {
+    /// The machine's archives and keyring, the default cache.
+    pub fn machine(offline: bool) -> Result<Source> {
+        Ok(Source {
+            archives: crate::debian::archives()?,
+            keyring: archive::debian_keyring(),
+            fetcher: Fetcher {
+                offline,
+                ..Fetcher::default()
+            },
+            cache: lab_cache(),
+        })
+    }
 }
 
 /// The lab's cache directory.
@@ -196,151 +112,444 @@ pub fn lab_cache() -> PathBuf {
     headers::cache_dir().join("lab")
 }
 
-/// Fetches whatever is not cached yet and returns everything.
-pub fn fetch(with_newest: bool, arches: &[Arch]) -> Result<Fetched> {
-    let cache = lab_cache();
-    let mut private_apt = LazyApt {
-        dir: cache.join("apt"),
-        apt: None,
-    };
-    // Everything missing in one apt call (each call loads the package
-    // cache; a pin Debian dropped is named by the per-pin fetch below).
-    let missing: Vec<String> = KERNELS
-        .iter()
-        .chain(BUSYBOX)
-        .filter(|p| arches.contains(&p.arch))
-        .filter(|p| !matches!(complete(&pin_dir(&cache, p)), Ok(Some(_))))
-        .map(|p| format!("{}:{}={}", p.package, p.arch.debian(), p.version))
-        .collect();
-    if !missing.is_empty() {
-        let apt = private_apt.get()?;
-        shell::step(&format!("fetching {} pinned packages", missing.len()));
-        let specs: Vec<&str> = missing.iter().map(String::as_str).collect();
-        if let Err(e) = apt.download_all(&specs) {
-            eprintln!("{e}: fetching them one at a time");
-        }
-    }
-    let mut kernels = Vec::new();
-    for pin in KERNELS.iter().filter(|p| arches.contains(&p.arch)) {
-        let image = cached_file(&cache, pin, &mut private_apt)?;
-        kernels.push(Kernel {
-            arch: pin.arch,
-            series: pin.series.to_owned(),
-            order: series_order(pin.series),
+/// One package to fetch: a pin, or a record of a signed index.
+#[derive(Clone, Debug, PartialEq, Eq)]
+struct Remote {
+    suite: String,
+    package: String,
+    version: String,
+    filename: String,
+    size: u64,
+    sha256: String,
+    member: String,
+}
+
+impl Remote {
+    fn of_pin(pin: &Pin) -> Remote {
+        Remote {
+            suite: pin.suite.to_owned(),
             package: pin.package.to_owned(),
             version: pin.version.to_owned(),
+            filename: pin.filename.to_owned(),
+            size: pin.size,
+            sha256: pin.sha256.to_owned(),
+            member: pin.member.to_owned(),
+        }
+    }
+
+    fn of_stanza(suite: &str, s: &Stanza, member: &str) -> std::result::Result<Remote, String> {
+        let field = |name: &str| {
+            s.field(name)
+                .map(str::to_owned)
+                .ok_or_else(|| format!("{suite}'s record of {} has no {name}", s.package()))
+        };
+        Ok(Remote {
+            suite: suite.to_owned(),
+            package: s.package().to_owned(),
+            version: s.version().to_owned(),
+            filename: field("Filename")?,
+            size: field("Size")?
+                .parse()
+                .map_err(|_| format!("{suite}'s record of {} has a bad Size", s.package()))?,
+            sha256: field("SHA256")?,
+            member: member.to_owned(),
+        })
+    }
+
+    /// `package version filename size sha256 member`, one line.
+    fn note(&self) -> String {
+        format!(
+            "{} {} {} {} {} {} {}\n",
+            self.suite,
+            self.package,
+            self.version,
+            self.filename,
+            self.size,
+            self.sha256,
+            self.member
+        )
+    }
+
+    fn from_note(text: &str) -> Option<Remote> {
+        let f: Vec<&str> = text.split_whitespace().collect();
+        let [suite, package, version, filename, size, sha256, member] = f[..] else {
+            return None;
+        };
+        Some(Remote {
+            suite: suite.to_owned(),
+            package: package.to_owned(),
+            version: version.to_owned(),
+            filename: filename.to_owned(),
+            size: size.parse().ok()?,
+            sha256: sha256.to_owned(),
+            member: member.to_owned(),
+        })
+    }
+}
+
+/// Signed indexes fetched so far (and failures, so a broken index is asked
+/// for once per run).
+#[derive(Default)]
+struct Indexes {
+    releases: HashMap<String, std::result::Result<Arc<Release>, Failure>>,
+    packages: HashMap<(String, String), std::result::Result<Arc<Packages>, Failure>>,
+}
+
+/// The one fetcher of a run: source, indexes, notes for the report.
+struct Run<'a> {
+    source: &'a Source,
+    indexes: Mutex<Indexes>,
+    stale: Mutex<Vec<String>>,
+}
+
+impl Run<'_> {
+    /// The verified `Packages` of `suite` for `arch`.
+    fn packages(&self, suite: &str, arch: &str) -> std::result::Result<Arc<Packages>, Failure> {
+        let mut idx = self.indexes.lock().expect("no panic while holding it");
+        let key = (suite.to_owned(), arch.to_owned());
+        if let Some(known) = idx.packages.get(&key) {
+            return known.clone();
+        }
+        let dir = index::dir(&self.source.cache, suite);
+        let base = self
+            .source
+            .archives
+            .uri(suite)
+            .map_err(|e| Failure::new(suite, Kind::Network, e))?
+            .to_owned();
+        let release = idx
+            .releases
+            .entry(suite.to_owned())
+            .or_insert_with(|| {
+                crate::shell::step(&format!("fetching the signed index of {suite}"));
+                Release::fetch(
+                    &self.source.fetcher,
+                    &base,
+                    suite,
+                    &self.source.keyring,
+                    &dir,
+                )
+                .map(Arc::new)
+            })
+            .clone();
+        let packages = release.and_then(|r| {
+            crate::shell::step(&format!("fetching {suite}'s {arch} package index"));
+            r.packages(&self.source.fetcher, arch, &dir).map(Arc::new)
+        });
+        idx.packages.insert(key, packages.clone());
+        packages
+    }
+
+    /// The file a pin contributes: from the cache, the pool, or (the pin
+    /// gone) the newest of its series.
+    fn pinned(&self, pin: &Pin) -> std::result::Result<PathBuf, String> {
+        let cache = &self.source.cache;
+        if let Some(file) = cached(cache, pin.sha256) {
+            return Ok(file);
+        }
+        let note = cache.join("names").join(format!(
+            "stale-{}_{}_{}",
+            pin.package,
+            pin.version.replace(':', "%3a"),
+            pin.arch.debian()
+        ));
+        let replaced = std::fs::read_to_string(&note)
+            .ok()
+            .and_then(|t| Remote::from_note(&t));
+        if let Some(file) = replaced
+            .as_ref()
+            .and_then(|r| cached(cache, &r.sha256).map(|f| (r, f)))
+            .map(|(r, f)| {
+                self.report_stale(pin, r);
+                f
+            })
+        {
+            return Ok(file);
+        }
+        let failure = match self.get(&Remote::of_pin(pin)) {
+            Ok(file) => return Ok(file),
+            Err(f) => f,
+        };
+        if failure.kind != Kind::NotFound {
+            return Err(failure.to_string());
+        }
+        // Gone from the pool: what does the signed index serve now?
+        let packages = self.packages(pin.suite, pin.arch.debian()).map_err(|e| {
+            format!("{failure} (the pin is gone) and its index could not be read: {e}")
+        })?;
+        let record = packages
+            .records(pin.package)
+            .find(|s| s.version() == pin.version && s.field("SHA256") == Some(pin.sha256))
+            .or_else(|| packages.newest_matching(|n| index::glob(pin.family, n)))
+            .ok_or_else(|| {
+                format!(
+                    "{failure}, and {} lists no package of the series {}",
+                    packages.url, pin.family
+                )
+            })?;
+        let remote = Remote::of_stanza(pin.suite, record, pin.member)?;
+        let file = self.get(&remote).map_err(|e| e.to_string())?;
+        if remote.sha256 != pin.sha256 {
+            let _ = std::fs::create_dir_all(note.parent().expect("in names/"));
+            let _ = std::fs::write(&note, remote.note());
+            self.report_stale(pin, &remote);
+        }
+        Ok(file)
+    }
+
+    fn report_stale(&self, pin: &Pin, now: &Remote) {
+        let line = format!(
+            "stale pin: {} {} ({}) is no longer served by {}; booting {} {} from its signed \
+             index instead (`cargo xtask lab --update-pins` rewrites the pin)",
+            pin.package,
+            pin.version,
+            pin.arch.debian(),
+            pin.suite,
+            now.package,
+            now.version
+        );
+        eprintln!("{line}");
+        self.stale.lock().expect("no panic").push(line);
+    }
+
+    /// Downloads, verifies and unpacks one package into the content cache.
+    fn get(&self, remote: &Remote) -> std::result::Result<PathBuf, Failure> {
+        let cache = &self.source.cache;
+        if let Some(file) = cached(cache, &remote.sha256) {
+            return Ok(file);
+        }
+        let base = self
+            .source
+            .archives
+            .uri(&remote.suite)
+            .map_err(|e| Failure::new(&remote.filename, Kind::Network, e))?;
+        let url = format!("{base}/{}", remote.filename);
+        let downloads = cache.join("downloads");
+        std::fs::create_dir_all(&downloads).map_err(|e| {
+            Failure::new(&url, Kind::Network, format!("{}: {e}", downloads.display()))
+        })?;
+        let deb = downloads.join(format!("{}.deb", remote.sha256));
+        if !self.source.fetcher.offline {
+            eprintln!(
+                "fetching {} {} ({} bytes)",
+                remote.package,
+                remote.version,
+                archive::thousands(remote.size)
+            );
+        }
+        self.source.fetcher.get(
+            &url,
+            &deb,
+            Some(Want {
+                size: Some(remote.size),
+                sha256: &remote.sha256,
+            }),
+        )?;
+        let file = unpack(&deb, &remote.member, &content_dir(cache, &remote.sha256))
+            .map_err(|e| Failure::new(&url, Kind::Hash, e));
+        let _ = std::fs::remove_file(&deb);
+        file
+    }
+
+    /// Sid's newest kernel for `arch`.
+    fn newest(&self, arch: Arch) -> std::result::Result<Kernel, String> {
+        let cache = &self.source.cache;
+        let note = cache
+            .join("names")
+            .join(format!("newest-{}", arch.debian()));
+        let fresh = std::fs::metadata(&note)
+            .and_then(|m| m.modified())
+            .is_ok_and(|t| SystemTime::now().duration_since(t).unwrap_or_default() < NEWEST_TTL);
+        let known = std::fs::read_to_string(&note)
+            .ok()
+            .and_then(|t| Remote::from_note(&t));
+        let remote = match known {
+            Some(r) if fresh || self.source.fetcher.offline => r,
+            _ => {
+                let packages = self
+                    .packages("sid", arch.debian())
+                    .map_err(|e| e.to_string())?;
+                let found = discover(&packages, arch)?;
+                let _ = std::fs::create_dir_all(cache.join("names"));
+                let _ = std::fs::write(&note, found.note());
+                found
+            }
+        };
+        let image = self.get(&remote).map_err(|e| e.to_string())?;
+        let release = match image.file_name().and_then(|n| n.to_str()) {
+            Some("vmlinuz") => image
+                .parent()
+                .and_then(|d| d.file_name())
+                .and_then(|n| n.to_str())
+                .unwrap_or_default(),
+            Some(name) => name
+                .strip_prefix("vmlinuz-")
+                .or_else(|| name.strip_prefix("vmlinux-"))
+                .unwrap_or_default(),
+            None => "",
+        };
+        let (major, minor) = series_order(release);
+        Ok(Kernel {
+            arch,
+            series: format!("{major}.{minor}"),
+            order: (major, minor),
+            package: remote.package,
+            version: remote.version,
             image,
+            newest: true,
+        })
+    }
+}
+
+/// Fetches whatever is not cached yet; what cannot be had is listed in
+/// [`Fetched::unavailable`] with its reason.
+pub fn fetch(
+    source: &Source,
+    kernels: &[Pin],
+    busybox: &[Pin],
+    with_newest: bool,
+    arches: &[Arch],
+) -> Fetched {
+    let run = Run {
+        source,
+        indexes: Mutex::default(),
+        stale: Mutex::default(),
+    };
+    let pins: Vec<&Pin> = busybox
+        .iter()
+        .chain(kernels)
+        .filter(|p| arches.contains(&p.arch))
+        .collect();
+    let files = in_parallel(&pins, |pin| run.pinned(pin));
+    let mut fetched = Fetched {
+        kernels: Vec::new(),
+        busybox: Vec::new(),
+        unavailable: Vec::new(),
+        stale: Vec::new(),
+    };
+    let mut no_busybox: Vec<(Arch, String)> = Vec::new();
+    for (pin, file) in pins.iter().zip(&files) {
+        if !pin.series.is_empty() {
+            continue;
+        }
+        match file {
+            Ok(f) => fetched.busybox.push((pin.arch, f.clone())),
+            Err(why) => no_busybox.push((pin.arch, format!("busybox-static: {why}"))),
+        }
+    }
+    for &arch in arches {
+        if !busybox.iter().any(|p| p.arch == arch) {
+            no_busybox.push((arch, format!("no busybox is pinned for {}", arch.name())));
+        }
+    }
+    let busybox_missing = |arch: Arch| no_busybox.iter().find(|(a, _)| *a == arch);
+    for (pin, file) in pins.iter().zip(files) {
+        if pin.series.is_empty() {
+            continue;
+        }
+        let why = match (busybox_missing(pin.arch), file) {
+            (Some((_, why)), _) => why.clone(),
+            (None, Err(why)) => why,
+            (None, Ok(image)) => {
+                fetched.kernels.push(Kernel {
+                    arch: pin.arch,
+                    series: pin.series.to_owned(),
+                    order: series_order(pin.series),
+                    package: pin.package.to_owned(),
+                    version: pin.version.to_owned(),
+                    image,
+                    newest: false,
+                });
+                continue;
+            }
+        };
+        fetched.unavailable.push(Unavailable {
+            arch: pin.arch,
+            series: pin.series.to_owned(),
             newest: false,
+            why,
         });
     }
-    let mut busybox = Vec::new();
-    for pin in BUSYBOX.iter().filter(|p| arches.contains(&p.arch)) {
-        let file = cached_file(&cache, pin, &mut private_apt)?;
-        busybox.push((pin.arch, file));
-    }
     if with_newest {
-        for &arch in arches {
-            let newest = newest(&cache, arch, &mut private_apt)?;
-            if !kernels
-                .iter()
-                .any(|k| k.arch == arch && k.series == newest.series)
-            {
-                kernels.push(newest);
-            }
+        let newest = in_parallel(arches, |arch| run.newest(*arch));
+        for (&arch, kernel) in arches.iter().zip(newest) {
+            let why = match (busybox_missing(arch), kernel) {
+                (None, Ok(k)) => {
+                    if !fetched
+                        .kernels
+                        .iter()
+                        .any(|p| p.arch == arch && p.series == k.series)
+                    {
+                        fetched.kernels.push(k);
+                    }
+                    continue;
+                }
+                (Some((_, why)), _) => why.clone(),
+                (None, Err(why)) => why,
+            };
+            fetched.unavailable.push(Unavailable {
+                arch,
+                series: "newest".to_owned(),
+                newest: true,
+                why,
+            });
         }
     }
-    Ok(Fetched { kernels, busybox })
+    fetched.stale = run.stale.into_inner().expect("no panic");
+    fetched
 }
 
-/// The private apt, updated on first use only (a warm cache needs no network).
-struct LazyApt {
-    dir: PathBuf,
-    apt: Option<PrivateApt>,
-}
-
-impl LazyApt {
-    fn get(&mut self) -> Result<&PrivateApt> {
-        if self.apt.is_none() {
-            shell::step("fetching Debian package indexes (private apt state)");
-            let archives = crate::debian::archives()?;
-            let sources = SUITES
-                .iter()
-                .map(|(suite, arches)| archives.line(suite, arches))
-                .collect::<Result<Vec<_>>>()?;
-            let arches: Vec<&str> = Arch::ALL.iter().map(|a| a.debian()).collect();
-            let apt = PrivateApt::new(&self.dir, &sources, &arches)?;
-            apt.update()?;
-            self.apt = Some(apt);
+/// `work` over `items`, [`PARALLEL`] at a time, results in order.
+fn in_parallel<T: Sync, R: Send>(items: &[T], work: impl Fn(&T) -> R + Sync) -> Vec<R> {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    let next = AtomicUsize::new(0);
+    let done: Mutex<Vec<Option<R>>> = Mutex::new(items.iter().map(|_| None).collect());
+    std::thread::scope(|scope| {
+        for _ in 0..PARALLEL.min(items.len()) {
+            scope.spawn(|| loop {
+                let i = next.fetch_add(1, Ordering::Relaxed);
+                let Some(item) = items.get(i) else { break };
+                let r = work(item);
+                done.lock().expect("no panic while holding it")[i] = Some(r);
+            });
         }
-        Ok(self.apt.as_ref().expect("just set"))
-    }
+    });
+    done.into_inner()
+        .expect("no panic")
+        .into_iter()
+        .map(|r| r.expect("every item ran"))
+        .collect()
 }
 
-/// Where a pin's file is cached.
-fn pin_dir(cache: &Path, pin: &Pin) -> PathBuf {
-    cache.join(format!(
-        "{}_{}_{}",
-        pin.package,
-        pin.version.replace(':', "%3a"),
-        pin.arch.debian()
-    ))
+/// The content directory of a .deb's SHA-256.
+fn content_dir(cache: &Path, sha256: &str) -> PathBuf {
+    cache.join("sha256").join(sha256)
 }
 
-/// The one file a pinned package contributes, fetched on first use.
-fn cached_file(cache: &Path, pin: &Pin, apt: &mut LazyApt) -> Result<PathBuf> {
-    let dir = pin_dir(cache, pin);
-    if let Some(file) = complete(&dir)? {
-        return Ok(file);
-    }
-    let apt = apt.get()?;
-    let arch = pin.arch.debian();
-    let deb = match apt.deb(pin.package, pin.version, arch, pin.sha256) {
-        Ok(deb) => deb,
-        Err(_) => {
-            shell::step(&format!(
-                "fetching {} {} ({arch})",
-                pin.package, pin.version
-            ));
-            let spec = format!("{}:{arch}={}", pin.package, pin.version);
-            apt.download_all(&[&spec])
-                .and_then(|()| apt.deb(pin.package, pin.version, arch, pin.sha256))
-                .map_err(|e| format!("{e}\n{}", moved_on(apt, pin)))?
-        }
-    };
-    unpack(&deb, pin.member, &dir, pin.sha256)
+/// The file cached for a .deb's SHA-256, if complete.
+fn cached(cache: &Path, sha256: &str) -> Option<PathBuf> {
+    let dir = content_dir(cache, sha256);
+    let text = std::fs::read_to_string(dir.join(".complete")).ok()?;
+    let file = dir.join(text.lines().next()?);
+    file.is_file().then_some(file)
 }
 
-/// Extracts `member` of `deb` into `dir`, marks it complete and returns it.
-fn unpack(deb: &Path, member: &str, dir: &Path, sha256: &str) -> Result<PathBuf> {
+/// Extracts `member` of a verified `deb` into `dir`, marks it complete and
+/// returns it.
+fn unpack(deb: &Path, member: &str, dir: &Path) -> Result<PathBuf> {
     let partial = dir.with_extension("partial");
     let _ = std::fs::remove_dir_all(&partial);
-    apt::extract(deb, member, &partial)?;
+    archive::extract(deb, member, &partial)?;
     let file = find_file(&partial)?;
     let name = file
         .strip_prefix(&partial)
         .expect("found inside")
         .to_owned();
-    std::fs::write(
-        partial.join(".complete"),
-        format!("{}\n{sha256}\n", name.display()),
-    )
-    .map_err(|e| e.to_string())?;
+    std::fs::write(partial.join(".complete"), format!("{}\n", name.display()))
+        .map_err(|e| e.to_string())?;
     let _ = std::fs::remove_dir_all(dir);
     std::fs::rename(&partial, dir).map_err(|e| format!("{}: {e}", dir.display()))?;
-    let _ = std::fs::remove_file(deb);
     Ok(dir.join(name))
-}
-
-/// The cached file of a completed directory (`.complete` names it).
-fn complete(dir: &Path) -> Result<Option<PathBuf>> {
-    match std::fs::read_to_string(dir.join(".complete")) {
-        Ok(text) => {
-            let name = text.lines().next().unwrap_or_default();
-            let file = dir.join(name);
-            Ok(file.is_file().then_some(file))
-        }
-        Err(_) => Ok(None),
-    }
 }
 
 /// The single regular file under `dir`.
@@ -359,125 +568,42 @@ fn find_file(dir: &Path) -> Result<PathBuf> {
     Err(format!("{} holds no file after extraction", dir.display()))
 }
 
-/// The message when the archive no longer carries a pinned version.
-fn moved_on(apt: &PrivateApt, pin: &Pin) -> String {
-    let name = format!("{}:{}", pin.package, pin.arch.debian());
-    let now = apt.show(&name).ok().and_then(|s| {
-        s.first()
-            .and_then(|s| s.field("Version").map(str::to_owned))
-    });
-    format!(
-        "Debian no longer serves {name} {} (the pinned version{}). Pick the current \
-         package of that series (`apt-cache search linux-image-{}` against the \
-         suite of this pin in SUITES), then set package, version and sha256 of this pin in \
-         xtask/src/lab/kernels.rs from `apt-cache show` and rerun `cargo xtask lab`.",
-        pin.version,
-        now.map(|v| format!("; it now has {v}")).unwrap_or_default(),
-        pin.series,
-    )
-}
-
 /// `(major, minor)` of `6.12`-style text.
 pub fn series_order(series: &str) -> (u32, u32) {
     let mut parts = series.split('.').map(|p| p.parse().unwrap_or(0));
     (parts.next().unwrap_or(0), parts.next().unwrap_or(0))
 }
 
-/// Sid's newest kernel for `arch`: `linux-image-<arch>` depends on the
-/// versioned image package, which either holds `boot/vmlinuz-*` or (Linux
-/// 7 packaging) depends on the `linux-binary-*` package that does.
-fn newest(cache: &Path, arch: Arch, apt: &mut LazyApt) -> Result<Kernel> {
-    let note = cache.join(format!("newest-{}.txt", arch.debian()));
-    let fresh = std::fs::metadata(&note)
-        .and_then(|m| m.modified())
-        .is_ok_and(|t| SystemTime::now().duration_since(t).unwrap_or_default() < NEWEST_TTL);
-    let known = std::fs::read_to_string(&note).unwrap_or_default();
-    let mut fields = known.split_whitespace();
-    let (package, version, sha256) = match (fresh, fields.next(), fields.next(), fields.next()) {
-        (true, Some(p), Some(v), Some(s)) => (p.to_owned(), v.to_owned(), s.to_owned()),
-        _ => {
-            let found = discover(apt.get()?, arch)?;
-            std::fs::write(&note, format!("{} {} {}\n", found.0, found.1, found.2))
-                .map_err(|e| format!("{}: {e}", note.display()))?;
-            found
-        }
-    };
-    let dir = cache.join(format!("{package}_{version}_{}", arch.debian()));
-    let image = match complete(&dir)? {
-        Some(file) => file,
-        None => {
-            let apt = apt.get()?;
-            shell::step(&format!(
-                "fetching the newest Debian kernel: {package} {version} ({})",
-                arch.debian()
-            ));
-            let spec = format!("{package}:{}={version}", arch.debian());
-            apt.download_all(&[&spec])?;
-            let deb = apt.deb(&package, &version, arch.debian(), &sha256)?;
-            // Linux 7 packaging (linux-binary-*) ships the image as
-            // usr/lib/modules/<release>/vmlinuz, older packages as
-            // boot/vmlinuz-<release>.
-            let member = if package.starts_with("linux-binary-") {
-                "./usr/lib/modules/*/vmlinuz"
-            } else {
-                IMAGE
-            };
-            unpack(&deb, member, &dir, &sha256)?
-        }
-    };
-    let release = match image.file_name().and_then(|n| n.to_str()) {
-        Some("vmlinuz") => image
-            .parent()
-            .and_then(|d| d.file_name())
-            .and_then(|n| n.to_str())
-            .unwrap_or_default(),
-        Some(name) => name
-            .strip_prefix("vmlinuz-")
-            .or_else(|| name.strip_prefix("vmlinux-"))
-            .unwrap_or_default(),
-        None => "",
-    };
-    let (major, minor) = series_order(release);
-    Ok(Kernel {
-        arch,
-        series: format!("{major}.{minor}"),
-        order: (major, minor),
-        package,
-        version,
-        image,
-        newest: true,
-    })
-}
-
-/// Finds (package, version, sha256) of the newest kernel image in sid.
-fn discover(apt: &PrivateApt, arch: Arch) -> Result<(String, String, String)> {
-    let meta = format!("{}:{}/sid", arch.newest_meta(), arch.debian());
-    let stanzas = apt.show(&meta)?;
-    let depends = stanzas
-        .first()
-        .and_then(|s| s.field("Depends"))
+/// Sid's newest kernel image package for `arch`: `linux-image-<flavour>`
+/// depends on the versioned image package, which either holds
+/// `boot/vmlinuz-*` or (Linux 7 packaging) depends on the `linux-binary-*`
+/// package that holds `usr/lib/modules/<release>/vmlinuz`.
+fn discover(packages: &Packages, arch: Arch) -> std::result::Result<Remote, String> {
+    let meta = arch.newest_meta();
+    let record = packages
+        .newest(meta)
+        .ok_or_else(|| format!("{} lists no {meta}", packages.url))?;
+    let depends = record
+        .field("Depends")
         .ok_or_else(|| format!("sid's {meta} has no Depends: Debian changed its packaging"))?;
     let image = dependency(depends, "linux-image-")
         .ok_or_else(|| format!("sid's {meta} depends on no linux-image-*: {depends}"))?;
-    let mut pick = image.clone();
-    let stanza = apt.show(&format!("{image}:{}/sid", arch.debian()))?;
-    let first = stanza
-        .first()
-        .ok_or_else(|| format!("sid has no {image}"))?;
-    if let Some(binary) = first
+    let stanza = packages
+        .newest(&image)
+        .ok_or_else(|| format!("{} lists no {image}", packages.url))?;
+    let (stanza, member) = match stanza
         .field("Depends")
         .and_then(|d| dependency(d, "linux-binary-"))
     {
-        pick = binary;
-    }
-    let record = apt.show(&format!("{pick}:{}/sid", arch.debian()))?;
-    let record = record.first().ok_or_else(|| format!("sid has no {pick}"))?;
-    let version = record.field("Version").unwrap_or_default().to_owned();
-    let sha256 = record.field("SHA256").unwrap_or_default().to_owned();
-    if version.is_empty() || sha256.is_empty() {
-        return Err(format!("sid's record of {pick} lacks Version or SHA256"));
-    }
-    Ok((pick, version, sha256))
+        Some(binary) => (
+            packages
+                .newest(&binary)
+                .ok_or_else(|| format!("{} lists no {binary}", packages.url))?,
+            "./usr/lib/modules/*/vmlinuz",
+        ),
+        None => (stanza, IMAGE),
+    };
+    Remote::of_stanza("sid", stanza, member)
 }
 
 /// The first package in a Depends field whose name starts with `prefix`.
@@ -487,4 +613,98 @@ fn dependency(depends: &str, prefix: &str) -> Option<String> {
         .map(|d| d.split_whitespace().next().unwrap_or_default())
         .find(|name| name.starts_with(prefix))
         .map(str::to_owned)
+}
+
+/// `cargo xtask lab --update-pins`: every pin checked against its suite's
+/// signed index; a pin whose exact version is gone is rewritten in
+/// `xtask/src/lab/pins.rs` to the newest of its series. Returns what changed.
+pub fn update_pins(source: &Source, pins: &[Pin], file: &Path) -> Result<Vec<String>> {
+    let run = Run {
+        source,
+        indexes: Mutex::default(),
+        stale: Mutex::default(),
+    };
+    let mut text = std::fs::read_to_string(file).map_err(|e| format!("{}: {e}", file.display()))?;
+    let mut changed = Vec::new();
+    for pin in pins {
+        let packages = run
+            .packages(pin.suite, pin.arch.debian())
+            .map_err(|e| format!("cannot check {} ({}): {e}", pin.package, pin.arch.debian()))?;
+        if packages
+            .records(pin.package)
+            .any(|s| s.version() == pin.version && s.field("SHA256") == Some(pin.sha256))
+        {
+            continue;
+        }
+        let now = packages
+            .newest_matching(|n| index::glob(pin.family, n))
+            .ok_or_else(|| {
+                format!(
+                    "{} lists no package of the series {}: edit the pin by hand",
+                    packages.url, pin.family
+                )
+            })?;
+        let now = Remote::of_stanza(pin.suite, now, pin.member)?;
+        text = rewrite(&text, pin, &now)?;
+        changed.push(format!(
+            "{} {} ({}) -> {} {}",
+            pin.package,
+            pin.version,
+            pin.arch.debian(),
+            now.package,
+            now.version
+        ));
+    }
+    if !changed.is_empty() {
+        std::fs::write(file, text).map_err(|e| format!("{}: {e}", file.display()))?;
+    }
+    Ok(changed)
+}
+
+/// `pins.rs` text with one pin's fields replaced.
+fn rewrite(text: &str, pin: &Pin, now: &Remote) -> Result<String> {
+    let at = text
+        .find(&format!("sha256: \"{}\"", pin.sha256))
+        .ok_or_else(|| format!("pins.rs has no pin with sha256 {}", pin.sha256))?;
+    let start = text[..at]
+        .rfind("Pin {")
+        .ok_or("pins.rs: no `Pin {` before the hash")?;
+    let end = at
+        + text[at..]
+            .find("},")
+            .ok_or("pins.rs: no `},` after the hash")?;
+    let mut block = text[start..end].to_owned();
+    for (field, old, new) in [
+        (
+            "package",
+            format!("\"{}\"", pin.package),
+            format!("\"{}\"", now.package),
+        ),
+        (
+            "version",
+            format!("\"{}\"", pin.version),
+            format!("\"{}\"", now.version),
+        ),
+        (
+            "filename",
+            format!("\"{}\"", pin.filename),
+            format!("\"{}\"", now.filename),
+        ),
+        ("size", pin.size.to_string(), now.size.to_string()),
+        (
+            "sha256",
+            format!("\"{}\"", pin.sha256),
+            format!("\"{}\"", now.sha256),
+        ),
+    ] {
+        let from = format!("{field}: {old},");
+        if !block.contains(&from) {
+            return Err(format!(
+                "pins.rs: the pin of {} has no `{from}`",
+                pin.package
+            ));
+        }
+        block = block.replace(&from, &format!("{field}: {new},"));
+    }
+    Ok(format!("{}{block}{}", &text[..start], &text[end..]))
 }

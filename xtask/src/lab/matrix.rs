@@ -11,9 +11,13 @@
 //!   it, and on at least one machine (unless `--only` left out every guest
 //!   that provides it);
 //! - a guest that does not boot fails the run, unless it boots sid's newest
-//!   kernel (best effort, marked so in the matrix).
+//!   kernel (best effort, marked so in the matrix);
+//! - a guest whose kernel the archive could not give is `unavailable:
+//!   archive (<reason>)`: listed, not a failure, unless its architecture
+//!   lost every guest or `--strict` is given ([`families`]).
 
-use super::guests::NEEDS;
+use super::guests::{Arch, NEEDS};
+use super::kernels::Unavailable;
 use super::results::{MachineRun, Outcome};
 use super::testbins::TARGETS;
 use std::collections::BTreeSet;
@@ -52,6 +56,85 @@ pub struct Column {
     pub best_effort: bool,
     /// Problems of the machine as a whole (timeout).
     pub problems: Vec<String>,
+    /// Its architecture.
+    pub arch: Option<Arch>,
+    /// Why the archive could not give its kernel (then `run` is `None`).
+    pub unavailable: Option<String>,
+}
+
+impl Column {
+    /// The column of a guest whose kernel could not be fetched.
+    pub fn unavailable(u: &Unavailable) -> Column {
+        Column {
+            label: format!("{} {}", u.arch.short(), u.series),
+            detail: format!(
+                "{} {}: unavailable: archive ({})",
+                u.arch.name(),
+                if u.newest {
+                    "sid's newest kernel"
+                } else {
+                    &u.series
+                },
+                u.why
+            ),
+            provides: Vec::new(),
+            run: None,
+            best_effort: u.newest,
+            problems: Vec::new(),
+            arch: Some(u.arch),
+            unavailable: Some(u.why.clone()),
+        }
+    }
+
+    /// Whether the machine ran the tests.
+    fn ran(&self) -> bool {
+        self.run.is_some()
+    }
+
+    /// The sentence for the end of the run when this guest was left out
+    /// without failing it: unavailable, or sid's newest that did not boot.
+    pub fn left_out(&self) -> Option<String> {
+        match (&self.unavailable, &self.run) {
+            (Some(why), _) => Some(format!("{}: unavailable: archive ({why})", self.label)),
+            (None, None) if self.best_effort => Some(format!(
+                "{}: sid's newest kernel did not boot (best effort; its console log is \
+                 in target/lab/run)",
+                self.label
+            )),
+            _ => None,
+        }
+    }
+}
+
+/// The rule for whole architectures: every architecture of the run must
+/// keep at least one guest that ran; with `strict`, no guest may be
+/// unavailable.
+pub fn families(columns: &[Column], arches: &[Arch], strict: bool) -> Vec<String> {
+    let mut errors = Vec::new();
+    for arch in arches {
+        let of: Vec<&Column> = columns.iter().filter(|c| c.arch == Some(*arch)).collect();
+        if !of.is_empty() && !of.iter().any(|c| c.ran()) {
+            errors.push(format!(
+                "every {} guest is missing ({}): the architecture lost all its machines",
+                arch.name(),
+                of.iter()
+                    .map(|c| c
+                        .left_out()
+                        .unwrap_or_else(|| format!("{}: did not boot", c.label)))
+                    .collect::<Vec<_>>()
+                    .join("; ")
+            ));
+        }
+    }
+    if strict {
+        errors.extend(
+            columns
+                .iter()
+                .filter(|c| c.unavailable.is_some())
+                .filter_map(|c| c.left_out().map(|l| format!("{l} (--strict)"))),
+        );
+    }
+    errors
 }
 
 /// A row: (binary, test).
@@ -85,6 +168,9 @@ fn outcome<'a>(column: &'a Column, binary: &str, test: &str) -> Option<&'a Outco
 }
 
 fn cell(column: &Column, binary: &str, test: &str) -> &'static str {
+    if column.unavailable.is_some() {
+        return "unavail";
+    }
     if column.run.is_none() {
         return "no boot";
     }
@@ -140,19 +226,24 @@ pub fn render(columns: &[Column]) -> String {
         out.push_str(&summary(c));
     }
     out.push_str(&format!(
-        "\n{} tests x {} machines: {} passed, {} failed, {} n/a, {} missing\n",
+        "\n{} tests x {} machines: {} passed, {} failed, {} n/a, {} missing, {} unavailable \
+         machines\n",
         rows.len(),
-        columns.len(),
+        columns.iter().filter(|c| c.ran()).count(),
         count("passed"),
         count("FAILED"),
         count("n/a"),
         count("missing"),
+        columns.iter().filter(|c| c.unavailable.is_some()).count(),
     ));
     out
 }
 
 /// One column's counts and its n/a tests grouped by need.
 fn summary(c: &Column) -> String {
+    if let Some(why) = &c.unavailable {
+        return format!("  {:<14} unavailable: archive ({why})\n", c.label);
+    }
     let Some(run) = &c.run else {
         return format!(
             "  {:<14} did not boot{}\n",
@@ -208,7 +299,7 @@ pub fn verdict(columns: &[Column], planned: &[&str]) -> Vec<String> {
     for c in columns {
         errors.extend(c.problems.iter().map(|p| format!("{}: {p}", c.label)));
         let Some(run) = &c.run else {
-            if !c.best_effort {
+            if !c.best_effort && c.unavailable.is_none() {
                 errors.push(format!(
                     "{} ({}) did not boot: its console log is printed above",
                     c.label, c.detail

@@ -7,19 +7,22 @@
 //! tests as the first column.
 //!
 //! - `install.rs`: QEMU and rustup targets on the host
-//! - `apt.rs`, `kernels.rs`: pinned Debian kernels and busybox, cached
+//! - `pins.rs`: the pinned Debian kernels and busybox (pool path, size,
+//!   SHA-256)
+//! - `kernels.rs`: fetching them without apt into a content-addressed
+//!   cache; what cannot be had is `unavailable`, with its reason
 //! - `guests.rs`: architectures, CPU models, what each guest provides
 //! - `testbins.rs`: static test binaries per architecture
 //! - `initramfs.rs`: the newc archive and its init
 //! - `qemu.rs`: boot, timeout, console capture
 //! - `results.rs`, `matrix.rs`: parsing, the matrix, the verdict
 
-mod apt;
 mod guests;
 mod initramfs;
 mod install;
 mod kernels;
 mod matrix;
+mod pins;
 mod qemu;
 mod results;
 mod testbins;
@@ -33,19 +36,30 @@ use std::time::{Duration, Instant};
 
 /// `cargo xtask lab --help`.
 pub const USAGE: &str =
-    "usage: cargo xtask lab [--only ARCH[:KERNEL]]... [--break] [--no-newest] [--timeout SECS]
+    "usage: cargo xtask lab [--only ARCH[:KERNEL]]... [--break] [--no-newest] [--offline]
+                       [--strict] [--update-pins] [--jobs N] [--timeout SECS]
   Boots pinned Debian kernels and sid's newest under QEMU: x86_64 and aarch64
   (emulated PMUv3) 5.10, 6.1, 6.12; riscv64 (SBI PMU) 6.12; s390x (big-endian)
   and armhf (ARMv7 PMU) 6.1; all five at sid's newest (7.2). Runs the
   kernel-facing tests in each and on the host, and prints a matrix test x
-  machine. Installs QEMU, cross linkers and rustup targets when missing;
-  kernels are cached in $PERF_EVENT_CORE_CACHE/lab
-  (default ~/.cache/perf-event-core/lab).
+  machine. Installs QEMU, cross linkers and rustup targets when missing.
+  Pinned packages are fetched from their pool path and verified (SHA-256), no
+  index needed; a pin Debian dropped is replaced by the newest of its series
+  from the signed index and reported as stale. Files are cached by content in
+  $PERF_EVENT_CORE_CACHE/lab (default ~/.cache/perf-event-core/lab).
+  A guest whose kernel the archive could not give (404, wrong size or hash,
+  no network) is `unavailable: archive (<reason>)` and does not fail the run,
+  unless an architecture loses every guest; a failing test or a fetched guest
+  that does not boot does.
   --only ARCH[:KERNEL]  only these guests (x86_64, aarch64, riscv64, s390x,
                  armhf; KERNEL as major.minor, e.g. --only riscv64:7.2); repeatable
   --break        boot the guests with perf_event_core_lab_break=1: tests fail on
                  purpose there, and the run must fail (proves failures are seen)
   --no-newest    only the pinned kernels (no look-up of Debian sid)
+  --offline      no network: boot from the cache alone (unavailable otherwise)
+  --strict       any unavailable guest fails the run
+  --update-pins  check every pin against its suite's signed index and rewrite
+                 xtask/src/lab/pins.rs where Debian has moved on; boots nothing
   --jobs N       guests booted at a time (default: the number of CPUs)
   --timeout SECS per-guest limit (default 300)";
 
@@ -55,6 +69,9 @@ struct Args {
     jobs: usize,
     break_guests: bool,
     newest: bool,
+    offline: bool,
+    strict: bool,
+    update_pins: bool,
     timeout: Duration,
 }
 
@@ -65,6 +82,9 @@ impl Args {
             jobs: std::thread::available_parallelism().map_or(2, |n| n.get()),
             break_guests: false,
             newest: true,
+            offline: false,
+            strict: false,
+            update_pins: false,
             timeout: Duration::from_secs(300),
         };
         let mut args = args.peekable();
@@ -78,6 +98,9 @@ impl Args {
                     parsed.only.push(Only::parse(&cell)?);
                 }
                 "--no-newest" => parsed.newest = false,
+                "--offline" => parsed.offline = true,
+                "--strict" => parsed.strict = true,
+                "--update-pins" => parsed.update_pins = true,
                 "--jobs" => {
                     parsed.jobs = args
                         .next()
@@ -99,36 +122,72 @@ impl Args {
     }
 }
 
-/// Runs the lab.
+/// What a run that passed leaves for the caller to repeat at its end.
+#[derive(Debug, Default)]
+pub struct Report {
+    /// Guests left out because the archive failed them (`unavailable:
+    /// archive (...)`), sid's newest kernels that did not boot, stale pins.
+    pub notes: Vec<String>,
+}
+
+/// Runs the lab (`cargo xtask lab ARGS`).
 pub fn main(args: impl Iterator<Item = String>) -> Result {
+    let report = run(args)?;
+    for note in &report.notes {
+        eprintln!("  note: {note}");
+    }
+    Ok(())
+}
+
+/// Runs the lab and returns what a passing run should still tell.
+pub fn run(args: impl Iterator<Item = String>) -> Result<Report> {
     let args = Args::parse(args)?;
     let started = Instant::now();
     let arches: Vec<Arch> = Arch::ALL
         .into_iter()
         .filter(|a| args.only.is_empty() || args.only.iter().any(|o| o.arch == *a))
         .collect();
+    let source = kernels::Source::machine(args.offline)?;
+    if args.update_pins {
+        let file = shell::root().join("xtask/src/lab/pins.rs");
+        let all: Vec<pins::Pin> = pins::KERNELS.iter().chain(pins::BUSYBOX).copied().collect();
+        let changed = kernels::update_pins(&source, &all, &file)?;
+        if changed.is_empty() {
+            eprintln!("every pin is still served: {} unchanged", file.display());
+        } else {
+            for c in &changed {
+                eprintln!("pin moved: {c}");
+            }
+            eprintln!(
+                "{} rewritten ({} pins); review with `git diff`",
+                file.display(),
+                changed.len()
+            );
+        }
+        return Ok(Report::default());
+    }
     install::host_tools(&arches)?;
-    let fetched = kernels::fetch(args.newest, &arches)?;
+    shell::step(&format!(
+        "fetching kernels and busybox{}",
+        if args.offline {
+            " (--offline: cache only)"
+        } else {
+            ""
+        }
+    ));
+    let fetched = kernels::fetch(&source, pins::KERNELS, pins::BUSYBOX, args.newest, &arches);
+    let in_cell = |arch: Arch, series: &str| {
+        args.only.is_empty() || args.only.iter().any(|o| o.covers(arch, series))
+    };
     let guests: Vec<guests::Guest> = guests::for_kernels(&fetched.kernels)
         .into_iter()
-        .filter(|g| args.only.is_empty() || args.only.iter().any(|o| o.matches(g)))
+        .filter(|g| in_cell(g.arch, &g.kernel.series))
         .collect();
-    if guests.is_empty() {
-        return Err(format!(
-            "no guest matches {}: the kernels are {}",
-            args.only
-                .iter()
-                .map(|o| format!("{}:{}", o.arch.name(), o.series.as_deref().unwrap_or("*")))
-                .collect::<Vec<_>>()
-                .join(" "),
-            fetched
-                .kernels
-                .iter()
-                .map(|k| format!("{}:{}", k.arch.name(), k.series))
-                .collect::<Vec<_>>()
-                .join(" ")
-        ));
-    }
+    let unavailable: Vec<&kernels::Unavailable> = fetched
+        .unavailable
+        .iter()
+        .filter(|u| u.newest || in_cell(u.arch, &u.series))
+        .collect();
     let work = shell::root().join("target/lab/run");
     std::fs::create_dir_all(&work).map_err(|e| format!("{}: {e}", work.display()))?;
 
@@ -145,13 +204,14 @@ pub fn main(args: impl Iterator<Item = String>) -> Result {
             .iter()
             .find(|(a, _)| *a == arch)
             .map(|(_, p)| p.clone())
-            .expect("busybox fetched for every architecture");
+            .expect("a kernel is fetched only with its busybox");
         let initrd = work.join(format!("initramfs-{}.cpio", arch.name()));
         initramfs::write(&initrd, &busybox, &binaries)?;
         initrds.push((arch, initrd));
     }
     let build_secs = started.elapsed().as_secs_f64();
     columns.extend(run_guests(&guests, &initrds, &work, &args)?);
+    columns.extend(unavailable.iter().map(|u| matrix::Column::unavailable(u)));
 
     shell::step(&format!(
         "lab matrix{}",
@@ -163,19 +223,26 @@ pub fn main(args: impl Iterator<Item = String>) -> Result {
     ));
     println!("{}", matrix::render(&columns));
     let planned: Vec<&str> = guests.iter().flat_map(|g| g.provides.clone()).collect();
-    let errors = matrix::verdict(&columns, &planned);
+    let mut errors = matrix::verdict(&columns, &planned);
+    errors.extend(matrix::families(&columns, &arches, args.strict));
+    let mut notes: Vec<String> = fetched.stale.clone();
+    notes.extend(columns.iter().filter_map(matrix::Column::left_out));
     eprintln!(
-        "lab: {:.0} s in all ({:.0} s install, fetch and build; {} guests, {} at a time); \
-         console logs in {}",
+        "lab: {:.0} s in all ({:.0} s install, fetch and build; {} guests, {} at a time, {} \
+         unavailable); console logs in {}",
         started.elapsed().as_secs_f64(),
         build_secs,
         guests.len(),
-        args.jobs.min(guests.len()),
+        args.jobs.min(guests.len().max(1)),
+        unavailable.len(),
         work.display()
     );
+    for note in &notes {
+        eprintln!("  - {note}");
+    }
     if errors.is_empty() {
         eprintln!("lab passed");
-        Ok(())
+        Ok(Report { notes })
     } else {
         for e in &errors {
             eprintln!("  - {e}");
@@ -266,6 +333,8 @@ fn host_column(work: &Path) -> Result<Column> {
         run: Some(run),
         best_effort: false,
         problems: Vec::new(),
+        arch: None,
+        unavailable: None,
     })
 }
 
@@ -363,5 +432,7 @@ fn run_guest(guest: &guests::Guest, initrd: &Path, work: &Path, args: &Args) -> 
         run: came_up.then_some(run),
         best_effort: guest.best_effort,
         problems,
+        arch: Some(guest.arch),
+        unavailable: None,
     })
 }
