@@ -223,20 +223,28 @@ impl Packages {
     /// The record with the newest version among the packages whose name
     /// `matches`.
     pub fn newest_matching(&self, matches: impl Fn(&str) -> bool) -> Option<&Stanza> {
+        self.newest_where(|s| matches(s.package()))
+    }
+
+    /// The record with the newest version among those that pass `keep`.
+    pub fn newest_where(&self, keep: impl Fn(&Stanza) -> bool) -> Option<&Stanza> {
         self.stanzas
             .iter()
-            .filter(|s| matches(s.package()))
+            .filter(|s| keep(s))
             .max_by(|a, b| super::version::compare(a.version(), b.version()))
     }
 }
 
-/// `*` in `pattern` matches any run of characters (one `*` at most is
-/// meaningful here: `linux-image-6.1.0-*-amd64`).
+/// `*` in `pattern` matches a run of characters without `-` (one `*` at
+/// most: `linux-image-6.1.0-*-amd64` takes `56` but not `56-cloud`).
 pub fn glob(pattern: &str, name: &str) -> bool {
     match pattern.split_once('*') {
         None => pattern == name,
         Some((head, tail)) => {
-            name.len() >= head.len() + tail.len() && name.starts_with(head) && name.ends_with(tail)
+            name.len() > head.len() + tail.len()
+                && name.starts_with(head)
+                && name.ends_with(tail)
+                && !name[head.len()..name.len() - tail.len()].contains('-')
         }
     }
 }

@@ -240,12 +240,14 @@ impl Run<'_> {
         packages
     }
 
-    /// The file a pin contributes: from the cache, the pool, or (the pin
-    /// gone) the newest of its series.
-    fn pinned(&self, pin: &Pin) -> std::result::Result<PathBuf, String> {
+    /// The file a pin contributes, and the package and version it came
+    /// from: from the cache, the pool, or (the pin gone) the newest of its
+    /// series.
+    fn pinned(&self, pin: &Pin) -> std::result::Result<(PathBuf, String, String), String> {
         let cache = &self.source.cache;
+        let pinned = |file| (file, pin.package.to_owned(), pin.version.to_owned());
         if let Some(file) = cached(cache, pin.sha256) {
-            return Ok(file);
+            return Ok(pinned(file));
         }
         let note = cache.join("names").join(format!(
             "stale-{}_{}_{}",
@@ -261,13 +263,13 @@ impl Run<'_> {
             .and_then(|r| cached(cache, &r.sha256).map(|f| (r, f)))
             .map(|(r, f)| {
                 self.report_stale(pin, r);
-                f
+                (f, r.package.clone(), r.version.clone())
             })
         {
             return Ok(file);
         }
         let failure = match self.get(&Remote::of_pin(pin)) {
-            Ok(file) => return Ok(file),
+            Ok(file) => return Ok(pinned(file)),
             Err(f) => f,
         };
         if failure.kind != Kind::NotFound {
@@ -277,10 +279,21 @@ impl Run<'_> {
         let packages = self.packages(pin.suite, pin.arch.debian()).map_err(|e| {
             format!("{failure} (the pin is gone) and its index could not be read: {e}")
         })?;
+        // The pinned package moved within the pool, or the newest of its
+        // series (never the record whose file just answered 404).
         let record = packages
             .records(pin.package)
-            .find(|s| s.version() == pin.version && s.field("SHA256") == Some(pin.sha256))
-            .or_else(|| packages.newest_matching(|n| index::glob(pin.family, n)))
+            .find(|s| {
+                s.version() == pin.version
+                    && s.field("SHA256") == Some(pin.sha256)
+                    && s.field("Filename") != Some(pin.filename)
+            })
+            .or_else(|| {
+                packages.newest_where(|s| {
+                    index::glob(pin.family, s.package())
+                        && s.field("Filename") != Some(pin.filename)
+                })
+            })
             .ok_or_else(|| {
                 format!(
                     "{failure}, and {} lists no package of the series {}",
@@ -294,7 +307,7 @@ impl Run<'_> {
             let _ = std::fs::write(&note, remote.note());
             self.report_stale(pin, &remote);
         }
-        Ok(file)
+        Ok((file, remote.package, remote.version))
     }
 
     fn report_stale(&self, pin: &Pin, now: &Remote) {
@@ -433,7 +446,7 @@ pub fn fetch(
             continue;
         }
         match file {
-            Ok(f) => fetched.busybox.push((pin.arch, f.clone())),
+            Ok((f, _, _)) => fetched.busybox.push((pin.arch, f.clone())),
             Err(why) => no_busybox.push((pin.arch, format!("busybox-static: {why}"))),
         }
     }
@@ -450,13 +463,13 @@ pub fn fetch(
         let why = match (busybox_missing(pin.arch), file) {
             (Some((_, why)), _) => why.clone(),
             (None, Err(why)) => why,
-            (None, Ok(image)) => {
+            (None, Ok((image, package, version))) => {
                 fetched.kernels.push(Kernel {
                     arch: pin.arch,
                     series: pin.series.to_owned(),
                     order: series_order(pin.series),
-                    package: pin.package.to_owned(),
-                    version: pin.version.to_owned(),
+                    package,
+                    version,
                     image,
                     newest: false,
                 });

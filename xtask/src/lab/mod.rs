@@ -17,6 +17,8 @@
 //! - `qemu.rs`: boot, timeout, console capture
 //! - `results.rs`, `matrix.rs`: parsing, the matrix, the verdict
 
+#[cfg(test)]
+mod fetch_tests;
 mod guests;
 mod initramfs;
 mod install;
