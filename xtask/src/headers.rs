@@ -1,12 +1,19 @@
 //! The pinned header set: Debian's `linux-libc-dev` (architecture `all`),
 //! which carries the UAPI headers of every architecture under
-//! `usr/include/<multiarch>`. Fetched with apt against a private source list
-//! and private state (the machine's apt configuration is not touched),
-//! verified against the pinned SHA-256, and cached.
+//! `usr/include/<multiarch>`. Fetched from its pool path in the machine's
+//! Debian archive (no apt, no index), verified against the pinned size and
+//! SHA-256, and cached. A pin the archive no longer serves, or an archive
+//! that cannot be reached, gives an error starting with [`UNAVAILABLE`]:
+//! CI reports the steps that need the headers as left out, not failed.
 
-use crate::shell::{self, output, run, Result};
+use crate::archive::{index::Release, Fetcher, Kind, Want};
+use crate::shell::{self, run, Result};
 use std::path::{Path, PathBuf};
 use std::process::Command;
+
+/// How an error of [`fetch_pin`] begins when the archive, not the
+/// project, is the cause.
+pub const UNAVAILABLE: &str = "unavailable: archive";
 
 /// The package every pin names.
 pub const PACKAGE: &str = "linux-libc-dev";
@@ -22,6 +29,10 @@ pub struct Pin {
     pub version: &'static str,
     /// `all` (every architecture's headers) or one architecture.
     pub arch: &'static str,
+    /// Pool path below the archive URI.
+    pub filename: &'static str,
+    /// Size of the .deb in bytes.
+    pub size: u64,
     /// SHA-256 of the .deb.
     pub sha256: &'static str,
     /// The constant in this file to edit when moving the pin.
@@ -33,6 +44,8 @@ pub const SID: Pin = Pin {
     suite: "sid",
     version: "7.2.13-1",
     arch: "all",
+    filename: "pool/main/l/linux/linux-libc-dev_7.2.13-1_all.deb",
+    size: 2034488,
     sha256: "8b33c2a408bbab537e753102dce181dc211007f64c1e2516065bc677f60d5d99",
     constant: "SID",
 };
@@ -42,6 +55,8 @@ pub const TRIXIE: Pin = Pin {
     suite: "trixie",
     version: "6.12.107-1",
     arch: "all",
+    filename: "pool/main/l/linux/linux-libc-dev_6.12.107-1_all.deb",
+    size: 2919204,
     sha256: "dc68dd53c7356598d005866da0d19d7bd33af2a62971aced624cdf04492902b4",
     constant: "TRIXIE",
 };
@@ -52,6 +67,8 @@ pub const BOOKWORM: Pin = Pin {
     suite: "bookworm",
     version: "6.1.176-1",
     arch: "amd64",
+    filename: "pool/main/l/linux/linux-libc-dev_6.1.176-1_amd64.deb",
+    size: 2303828,
     sha256: "8bb258735b9dffbb111da778ebdd024750878e435ffd9dfcadcb6762ede6b4cf",
     constant: "BOOKWORM",
 };
@@ -158,63 +175,38 @@ fn kernel_version(include: &Path) -> Result<String> {
     ))
 }
 
-fn apt_options(apt: &Path) -> Vec<String> {
-    vec![
-        format!(
-            "-oDir::Etc::SourceList={}",
-            apt.join("sources.list").display()
-        ),
-        "-oDir::Etc::SourceParts=/dev/null".to_owned(),
-        format!("-oDir::State::Lists={}", apt.join("lists").display()),
-        format!("-oDir::Cache={}", apt.join("cache").display()),
-        "-oAPT::Sandbox::User=root".to_owned(),
-        // Keep the parsed package cache (docker-clean images disable it).
-        "-oDir::Cache::pkgcache=pkgcache.bin".to_owned(),
-        "-oDir::Cache::srcpkgcache=srcpkgcache.bin".to_owned(),
-        "-qq".to_owned(),
-    ]
-}
-
 /// Downloads, verifies and unpacks a pinned package into `dest`.
 fn fetch(pin: &Pin, dest: &Path) -> Result {
-    for tool in ["apt-get", "apt-cache", "dpkg-deb", "sha256sum"] {
+    for tool in ["curl", "dpkg-deb", "sha256sum"] {
         if !shell::have(tool) {
             return Err(format!(
-                "fetching the pinned headers needs `{tool}` (a Debian or Ubuntu machine); \
-                 elsewhere pass --headers DIR with an unpacked {}",
+                "fetching the pinned headers needs `{tool}`; elsewhere pass --headers DIR \
+                 with an unpacked {}",
                 pin.deb()
             ));
         }
     }
     shell::step(&format!(
-        "fetching {PACKAGE} {} from Debian {} (private apt state)",
-        pin.version, pin.suite
+        "fetching {PACKAGE} {} from Debian {} ({})",
+        pin.version, pin.suite, pin.filename
     ));
-    let apt = cache_dir().join(format!("apt-{}", pin.suite));
-    for sub in ["lists/partial", "cache/archives/partial", "download"] {
-        std::fs::create_dir_all(apt.join(sub)).map_err(|e| format!("{}: {e}", apt.display()))?;
-    }
-    let source = crate::debian::archives()?.line(pin.suite, &[])? + "\n";
-    std::fs::write(apt.join("sources.list"), source).map_err(|e| e.to_string())?;
-    let opts = apt_options(&apt);
-    run(Command::new("apt-get").args(&opts).arg("update"))?;
-    let download = apt.join("download");
-    let got = run(Command::new("apt-get")
-        .args(&opts)
-        .args(["download", &format!("{PACKAGE}={}", pin.version)])
-        .current_dir(&download));
-    if got.is_err() {
-        return Err(moved_on(pin, &opts));
-    }
+    let archives = crate::debian::archives()?;
+    let base = archives.uri(pin.suite)?;
+    let url = format!("{base}/{}", pin.filename);
+    let download = cache_dir().join("download");
+    std::fs::create_dir_all(&download).map_err(|e| format!("{}: {e}", download.display()))?;
     let deb = download.join(pin.deb());
-    let sum = output(Command::new("sha256sum").arg(&deb))?;
-    if sum.split_whitespace().next() != Some(pin.sha256) {
-        return Err(format!(
-            "{} has sha256 {} but {} is pinned: refusing to use it",
-            deb.display(),
-            sum.split_whitespace().next().unwrap_or("?"),
-            pin.sha256
-        ));
+    let fetcher = Fetcher::default();
+    let want = Want {
+        size: Some(pin.size),
+        sha256: pin.sha256,
+    };
+    if let Err(failure) = fetcher.get(&url, &deb, Some(want)) {
+        return Err(if failure.kind == Kind::NotFound {
+            moved_on(pin, base, &fetcher, &failure.to_string())
+        } else {
+            format!("{UNAVAILABLE} ({failure})")
+        });
     }
     let partial = dest.with_file_name(pin.deb().replace(".deb", ".partial"));
     let _ = std::fs::remove_dir_all(&partial);
@@ -227,28 +219,42 @@ fn fetch(pin: &Pin, dest: &Path) -> Result {
     Ok(())
 }
 
-/// The error when the suite no longer carries the pinned version.
-fn moved_on(pin: &Pin, opts: &[String]) -> String {
-    let show =
-        output(Command::new("apt-cache").args(opts).args(["show", PACKAGE])).unwrap_or_default();
-    let field = |name: &str| {
-        show.lines()
-            .find_map(|l| l.strip_prefix(name))
-            .map(|v| v.trim().to_owned())
-            .unwrap_or_else(|| "?".to_owned())
-    };
-    format!(
-        "Debian {} no longer has {PACKAGE} {} (Debian drops old versions).\n\
-         It now has {PACKAGE} {} with sha256 {}.\n\
-         To move the pin: set version and sha256 of `{}` in xtask/src/headers.rs to those \
-         values, run `cargo xtask bindgen` and `cargo xtask abi`, review `git diff` \
-         (new fields, changed sizes, abi-tests/ABI-HISTORY.md), update the tests that name \
-         the kernel version, and commit.\n\
-         Or generate from another tree: `cargo xtask bindgen --headers DIR`.",
+/// The error when the suite no longer carries the pinned version: what its
+/// signed index has now, and how to move the pin.
+fn moved_on(pin: &Pin, base: &str, fetcher: &Fetcher, failure: &str) -> String {
+    let dir = cache_dir().join("index-headers").join(pin.suite);
+    let arch = if pin.arch == "all" { "amd64" } else { pin.arch };
+    let now = Release::fetch(
+        fetcher,
+        base,
         pin.suite,
-        pin.version,
-        field("Version:"),
-        field("SHA256:"),
-        pin.constant
+        &crate::archive::debian_keyring(),
+        &dir,
+    )
+    .and_then(|r| r.packages(fetcher, arch, &dir))
+    .map(|p| {
+        p.newest(PACKAGE).map_or_else(
+            || format!("its index lists no {PACKAGE}"),
+            |s| {
+                format!(
+                    "it now has {PACKAGE} {}: {} ({} bytes, sha256 {})",
+                    s.version(),
+                    s.field("Filename").unwrap_or("?"),
+                    s.field("Size").unwrap_or("?"),
+                    s.field("SHA256").unwrap_or("?")
+                )
+            },
+        )
+    })
+    .unwrap_or_else(|e| format!("its index could not be read either: {e}"));
+    format!(
+        "{UNAVAILABLE} ({failure}): Debian {} no longer has {PACKAGE} {} (Debian drops old \
+         versions); {now}.\n\
+         To move the pin: set version, filename, size and sha256 of `{}` in \
+         xtask/src/headers.rs to those values, run `cargo xtask bindgen` and `cargo xtask abi`, \
+         review `git diff` (new fields, changed sizes, abi-tests/ABI-HISTORY.md), update the \
+         tests that name the kernel version, and commit.\n\
+         Or generate from another tree: `cargo xtask bindgen --headers DIR`.",
+        pin.suite, pin.version, pin.constant
     )
 }
