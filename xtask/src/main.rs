@@ -28,7 +28,8 @@ const USAGE: &str = "usage: cargo xtask <task>
   fuzz [SECONDS] every fuzz target (fuzz/) for SECONDS (default 25) from the checked-in corpus
   miri           the parser tests under miri
   cross          cargo check --no-default-features for every vendored architecture
-  lab [--only ARCH[:KERNEL]]... [--break] [--no-newest] [--jobs N] [--timeout SECS]
+  lab [--only ARCH[:KERNEL]]... [--break] [--no-newest] [--offline] [--strict] [--update-pins]
+      [--jobs N] [--timeout SECS]
                  boot Debian kernels 5.10 to 7.2 under QEMU (x86_64, aarch64 and riscv64
                  with PMUs, s390x, armhf), run the kernel-facing tests there, print the matrix
   public-api [--bless | --prove-it-fails]
