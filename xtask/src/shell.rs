@@ -119,7 +119,12 @@ pub fn apt_install(packages: &[&str]) -> Result {
         update.arg("apt-get");
     }
     update.args(["update", "-qq"]);
-    run(&mut update)?;
+    // One stale or unreachable index must not stop the install: apt keeps
+    // the lists it could fetch, and the install below says whether the
+    // packages were among them.
+    if let Err(e) = run(&mut update) {
+        eprintln!("apt-get update failed ({e}); installing from the lists it could fetch");
+    }
     let mut install = Command::new(if sudo { "sudo" } else { "apt-get" });
     if sudo {
         install.arg("apt-get");
