@@ -4,6 +4,7 @@
 //! either report is in the other, within 8 points (two runs of the same
 //! program, sampled by cpu-clock every 1 ms of CPU time).
 
+use crate::lab_support;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -106,11 +107,14 @@ fn sample_example() -> Command {
 #[test]
 fn attached_to_the_same_running_process_both_reports_agree() {
     if !have("perf") {
-        println!("skipped: perf not installed");
+        lab_support::skip(
+            "needs perf",
+            "perf is not installed (apt-get install linux-perf)",
+        );
         return;
     }
     if !have("cc") {
-        println!("skipped: no C compiler (cc) for the workload");
+        lab_support::skip("needs cc", "no C compiler (cc) for the workload");
         return;
     }
     let dir = std::env::temp_dir().join(format!("sample-example-p-{}", std::process::id()));
@@ -147,7 +151,7 @@ fn attached_to_the_same_running_process_both_reports_agree() {
     work.wait().unwrap();
     let perf_ok = perf.wait_with_output().unwrap().status.success();
     if !perf_ok || !data.exists() {
-        println!("skipped: perf record -p cannot sample here");
+        lab_support::skip("needs perf", "perf record -p cannot sample here");
         return;
     }
     let text = String::from_utf8_lossy(&ours.stdout);
@@ -165,11 +169,14 @@ fn attached_to_the_same_running_process_both_reports_agree() {
 #[test]
 fn the_per_symbol_report_agrees_with_perf_report() {
     if !have("perf") {
-        println!("skipped: perf not installed");
+        lab_support::skip(
+            "needs perf",
+            "perf is not installed (apt-get install linux-perf)",
+        );
         return;
     }
     if !have("cc") {
-        println!("skipped: no C compiler (cc) for the workload");
+        lab_support::skip("needs cc", "no C compiler (cc) for the workload");
         return;
     }
     let dir = std::env::temp_dir().join(format!("sample-example-{}", std::process::id()));
@@ -188,7 +195,10 @@ fn the_per_symbol_report_agrees_with_perf_report() {
         .unwrap();
     if !rec.status.success() {
         let err = String::from_utf8_lossy(&rec.stderr);
-        println!("skipped: perf record cannot sample here: {err}");
+        lab_support::skip(
+            "needs perf",
+            &format!("perf record cannot sample here: {err}"),
+        );
         return;
     }
     let perf = perf_report(&data);

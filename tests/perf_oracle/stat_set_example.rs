@@ -2,6 +2,7 @@
 //! (one line per CPU), `-p PID --per-thread` (a running process's threads,
 //! counted exactly), `-C` with a CPU that does not exist, `-I` intervals.
 
+use crate::lab_support;
 use crate::set_support;
 use crate::stat_support;
 
@@ -55,7 +56,10 @@ fn pid_per_thread_counts_each_thread_exactly() {
         set_support::run_workers(4);
     }
     if !tracefs_usable() {
-        println!("skipped: tracefs is not mounted");
+        lab_support::skip(
+            "needs tracefs",
+            "tracefs is not mounted or not readable here",
+        );
         return;
     }
     let mut child = RoleChild::spawn(

@@ -509,7 +509,7 @@ fn attach_to_another_users_process_is_explained() {
     let _serial = serial();
     // SAFETY: geteuid has no preconditions.
     if unsafe { libc::geteuid() } != 0 {
-        println!("skipped: needs root to run a child as another user");
+        lab_support::skip("needs root", "running a child as another user needs root");
         return;
     }
     // A copy of this binary that nobody may run (the build directory may
