@@ -15,7 +15,7 @@ use std::process::{Command, Stdio};
 /// nothing but the binary itself: guests have no source tree, no perf tool
 /// and no cargo. A new test file in one of these directories runs in the
 /// guests with no change here; a file that needs the source tree, perf or
-/// cargo goes into a host-only area ([`HOST_AREAS`]).
+/// cargo goes into a host-only area (`HOST_AREAS`).
 pub const TARGETS: &[&str] = &[
     "abi",
     "ioctl_read",
