@@ -1,8 +1,10 @@
 //! The sample example against `perf record` + `perf report --sort dso,sym`
 //! on the same workload: a C program spending two thirds of its time in
-//! `hot_twice` and one third in `hot_once`. Every row of 5 % or more in
-//! either report is in the other, within 8 points (two runs of the same
-//! program, sampled by cpu-clock every 1 ms of CPU time).
+//! `hot_twice` and one third in `hot_once`. Every row of the workload's
+//! own code with 5 % or more of its samples in either report is in the
+//! other, within 8 points (two runs of the same program, sampled by
+//! cpu-clock every 1 ms of CPU time). Kernel rows are not compared: their
+//! share depends on how often other load preempted the run.
 
 use crate::lab_support;
 use std::path::{Path, PathBuf};
@@ -67,15 +69,41 @@ fn rows(text: &str) -> Rows {
 
 type Rows = Vec<((String, String, String), f64)>;
 
-/// Every row of 5 % or more in one report is in the other within 8 points,
-/// and both put hot_twice then hot_once above 20 %.
-fn agree(perf: &Rows, ours: &Rows) {
+/// The workload's own rows (dso `work`) as shares of its own samples, and
+/// the percentage of all samples they hold. Kernel rows are left out: the
+/// return-to-user paths (`irqentry_exit_to_user_mode`) grow with how often
+/// other load preempts the workload, which differs between two runs on a
+/// shared machine (once 11.8 % in one run, 1.5 % in the other, with the
+/// workload's rows scaled down alike).
+fn workload_rows(r: &Rows) -> (Rows, f64) {
+    let own: Rows = r.iter().filter(|x| x.0 .0 == "work").cloned().collect();
+    let total: f64 = own.iter().map(|x| x.1).sum();
+    let shares = own
+        .into_iter()
+        .map(|(key, pct)| (key, pct * 100.0 / total.max(1e-9)))
+        .collect();
+    (shares, total)
+}
+
+/// Most samples are in the workload's code; there, every row of 5 % or
+/// more in one report is in the other within 8 points, and both put
+/// hot_twice then hot_once above 20 %.
+fn agree(perf_all: &Rows, ours_all: &Rows) {
+    let ((perf, perf_total), (ours, ours_total)) =
+        (workload_rows(perf_all), workload_rows(ours_all));
+    assert!(
+        perf_total >= 50.0 && ours_total >= 50.0,
+        "the workload's own code has {perf_total:.1} % of perf's samples, {ours_total:.1} % of \
+         ours\nperf: {perf_all:?}\nours: {ours_all:?}"
+    );
+    let (perf, ours) = (&perf, &ours);
     for (a, b, an, bn) in [(perf, ours, "perf", "ours"), (ours, perf, "ours", "perf")] {
         for (key, pct) in a.iter().filter(|r| r.1 >= 5.0) {
             let other = b.iter().find(|r| &r.0 == key).map_or(0.0, |r| r.1);
             assert!(
                 (pct - other).abs() <= 8.0,
-                "{key:?}: {an} {pct:.2}%, {bn} {other:.2}%\nperf: {perf:?}\nours: {ours:?}"
+                "{key:?}: {an} {pct:.2}%, {bn} {other:.2}% of the workload's samples\nperf: \
+                 {perf_all:?}\nours: {ours_all:?}"
             );
         }
     }
