@@ -10,8 +10,8 @@
 //! - per record, `REC <hex>` (its bytes) and `VAL <values>` (every value
 //!   this crate decodes from it, in this machine's byte order).
 //!
-//! This is how the big-endian fixture of `tests/foreign_records.rs` was
-//! made: run in an s390x guest (see `tests/fixtures/s390x/README.md`), its
+//! This is how the big-endian fixture of `tests/ring/foreign_records.rs` was
+//! made: run in an s390x guest (see `tests/ring/fixtures/s390x/README.md`), its
 //! output is parsed on a little-endian host, which must print the same
 //! values. Needs tracefs (`mount -t tracefs nodev /sys/kernel/tracing`).
 //!
@@ -19,7 +19,7 @@
 //! cargo run --example record_dump
 //! ```
 
-#[path = "../tests/foreign/describe.rs"]
+#[path = "../tests/ring/foreign_records/describe.rs"]
 mod describe;
 
 fn main() {

@@ -156,7 +156,7 @@ fn syscalls() {
     }
     println!(
         "\n(setup calls — open, mmap, one ENABLE — are spread over {regions} regions; \
-         the user-space path makes none per region: tests/monitor_kernel.rs counts them in the \
+         the user-space path makes none per region: tests/monitor/monitor_kernel.rs counts them in the \
          aarch64 lab guest)"
     );
 }

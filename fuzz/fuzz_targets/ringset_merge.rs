@@ -3,7 +3,7 @@
 //! exactly once, in time order when the merge's rule allows it.
 #![no_main]
 
-#[path = "../../tests/fuzz_support/ringset_check.rs"]
+#[path = "../../tests/source_tree/fuzz_corpus/ringset_check.rs"]
 mod ringset_check;
 
 use libfuzzer_sys::fuzz_target;

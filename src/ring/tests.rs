@@ -1,6 +1,6 @@
 //! The batch reader on a simulated ring: an anonymous mapping laid out like
 //! the kernel's (metadata page + data pages), written the way the kernel
-//! writes records. Real-kernel behaviour is in tests/ring_kernel.rs.
+//! writes records. Real-kernel behaviour is in tests/ring/ring_kernel.rs.
 
 use super::*;
 use crate::record::{self, Record, SampleLayout};

@@ -6,6 +6,7 @@ use crate::generate;
 use crate::headers;
 use crate::shell::{self, Result};
 use std::path::Path;
+use std::process::Command;
 use std::sync::Mutex;
 use std::time::Instant;
 
@@ -141,32 +142,57 @@ fn fmt() -> Result {
     shell::run(shell::cargo(None).args(["fmt", "--all", "--", "--check"]))
 }
 
+/// Runs every command, also after one failed, and fails naming each that
+/// failed: within a step, one failure never hides the others.
+fn run_all(commands: impl IntoIterator<Item = Command>) -> Result {
+    let failed: Vec<String> = commands
+        .into_iter()
+        .filter_map(|mut cmd| shell::run(&mut cmd).err())
+        .collect();
+    if failed.is_empty() {
+        Ok(())
+    } else {
+        Err(failed.join("; "))
+    }
+}
+
 fn clippy() -> Result {
-    shell::run(shell::cargo(None).args([
+    let mut all = shell::cargo(None);
+    all.args([
         "clippy",
         "--workspace",
         "--all-targets",
         "--",
         "-D",
         "warnings",
-    ]))?;
+    ]);
     // The core without std is what embedded and no_std users build.
-    shell::run(shell::cargo(None).args([
+    let mut no_std = shell::cargo(None);
+    no_std.args([
         "clippy",
         "--lib",
         "--no-default-features",
         "--",
         "-D",
         "warnings",
-    ]))
+    ]);
+    run_all([all, no_std])
 }
 
 fn test() -> Result {
     // abi-tests needs clang and the pinned headers: the `abi` step runs it.
-    shell::run(shell::cargo(None).args(["test", "--workspace", "--exclude", "abi-tests"]))
+    // --no-fail-fast: every test binary runs, so one that fails never
+    // hides the results of the others.
+    shell::run(shell::cargo(None).args([
+        "test",
+        "--workspace",
+        "--exclude",
+        "abi-tests",
+        "--no-fail-fast",
+    ]))
 }
 
-/// The loom model (`tests/userpage_loom.rs`): the reader's atomics become
+/// The loom model (`tests/userpage_loom.rs`, a test target of its own): the reader's atomics become
 /// loom's under `--cfg loom`. Its own target directory, so the changed
 /// RUSTFLAGS do not invalidate the other steps' builds.
 fn loom() -> Result {
@@ -191,7 +217,8 @@ fn abi() -> Result {
 
 fn example() -> Result {
     // The README's first command.
-    shell::run(shell::cargo(None).args([
+    let mut commands = vec![shell::cargo(None)];
+    commands[0].args([
         "run",
         "--release",
         "--example",
@@ -200,7 +227,7 @@ fn example() -> Result {
         "ls",
         "-l",
         "/",
-    ]))?;
+    ]);
     for (example, args) in [
         ("printf", &[][..]),
         ("watchpoint", &[][..]),
@@ -215,73 +242,68 @@ fn example() -> Result {
         ("hello", &[][..]),
         ("ringset_mio", &[][..]),
     ] {
-        shell::run(
-            shell::cargo(None)
-                .args(["run", "--release", "--example", example, "--"])
-                .args(args),
-        )?;
+        let mut cmd = shell::cargo(None);
+        cmd.args(["run", "--release", "--example", example, "--"])
+            .args(args);
+        commands.push(cmd);
     }
-    Ok(())
+    run_all(commands)
 }
 
 /// perf-event-criterion with the oldest (0.5) and the newest (0.8)
 /// criterion it supports, each a short run of its bench.
 fn criterion_adapter() -> Result {
-    for (feature, bench) in [("criterion-0_5", "oldest"), ("criterion-0_8", "newest")] {
-        shell::run(shell::cargo(None).args([
-            "bench",
-            "-p",
-            "perf-event-criterion",
-            "--features",
-            feature,
-            "--bench",
-            bench,
-            "--",
-            "--quick",
-            "--noplot",
-        ]))?;
-    }
-    Ok(())
+    run_all(
+        [("criterion-0_5", "oldest"), ("criterion-0_8", "newest")].map(|(feature, bench)| {
+            let mut cmd = shell::cargo(None);
+            cmd.args([
+                "bench",
+                "-p",
+                "perf-event-criterion",
+                "--features",
+                feature,
+                "--bench",
+                bench,
+                "--",
+                "--quick",
+                "--noplot",
+            ]);
+            cmd
+        }),
+    )
 }
 
 fn doc() -> Result {
-    shell::run(
-        shell::cargo(None)
-            .args(["doc", "--workspace", "--no-deps"])
-            .env("RUSTDOCFLAGS", "-D warnings"),
-    )?;
-    // What no_std users read: the std-only modules are gone, and no link
-    // may point at them.
-    shell::run(
-        shell::cargo(None)
-            .args([
-                "doc",
-                "--no-deps",
-                "-p",
-                "perf-event-core",
-                "--no-default-features",
-            ])
-            .env("RUSTDOCFLAGS", "-D warnings"),
-    )?;
+    let doc = |args: &[&str]| {
+        let mut cmd = shell::cargo(None);
+        cmd.arg("doc").args(args).env("RUSTDOCFLAGS", "-D warnings");
+        cmd
+    };
+    let mut commands = vec![
+        doc(&["--workspace", "--no-deps"]),
+        // What no_std users read: the std-only modules are gone, and no
+        // link may point at them.
+        doc(&[
+            "--no-deps",
+            "-p",
+            "perf-event-core",
+            "--no-default-features",
+        ]),
+    ];
     // What docs.rs builds: each target of [package.metadata.docs.rs].
     let targets = docs_rs_targets()?;
     let names: Vec<&str> = targets.iter().map(String::as_str).collect();
     shell::rustup_targets("stable", &names)?;
     for target in &targets {
-        shell::run(
-            shell::cargo(None)
-                .args([
-                    "doc",
-                    "--no-deps",
-                    "-p",
-                    "perf-event-core",
-                    "--target",
-                    target,
-                ])
-                .env("RUSTDOCFLAGS", "-D warnings"),
-        )?;
+        commands.push(doc(&[
+            "--no-deps",
+            "-p",
+            "perf-event-core",
+            "--target",
+            target,
+        ]));
     }
-    Ok(())
+    run_all(commands)
 }
 
 /// The `targets` of `[package.metadata.docs.rs]` in the root Cargo.toml.
@@ -387,7 +409,7 @@ fn feature_bindgen() -> Result {
     with_env(&mut lint);
     shell::run(&mut lint)?;
     let mut test = shell::cargo(None);
-    test.args(["test", "--features", "bindgen"]);
+    test.args(["test", "--features", "bindgen", "--no-fail-fast"]);
     with_env(&mut test);
     shell::run(&mut test)
 }

@@ -73,7 +73,7 @@ pub fn main(seconds: u32) -> Result {
             eprintln!(
                 "fuzz target {target} failed: {e}\n  inputs: {crashes:?}\n  reproduce: cargo +nightly \
                  fuzz run {target} <input>; then add the input as a regression test in \
-                 tests/fuzz_regressions.rs"
+                 tests/source_tree/fuzz_regressions.rs"
             );
             failed.push(*target);
         }

@@ -1,8 +1,10 @@
 //! `cargo xtask package`: what a user downloads. `cargo publish --dry-run`
 //! must succeed without a single warning; then the packaged `.crate` is
-//! unpacked into an empty directory outside the workspace, where it must
-//! build, run its examples, pass its doctests (the README's examples
-//! among them) and compile its integration tests on its own.
+//! unpacked into an empty directory under `target/package/` (cargo never
+//! looks above a `target/package` directory for a workspace, so the
+//! unpacked crate is a package of its own), where it must build, run its
+//! examples, pass its doctests (the README's examples among them) and
+//! compile its integration tests on its own.
 
 use crate::shell::{self, Result};
 use std::path::{Path, PathBuf};
@@ -59,7 +61,7 @@ pub fn main() -> Result {
         ));
     }
     let crate_file = packaged_crate(&root)?;
-    let dir = unpack(&crate_file)?;
+    let dir = unpack(&root, &crate_file)?;
     let target = root.join("target/xtask/unpacked-target");
     let in_dir = |args: &[&str]| {
         let mut cmd = shell::cargo(None);
@@ -114,10 +116,13 @@ fn packaged_crate(root: &Path) -> Result<PathBuf> {
         })
 }
 
-/// Unpacks the `.crate` (a gzip'ed tar) into a fresh directory outside the
-/// workspace, so no parent Cargo.toml or lock file can help it.
-fn unpack(crate_file: &Path) -> Result<PathBuf> {
-    let base = std::env::temp_dir().join("perf-event-core-package-check");
+/// Unpacks the `.crate` (a gzip'ed tar) into a fresh directory of this
+/// checkout's `target/package/`: cargo stops its search for a workspace at
+/// a `target/package` directory, so no parent Cargo.toml or lock file can
+/// help the unpacked crate (checked: its workspace root is itself), and
+/// checkouts side by side never share the directory.
+fn unpack(root: &Path, crate_file: &Path) -> Result<PathBuf> {
+    let base = root.join("target/package/unpacked");
     let _ = std::fs::remove_dir_all(&base);
     std::fs::create_dir_all(&base).map_err(|e| format!("{}: {e}", base.display()))?;
     shell::run(
@@ -130,11 +135,31 @@ fn unpack(crate_file: &Path) -> Result<PathBuf> {
     let mut entries = std::fs::read_dir(&base)
         .map_err(|e| e.to_string())?
         .filter_map(|e| e.ok().map(|e| e.path()));
-    match (entries.next(), entries.next()) {
-        (Some(dir), None) if dir.join("Cargo.toml").is_file() => Ok(dir),
-        _ => Err(format!(
-            "{} did not unpack into one crate directory",
-            crate_file.display()
-        )),
+    let dir = match (entries.next(), entries.next()) {
+        (Some(dir), None) if dir.join("Cargo.toml").is_file() => dir,
+        _ => {
+            return Err(format!(
+                "{} did not unpack into one crate directory",
+                crate_file.display()
+            ))
+        }
+    };
+    // The unpacked crate must be its own workspace, not a stray member of
+    // this one (whose lock file and members could help it build).
+    let metadata = shell::output(shell::cargo(None).current_dir(&dir).args([
+        "metadata",
+        "--format-version",
+        "1",
+        "--no-deps",
+    ]))?;
+    let json: serde_json::Value =
+        serde_json::from_str(&metadata).map_err(|e| format!("cargo metadata: {e}"))?;
+    let workspace = json["workspace_root"].as_str().unwrap_or_default();
+    if Path::new(workspace) != dir {
+        return Err(format!(
+            "the unpacked crate in {} belongs to the workspace at {workspace}, not to itself",
+            dir.display()
+        ));
     }
+    Ok(dir)
 }

@@ -167,7 +167,7 @@ impl Arch {
 }
 
 /// Needs a test can declare in its `LAB-NOT-APPLICABLE` line
-/// (`tests/lab_support/mod.rs` defines the same tokens), each with what it
+/// (`tests/support/lab_support.rs` defines the same tokens), each with what it
 /// means. A test that is n/a with a token not listed here fails the lab.
 pub const NEEDS: &[(&str, &str)] = &[
     (

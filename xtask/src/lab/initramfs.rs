@@ -34,7 +34,7 @@ pub fn init_script(binaries: &[TestBinary]) -> String {
 /bin/busybox --install -s /bin
 export PATH=/bin HOME=/ TMPDIR=/tmp
 # Tests that repeat a kernel-heavy loop scale it down under TCG (see
-# tests/lab_support: lab_guest()).
+# tests/support/lab_support.rs: lab_guest()).
 export PERF_EVENT_CORE_LAB_GUEST=1
 mount -t proc proc /proc
 mount -t sysfs sysfs /sys

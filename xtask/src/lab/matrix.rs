@@ -23,10 +23,12 @@ use super::testbins::TARGETS;
 use std::collections::BTreeSet;
 
 /// Known failures the lab accepts, each with its reason: `(binary::test,
-/// kernel series, why)`. The cell shows `xfail`; the run fails if such a
-/// test passes there (remove the mark) or fails anywhere else.
+/// kernel series, why)`, where the binary is the test area and the test is
+/// libtest's name, `file::function` (`ioctl_read::ioctl_kernel::...`). The
+/// cell shows `xfail`; the run fails if such a test passes there (remove
+/// the mark) or fails anywhere else.
 pub const EXPECTED_FAILURES: &[(&str, &str, &str)] = &[(
-    "ioctl_kernel::period_changes_the_sampling_period",
+    "ioctl_read::ioctl_kernel::period_changes_the_sampling_period",
     "5.10",
     "Linux 5.10 writes 7 samples for 10 tracepoint hits at sample_period 2 where 6.1 and \
      later write 5 (seen on x86_64 and aarch64 5.10.223); the test asserts the newer \

@@ -6,7 +6,7 @@ use super::initramfs::marker;
 use std::collections::BTreeMap;
 
 /// The line a test prints when it cannot run on this machine, written by
-/// `tests/lab_support/mod.rs`:
+/// `tests/support/lab_support.rs`:
 /// `LAB-NOT-APPLICABLE <test> needs=<need>: <reason>`.
 pub const NOT_APPLICABLE: &str = "LAB-NOT-APPLICABLE";
 

@@ -8,37 +8,41 @@ use crate::shell::{self, Result};
 use std::path::PathBuf;
 use std::process::{Command, Stdio};
 
-/// The integration test targets (`tests/<name>.rs`) the lab runs on the host
-/// and in every guest: those that talk to the kernel. `vendored` and
-/// `bindgen_layout` read the source tree and stay host-only. A new test
-/// *function* in these files needs nothing here; a new kernel-facing test
-/// *file* is added to this list.
+/// The kernel-facing test areas the lab runs on the host and in every
+/// guest. An area is a directory `tests/<area>/` whose `main.rs` makes it
+/// one test binary (cargo target `<area>`), with one module per file of
+/// the directory. Every file of these areas talks to the kernel and needs
+/// nothing but the binary itself: guests have no source tree, no perf tool
+/// and no cargo. A new test file in one of these directories runs in the
+/// guests with no change here; a file that needs the source tree, perf or
+/// cargo goes into a host-only area (`HOST_AREAS`).
 pub const TARGETS: &[&str] = &[
-    "raw_kernel",
-    "raw_layer",
-    "kernel_abi",
-    "pmu_user_access",
-    "attr_kernel",
-    "open_kernel",
-    "fd_leak",
-    "ioctl_kernel",
-    "read_format_kernel",
-    "ring_kernel",
-    "userpage_host",
-    "userpage_pmu",
-    "monitor_kernel",
-    "monitor_threads",
-    "perf_compare",
-    "foreign_records",
-    "ringset_kernel",
-    "ringset_overload",
-    "set_kernel",
+    "abi",
+    "ioctl_read",
+    "ring",
+    "userpage",
+    "monitor",
+    "set",
+    "sysfs",
 ];
+
+/// The host-only test areas (`tests/<area>/main.rs`): they read the source
+/// tree (`source_tree`), involve no kernel (`simulated`), or run the perf
+/// tool and cargo (`perf_oracle`). The `test` step of `cargo xtask ci` runs
+/// them; the lab does not. Every area directory is in exactly one of the
+/// two lists (the unit test below that checks the tree is the only user).
+#[cfg(test)]
+const HOST_AREAS: &[&str] = &["source_tree", "simulated", "perf_oracle"];
+
+/// The test targets that are single files, `tests/<name>.rs`: the loom
+/// model, built only with `--cfg loom` by its own CI step.
+#[cfg(test)]
+const SINGLE_FILE_TESTS: &[&str] = &["userpage_loom"];
 
 /// One built test binary.
 #[derive(Clone, Debug)]
 pub struct TestBinary {
-    /// The cargo target name (`raw_kernel`), also its name in the guest.
+    /// The cargo target name, the area (`abi`), also its name in the guest.
     pub name: String,
     /// The executable.
     pub path: PathBuf,
@@ -109,7 +113,7 @@ pub fn build_host() -> Result<Vec<TestBinary>> {
 }
 
 /// Runs a `cargo test --no-run --message-format=json...` and returns the
-/// executables of the [`TARGETS`], one per target.
+/// executables of the [`TARGETS`], one per area.
 fn collect(mut cmd: Command) -> Result<Vec<TestBinary>> {
     eprintln!("$ {}", shell::show(&cmd));
     let out = cmd
@@ -145,10 +149,72 @@ fn collect(mut cmd: Command) -> Result<Vec<TestBinary>> {
     for t in TARGETS {
         if !found.iter().any(|b| b.name == *t) {
             return Err(format!(
-                "cargo built no executable for test target `{t}`: does tests/{t}.rs exist?"
+                "cargo built no executable for test area `{t}`: does tests/{t}/main.rs exist?"
             ));
         }
     }
     found.sort_by_key(|b| TARGETS.iter().position(|t| *t == b.name));
     Ok(found)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{HOST_AREAS, SINGLE_FILE_TESTS, TARGETS};
+    use crate::shell;
+    use std::collections::BTreeSet;
+
+    fn names(dir: &std::path::Path, keep: impl Fn(&std::path::Path) -> bool) -> BTreeSet<String> {
+        std::fs::read_dir(dir)
+            .unwrap()
+            .flatten()
+            .map(|e| e.path())
+            .filter(|p| keep(p))
+            .map(|p| p.file_stem().unwrap().to_string_lossy().into_owned())
+            .collect()
+    }
+
+    /// Every test binary of `tests/` is classified: each area directory
+    /// (one with a `main.rs`) is kernel-facing or host-only, and the only
+    /// single-file targets are the known ones.
+    #[test]
+    fn every_test_area_is_kernel_facing_or_host_only() {
+        let tests = shell::root().join("tests");
+        let areas = names(&tests, |p| p.join("main.rs").is_file());
+        let listed: BTreeSet<String> = TARGETS
+            .iter()
+            .chain(HOST_AREAS)
+            .map(|a| (*a).to_owned())
+            .collect();
+        assert_eq!(
+            areas, listed,
+            "tests/<area>/main.rs vs TARGETS + HOST_AREAS in xtask/src/lab/testbins.rs"
+        );
+        assert!(TARGETS.iter().all(|a| !HOST_AREAS.contains(a)));
+        let files = names(&tests, |p| p.extension().is_some_and(|e| e == "rs"));
+        let single: BTreeSet<String> = SINGLE_FILE_TESTS.iter().map(|t| (*t).to_owned()).collect();
+        assert_eq!(
+            files, single,
+            "tests/*.rs: a test file belongs in an area directory, tests/<area>/"
+        );
+    }
+
+    /// Every file of an area is a module of its `main.rs`: cargo compiles
+    /// only what `main.rs` declares, so a file left out would never run.
+    #[test]
+    fn every_file_of_an_area_is_a_module_of_it() {
+        let tests = shell::root().join("tests");
+        for area in TARGETS.iter().chain(HOST_AREAS) {
+            let dir = tests.join(area);
+            let main = std::fs::read_to_string(dir.join("main.rs")).unwrap();
+            for file in names(&dir, |p| p.extension().is_some_and(|e| e == "rs")) {
+                if file != "main" {
+                    assert!(
+                        main.lines().any(|l| l.trim() == format!("mod {file};")),
+                        "tests/{area}/{file}.rs is not declared in tests/{area}/main.rs \
+                         (`mod {file};`): it would never be compiled or run"
+                    );
+                }
+            }
+        }
+    }
 }

@@ -1,0 +1,277 @@
+//! The monitor against the running kernel: which threads a region counts
+//! (inherit, a thread set), how many system calls a region costs, and that
+//! a missing hardware event is an error naming a software one.
+//!
+//! Work with exact counts: `getppid(2)` calls counted by the
+//! `syscalls:sys_enter_getppid` tracepoint; page faults by touching fresh
+//! anonymous pages (huge pages off for them, so one fault per page).
+
+use crate::kernel_support;
+use crate::lab_support;
+
+use kernel_support::{additions, tracefs, tracepoint_id};
+use lab_support::{not_applicable, Need};
+use perf_event_core::attr::Attr;
+use perf_event_core::event::{Event, Software};
+use perf_event_core::monitor::{Counter, Monitor, ThreadSet, Threads};
+use std::sync::{Arc, Barrier};
+
+const CALLS: u64 = 1000;
+const PAGES: u64 = 256;
+const THREADS: usize = 4;
+
+fn getppid_calls(n: u64) {
+    for _ in 0..n {
+        // SAFETY: getppid takes no arguments.
+        std::hint::black_box(unsafe { libc::getppid() });
+    }
+}
+
+/// Touches `pages` fresh anonymous pages: exactly one minor fault each.
+fn fault_pages(pages: u64) {
+    // SAFETY: sysconf with a valid name reads a system value.
+    let page = 4096usize.max(unsafe { libc::sysconf(libc::_SC_PAGESIZE) } as usize);
+    let len = page * pages as usize;
+    // SAFETY: a fresh private anonymous mapping, unmapped below.
+    let p = unsafe {
+        libc::mmap(
+            std::ptr::null_mut(),
+            len,
+            libc::PROT_READ | libc::PROT_WRITE,
+            libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
+            -1,
+            0,
+        )
+    };
+    assert_ne!(p, libc::MAP_FAILED);
+    // SAFETY: the mapping is ours; NOHUGEPAGE keeps one fault per page.
+    unsafe { libc::madvise(p, len, libc::MADV_NOHUGEPAGE) };
+    for i in 0..pages as usize {
+        // SAFETY: inside the mapping.
+        unsafe { std::ptr::write_volatile(p.cast::<u8>().add(i * page), 1) };
+    }
+    // SAFETY: unmapping what was mapped above.
+    unsafe { libc::munmap(p, len) };
+}
+
+fn work() {
+    getppid_calls(CALLS);
+    fault_pages(PAGES);
+}
+
+/// The getppid tracepoint, or the reason it cannot be had here.
+fn getppid_attr() -> Result<Attr, String> {
+    tracefs()?;
+    Ok(Attr::new(Event::Tracepoint(tracepoint_id(
+        "syscalls",
+        "sys_enter_getppid",
+    ))))
+}
+
+fn events(_test: &str) -> Option<[Attr; 2]> {
+    match getppid_attr() {
+        Ok(tp) => Some([tp, Attr::new(Event::Software(Software::PageFaults))]),
+        Err(why) => {
+            not_applicable(Need::Tracefs, &why);
+            None
+        }
+    }
+}
+
+/// The caller does the work once, then 4 spawned threads do it each.
+fn region(monitor: &mut Monitor<2>) -> (u64, u64) {
+    monitor.start().unwrap();
+    work();
+    let threads: Vec<_> = (0..THREADS).map(|_| std::thread::spawn(work)).collect();
+    for t in threads {
+        t.join().unwrap();
+    }
+    let [calls, faults] = monitor.stop().unwrap();
+    assert!(!calls.user_space, "tracepoints are read with read(2)");
+    (calls.value, faults.value)
+}
+
+#[test]
+fn inherit_counts_the_threads_created_in_the_region() {
+    let Some(attrs) = events("inherit_counts_the_threads_created_in_the_region") else {
+        return;
+    };
+    let mut m = Monitor::open_for(attrs, Threads::CallerAndNew).unwrap_or_else(|e| panic!("{e}"));
+    assert!(
+        m.readers().is_none(),
+        "inherit never takes the user-space path"
+    );
+    let (calls, faults) = region(&mut m);
+    let all = (THREADS as u64 + 1) * CALLS;
+    assert_eq!(calls, all, "getppid calls of the caller and its 4 threads");
+    let pages = (THREADS as u64 + 1) * PAGES;
+    assert!(faults >= pages, "{faults} faults for {pages} touched pages");
+}
+
+#[test]
+fn without_inherit_only_the_caller_is_counted() {
+    let Some(attrs) = events("without_inherit_only_the_caller_is_counted") else {
+        return;
+    };
+    let mut m = Monitor::open_for(attrs, Threads::Caller).unwrap_or_else(|e| panic!("{e}"));
+    let (calls, faults) = region(&mut m);
+    assert_eq!(calls, CALLS, "only the caller's getppid calls");
+    assert!(
+        (PAGES..2 * PAGES).contains(&faults),
+        "{faults} faults: the caller's {PAGES} and a few, not the threads'"
+    );
+}
+
+#[test]
+fn a_thread_set_counts_the_listed_threads() {
+    let Some(attrs) = events("a_thread_set_counts_the_listed_threads") else {
+        return;
+    };
+    let ready = Arc::new(Barrier::new(THREADS + 1));
+    let go = Arc::new(Barrier::new(THREADS + 1));
+    let (tx, rx) = std::sync::mpsc::channel();
+    let threads: Vec<_> = (0..THREADS)
+        .map(|_| {
+            let (ready, go, tx) = (ready.clone(), go.clone(), tx.clone());
+            std::thread::spawn(move || {
+                tx.send(perf_event_core::linux::system::gettid()).unwrap();
+                ready.wait();
+                go.wait();
+                work();
+            })
+        })
+        .collect();
+    ready.wait();
+    let tids: Vec<libc::pid_t> = rx.iter().take(THREADS).collect();
+    let mut set = ThreadSet::open(attrs, &tids, Threads::Caller).unwrap_or_else(|e| panic!("{e}"));
+    set.start().unwrap();
+    getppid_calls(CALLS); // the caller is not in the set
+    go.wait();
+    for t in threads {
+        t.join().unwrap();
+    }
+    let [calls, faults] = set.stop().unwrap();
+    assert_eq!(calls.value, THREADS as u64 * CALLS);
+    assert!(faults.value >= THREADS as u64 * PAGES);
+    for each in set.read_each().unwrap() {
+        assert_eq!(each[0].value, CALLS, "each listed thread's own calls");
+    }
+}
+
+/// Syscalls between two reads of a `raw_syscalls:sys_enter` counter on
+/// this thread, minus the closing read's own.
+fn syscalls_in(f: impl FnOnce()) -> Option<u64> {
+    tracefs().ok()?;
+    let attr = Attr::new(Event::Tracepoint(tracepoint_id(
+        "raw_syscalls",
+        "sys_enter",
+    )));
+    let mut outer = Monitor::open([attr]).unwrap_or_else(|e| panic!("{e}"));
+    outer.start().unwrap();
+    f();
+    let [n] = outer.stop().unwrap();
+    // The tracepoint fires on entry, before the read counts: the closing
+    // read(2) is in the difference, the opening one is not.
+    Some(n.value - 1)
+}
+
+#[test]
+fn a_region_costs_two_syscalls_on_the_read_path() {
+    let mut m = Monitor::open([
+        Attr::new(Event::Software(Software::TaskClock)),
+        Attr::new(Event::Software(Software::PageFaults)),
+        Attr::new(Event::Software(Software::ContextSwitches)),
+    ])
+    .unwrap_or_else(|e| panic!("{e}"));
+    let Some(n) = syscalls_in(|| {
+        m.start().unwrap();
+        let [clock, _, _] = m.stop().unwrap();
+        assert!(!clock.user_space, "software events: the read(2) path");
+    }) else {
+        not_applicable(
+            Need::Tracefs,
+            "no tracefs: the syscall count needs raw_syscalls:sys_enter",
+        );
+        return;
+    };
+    assert_eq!(n, 2, "one group read(2) at start, one at stop");
+}
+
+#[test]
+fn a_missing_hardware_counter_names_the_software_one() {
+    match Counter::open(
+        &[Counter::Instructions, Counter::TaskClock],
+        Threads::Caller,
+    ) {
+        Err(e) if e.is_missing_hardware() => {
+            let text = e.to_string();
+            assert!(text.contains("`instructions`"), "{text}");
+            assert!(text.contains("task-clock"), "{text}");
+        }
+        Err(e) => panic!("not a missing-hardware error: {e}"),
+        Ok(mut m) => {
+            // A machine with a PMU: the counter counts, never a silent zero.
+            let (_, [instructions, clock]) = m.measure(|| getppid_calls(100)).unwrap();
+            assert!(instructions.value > 0 && clock.value > 0);
+        }
+    }
+}
+
+/// Hardware instructions in the lab's aarch64 guests: with inherit the
+/// region counts the caller's loop and its 4 threads' loops, without it
+/// only the caller's (each loop exactly `3 * N` instructions).
+#[test]
+fn inherit_counts_the_threads_instructions() {
+    let access = std::fs::read_to_string("/proc/sys/kernel/perf_user_access");
+    if !cfg!(target_arch = "aarch64") || access.map_or(true, |v| v.trim() != "1") {
+        not_applicable(
+            Need::Aarch64Pmu,
+            "hardware instructions are counted in the lab's aarch64 guests",
+        );
+        return;
+    }
+    const N: u64 = 1_000_000;
+    let attr = Counter::Instructions
+        .attr()
+        .unwrap_or_else(|e| panic!("{e}"));
+    // One region: the caller's loop, then THREADS spawned threads each
+    // running a loop. `n == 0` is the same region without the
+    // loops: what spawning, running and joining the threads costs in user
+    // space (libc's thread start and exit), measured and subtracted.
+    let region = |threads: Threads, n: u64| -> u64 {
+        let mut m = Monitor::open_for([attr], threads).unwrap_or_else(|e| panic!("{e}"));
+        m.start().unwrap();
+        additions(n);
+        // One thread at a time: QEMU's TCG instruction counter
+        // (`-icount`) is one count for the whole machine, so a thread's
+        // counter also counts what other busy vCPUs execute while it is
+        // scheduled (measured: 4 concurrent threads counted 2.45x their
+        // loops). Idle vCPUs execute nothing, so sequential threads are
+        // counted exactly; they are still created inside the region.
+        for _ in 0..THREADS {
+            std::thread::spawn(move || additions(n)).join().unwrap();
+        }
+        let [instructions] = m.stop().unwrap();
+        instructions.value
+    };
+    for (threads, loops) in [
+        (Threads::CallerAndNew, 1 + THREADS as u64),
+        (Threads::Caller, 1),
+    ] {
+        let with_loops = region(threads, N);
+        let without = region(threads, 0);
+        let loops_only = with_loops.saturating_sub(without);
+        let want = 3 * N * loops;
+        println!(
+            "{threads:?}: {with_loops} instructions with the loops, {without} without: \
+             {loops_only} for {loops} loops of {} (want {want})",
+            3 * N
+        );
+        assert!(
+            loops_only.abs_diff(want) <= want / 100,
+            "{threads:?}: {loops_only} instructions for {loops} loops of {} \
+             ({with_loops} with the loops, {without} without)",
+            3 * N
+        );
+    }
+}

@@ -1,0 +1,23 @@
+//! This crate against the perf tool on the same machine: `perf stat`,
+//! `perf record` / `report` / `script`, perf's event parser, and the stat
+//! and sample examples (built with cargo) against perf's output.
+//!
+//! Host-only (`HOST_AREAS` in `xtask/src/lab/testbins.rs`): the lab does
+//! not run it in its guests. Needs the perf tool (Debian `linux-perf`) and
+//! cargo; without perf its tests say "skipped".
+
+#[path = "../support/lab_support.rs"]
+mod lab_support;
+#[path = "../support/perf_data.rs"]
+mod perf_data;
+#[path = "../support/set_support.rs"]
+mod set_support;
+#[path = "../support/stat_support.rs"]
+mod stat_support;
+
+mod parse_vs_perf;
+mod perf_compare;
+mod sample_example;
+mod stat_example;
+mod stat_set_example;
+mod stat_vs_perf;

@@ -1,0 +1,157 @@
+//! The stat example's event-set options against the running kernel: `-a -A`
+//! (one line per CPU), `-p PID --per-thread` (a running process's threads,
+//! counted exactly), `-C` with a CPU that does not exist, `-I` intervals.
+
+use crate::lab_support;
+use crate::set_support;
+use crate::stat_support;
+
+use set_support::{role, RoleChild};
+use stat_support::{csv_lines, fields, stat, stat_binary, tracefs_usable};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+fn online_cpus() -> usize {
+    let text = std::fs::read_to_string("/sys/devices/system/cpu/online").unwrap();
+    perf_event_core::sysfs::CpuList::parse(&text).unwrap().len()
+}
+
+#[test]
+fn all_cpus_no_aggr_prints_one_line_per_cpu() {
+    let out = stat(&["-a", "-A", "-x,", "-e", "task-clock", "sleep", "0.3"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    let lines = csv_lines(&err);
+    assert_eq!(lines.len(), online_cpus(), "{err}");
+    for (i, line) in lines.iter().enumerate() {
+        let f = fields(line, ',');
+        assert_eq!(
+            (f[0].as_str(), f[2].as_str(), f[3].as_str()),
+            (&*format!("CPU{i}"), "msec", "task-clock"),
+            "{line}"
+        );
+        let ms: f64 = f[1].parse().unwrap();
+        // CPU-wide task-clock counts the whole window on each CPU.
+        assert!((250.0..3000.0).contains(&ms), "{line}");
+    }
+}
+
+/// Perf event fds the process `pid` holds.
+fn perf_fds(pid: u32) -> usize {
+    std::fs::read_dir(format!("/proc/{pid}/fd")).map_or(0, |d| {
+        d.filter_map(Result::ok)
+            .filter(|e| {
+                std::fs::read_link(e.path())
+                    .is_ok_and(|l| l.to_string_lossy().contains("perf_event"))
+            })
+            .count()
+    })
+}
+
+const PID_TEST: &str = "pid_per_thread_counts_each_thread_exactly";
+
+#[test]
+fn pid_per_thread_counts_each_thread_exactly() {
+    if role().is_some() {
+        set_support::run_workers(4);
+    }
+    if !tracefs_usable() {
+        lab_support::skip(
+            "needs tracefs",
+            "tracefs is not mounted or not readable here",
+        );
+        return;
+    }
+    let mut child = RoleChild::spawn(
+        &set_support::libtest_name(module_path!(), PID_TEST),
+        "workers",
+        None,
+    );
+    let tids = child.tids();
+    let pid = child.pid().to_string();
+    let stat = Command::new(stat_binary())
+        .args([
+            "-p",
+            &pid,
+            "--per-thread",
+            "-x,",
+            "-e",
+            "syscalls:sys_enter_getpid",
+        ])
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Attached: one fd per thread (4 workers and at least the main thread).
+    let t0 = Instant::now();
+    while perf_fds(stat.id()) < 5 {
+        assert!(
+            t0.elapsed() < Duration::from_secs(30),
+            "stat never attached"
+        );
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    // The set enables right after the open.
+    std::thread::sleep(Duration::from_millis(500));
+    child.send("go 700 0");
+    assert_eq!(child.line(), "done");
+    assert!(child.finish().success());
+    // The process is gone: stat prints and exits.
+    let out = stat.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    for tid in tids {
+        let line = csv_lines(&err)
+            .into_iter()
+            .find(|l| {
+                l.split(',')
+                    .next()
+                    .is_some_and(|k| k.ends_with(&format!("-{tid}")))
+            })
+            .unwrap_or_else(|| panic!("no line for thread {tid}:\n{err}"));
+        let f = fields(&line, ',');
+        assert_eq!(
+            (f[1].as_str(), f[3].as_str()),
+            ("700", "syscalls:sys_enter_getpid"),
+            "{line}"
+        );
+    }
+}
+
+#[test]
+fn cpu_list_reports_a_cpu_that_does_not_exist() {
+    let out = stat(&["-C", "0,4096", "-e", "task-clock", "sleep", "0.1"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    assert!(err.contains("CPU 4096 does not exist"), "{err}");
+    assert!(
+        err.contains("Performance counter stats for 'CPU(s) 0,4096'"),
+        "{err}"
+    );
+    assert!(err.contains("task-clock"), "{err}");
+}
+
+#[test]
+fn interval_prints_timestamped_counts() {
+    let out = stat(&[
+        "-a",
+        "-I",
+        "100",
+        "-x,",
+        "-e",
+        "task-clock",
+        "sleep",
+        "0.45",
+    ]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    let lines = csv_lines(&err);
+    assert!(lines.len() >= 4, "{err}");
+    let mut last = 0.0;
+    for line in &lines {
+        let f = fields(line.trim_start(), ',');
+        let t: f64 = f[0].trim().parse().unwrap_or_else(|_| panic!("{line}"));
+        assert!(t > last, "{err}");
+        last = t;
+        assert_eq!(f[3], "task-clock", "{line}");
+    }
+}

@@ -1,0 +1,14 @@
+//! Discovery against the running machine's sysfs, tracefs and procfs, and
+//! events opened from it.
+//!
+//! Kernel-facing: `cargo xtask lab` runs this binary, every module of it,
+//! on the host and in each QEMU guest (`TARGETS` in
+//! `xtask/src/lab/testbins.rs`). Guests have no source tree and no perf
+//! tool: a file that needs either belongs in a host-only area.
+
+#[path = "../support/kernel_support.rs"]
+mod kernel_support;
+#[path = "../support/lab_support.rs"]
+mod lab_support;
+
+mod sysfs_kernel;

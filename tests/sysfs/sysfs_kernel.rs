@@ -1,0 +1,306 @@
+//! Discovery against this machine's sysfs, tracefs and procfs, and events
+//! opened from it: the listed PMUs and their type numbers, `msr/tsc/` from
+//! its alias, a uprobe on a function of this test binary, a tracepoint
+//! named by an event string, the system limits.
+
+use crate::kernel_support;
+use crate::lab_support;
+
+use perf_event_core::attr::Attr;
+use perf_event_core::fd::EventFd;
+use perf_event_core::open::{open, OpenFlags, Scope};
+use perf_event_core::parse::{parse, System};
+use perf_event_core::sysfs::{Caller, Limits, Pmus, Probe};
+use std::path::Path;
+
+fn this_thread(attr: &Attr) -> EventFd {
+    open(attr, Scope::this_thread(), None, OpenFlags::new()).unwrap_or_else(|e| panic!("{e}"))
+}
+
+fn sysfs_type(pmu: &str) -> u32 {
+    let path = Path::new(Pmus::ROOT).join(pmu).join("type");
+    std::fs::read_to_string(&path)
+        .unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+        .trim()
+        .parse()
+        .unwrap()
+}
+
+#[test]
+fn every_pmu_is_listed_with_its_real_type_number() {
+    let pmus = Pmus::read().unwrap_or_else(|e| panic!("{e}"));
+    assert!(pmus.skipped().is_empty(), "{:?}", pmus.skipped());
+    let dirs = std::fs::read_dir(Pmus::ROOT).unwrap().count();
+    assert_eq!(pmus.all().len(), dirs, "one Pmu per directory");
+    for pmu in pmus.all() {
+        assert_eq!(pmu.type_id(), sysfs_type(pmu.name()), "{}", pmu.name());
+    }
+    // The fixed types of the generic PMUs (include/uapi/linux/perf_event.h).
+    for (name, fixed) in [("software", 1), ("tracepoint", 2), ("breakpoint", 5)] {
+        assert_eq!(pmus.get(name).map(|p| p.type_id()), Some(fixed), "{name}");
+    }
+    for name in ["msr", "uprobe"] {
+        let pmu = pmus.get(name).unwrap_or_else(|| panic!("no {name} PMU"));
+        assert!(
+            pmu.type_id() >= perf_event_core::sys::PERF_TYPE_MAX,
+            "{name} is dynamic"
+        );
+    }
+    let uprobe = pmus.get("uprobe").unwrap();
+    assert_eq!(uprobe.format("retprobe").unwrap().to_string(), "config:0");
+    assert_eq!(
+        uprobe.format("ref_ctr_offset").unwrap().to_string(),
+        "config:32-63"
+    );
+    assert_eq!(
+        pmus.get("msr").unwrap().format("event").unwrap().width(),
+        64
+    );
+    assert!(pmus.all().iter().all(|p| p.mux_interval_ms().is_some()));
+}
+
+#[test]
+fn msr_tsc_encodes_from_its_alias_opens_and_counts() {
+    let system = System::discover().unwrap();
+    let msr = system.pmus.get("msr").expect("an x86 msr PMU");
+    let from_alias = msr.alias_event("tsc").unwrap();
+    let list = parse("msr/tsc/", &system).unwrap_or_else(|e| panic!("{e}"));
+    let event = &list.events()[0];
+    assert_eq!(event.alias.map(|a| a.name()), Some("tsc"));
+    let raw = event.attr.to_raw();
+    assert_eq!(raw.type_, sysfs_type("msr"));
+    assert_eq!(
+        raw.config,
+        Attr::new(from_alias).to_raw().config,
+        "events/tsc: event=0x00"
+    );
+    let fd = this_thread(&event.attr.disabled(true));
+    fd.enable(false).unwrap();
+    let first = fd.read_counts().unwrap().value;
+    let mut x = 0u64;
+    for i in 0..100_000u64 {
+        x = std::hint::black_box(x.wrapping_add(i));
+    }
+    let second = fd.read_counts().unwrap().value;
+    fd.disable(false).unwrap();
+    assert!(
+        first > 0 && second > first,
+        "the TSC moves: {first} then {second}"
+    );
+}
+
+/// The probed function: never inlined, exported unmangled so the symbol
+/// table names it.
+#[inline(never)]
+#[no_mangle]
+pub extern "C" fn perf_event_core_uprobe_target(x: u64) -> u64 {
+    std::hint::black_box(x).wrapping_mul(3) ^ 0x5a
+}
+
+/// File offset of `symbol` in the ELF64 (little-endian) file `bytes`:
+/// its `.symtab` address, mapped through the `PT_LOAD` segment holding it.
+fn elf_file_offset(bytes: &[u8], symbol: &str) -> u64 {
+    let u16_at = |o: usize| u16::from_le_bytes(bytes[o..o + 2].try_into().unwrap()) as usize;
+    let u32_at = |o: usize| u32::from_le_bytes(bytes[o..o + 4].try_into().unwrap()) as usize;
+    let u64_at = |o: usize| u64::from_le_bytes(bytes[o..o + 8].try_into().unwrap());
+    assert_eq!(
+        &bytes[..6],
+        b"\x7fELF\x02\x01",
+        "an ELF64 little-endian file"
+    );
+    let (shoff, shentsize, shnum) = (u64_at(0x28) as usize, u16_at(0x3a), u16_at(0x3c));
+    let section = |i: usize| shoff + i * shentsize;
+    let symtab = (0..shnum)
+        .map(section)
+        .find(|&s| u32_at(s + 4) == 2)
+        .expect("a .symtab (the test binary is not stripped)");
+    let strtab = section(u32_at(symtab + 40));
+    let (sym_off, sym_size) = (u64_at(symtab + 24) as usize, u64_at(symtab + 32) as usize);
+    let str_off = u64_at(strtab + 24) as usize;
+    let vaddr = (sym_off..sym_off + sym_size)
+        .step_by(24)
+        .find(|&s| {
+            let name = &bytes[str_off + u32_at(s)..];
+            let end = name.iter().position(|&b| b == 0).unwrap();
+            &name[..end] == symbol.as_bytes()
+        })
+        .map(|s| u64_at(s + 8))
+        .unwrap_or_else(|| panic!("no symbol {symbol}"));
+    let (phoff, phentsize, phnum) = (u64_at(0x20) as usize, u16_at(0x36), u16_at(0x38));
+    (0..phnum)
+        .map(|i| phoff + i * phentsize)
+        .filter(|&p| u32_at(p) == 1)
+        .find_map(|p| {
+            let (offset, start, size) = (u64_at(p + 8), u64_at(p + 16), u64_at(p + 32));
+            (start..start + size)
+                .contains(&vaddr)
+                .then(|| vaddr - start + offset)
+        })
+        .expect("a PT_LOAD segment holding the symbol")
+}
+
+#[test]
+fn a_uprobe_on_a_function_of_this_binary_counts_its_calls() {
+    let pmus = Pmus::read().unwrap();
+    let uprobe = pmus.get("uprobe").expect("a uprobe PMU");
+    let exe = std::fs::canonicalize("/proc/self/exe").unwrap();
+    let offset = elf_file_offset(
+        &std::fs::read(&exe).unwrap(),
+        "perf_event_core_uprobe_target",
+    );
+    let path = std::ffi::CString::new(exe.as_os_str().as_encoded_bytes()).unwrap();
+    let target = std::hint::black_box(perf_event_core_uprobe_target as extern "C" fn(u64) -> u64);
+    for retprobe in [false, true] {
+        let probe = Probe::uprobe(&path, offset)
+            .retprobe(retprobe)
+            .event(uprobe)
+            .unwrap()
+            .with(|a| a.disabled(true));
+        assert_eq!(
+            probe.attr().to_raw().config,
+            u64::from(retprobe),
+            "format/retprobe is config:0"
+        );
+        let fd = probe
+            .open(Scope::this_thread(), None, OpenFlags::new())
+            .unwrap_or_else(|e| panic!("uprobe at {}+{offset:#x}: {e}", exe.display()));
+        fd.enable(false).unwrap();
+        let mut acc = 0u64;
+        for i in 0..1234 {
+            acc ^= target(i);
+        }
+        fd.disable(false).unwrap();
+        std::hint::black_box(acc);
+        assert_eq!(fd.read_counts().unwrap().value, 1234, "retprobe {retprobe}");
+    }
+}
+
+#[test]
+fn an_event_string_names_the_prctl_tracepoint_and_it_counts() {
+    if let Err(why) = kernel_support::tracefs() {
+        lab_support::not_applicable(lab_support::Need::Tracefs, &why);
+        return;
+    }
+    let system = System::discover().unwrap();
+    let tracefs = system
+        .tracefs
+        .as_ref()
+        .expect("tracefs found through /proc/mounts");
+    let id = kernel_support::tracepoint_id("syscalls", "sys_enter_prctl");
+    assert_eq!(
+        tracefs
+            .tracepoint_id("syscalls", "sys_enter_prctl")
+            .unwrap(),
+        id
+    );
+    let list = parse("syscalls:sys_enter_prctl", &system).unwrap_or_else(|e| panic!("{e}"));
+    let raw = list.events()[0].attr.to_raw();
+    assert_eq!(
+        (raw.type_, raw.config),
+        (perf_event_core::sys::PERF_TYPE_TRACEPOINT, id)
+    );
+    let fd = this_thread(&list.events()[0].attr.disabled(true));
+    fd.enable(false).unwrap();
+    kernel_support::prctls(100);
+    fd.disable(false).unwrap();
+    assert_eq!(fd.read_counts().unwrap().value, 100);
+    let e = parse("syscalls:sys_enter_no_such_call", &system).unwrap_err();
+    assert!(
+        e.to_string()
+            .contains("sys_enter_no_such_call/id does not exist"),
+        "{e}"
+    );
+}
+
+#[test]
+fn a_parsed_software_group_opens_as_a_group() {
+    let system = System::discover().unwrap();
+    let list = parse("{task-clock,page-faults:u,cs}", &system).unwrap();
+    let group = list.groups().next().unwrap();
+    let leader = this_thread(&group[0].attr.disabled(true));
+    let members: Vec<EventFd> = group[1..]
+        .iter()
+        .map(|e| {
+            open(
+                &e.attr,
+                Scope::this_thread(),
+                Some(&leader),
+                OpenFlags::new(),
+            )
+            .unwrap()
+        })
+        .collect();
+    leader.enable(true).unwrap();
+    let pages: Vec<u8> = vec![1; 1 << 20];
+    std::hint::black_box(&pages);
+    leader.disable(true).unwrap();
+    assert!(leader.read_counts().unwrap().value > 0, "task-clock ran");
+    assert!(
+        members[0].read_counts().unwrap().value > 0,
+        "page faults in user space"
+    );
+}
+
+#[test]
+fn system_limits_match_procfs_and_explain_themselves() {
+    let limits = Limits::read().unwrap();
+    let sysctl = |name: &str| {
+        std::fs::read_to_string(Path::new(Limits::DIR).join(name))
+            .ok()
+            .map(|s| s.trim().to_owned())
+    };
+    assert_eq!(
+        limits.paranoid.map(|p| p.0.to_string()),
+        sysctl("perf_event_paranoid")
+    );
+    assert_eq!(
+        limits.max_sample_rate.map(|v| v.to_string()),
+        sysctl("perf_event_max_sample_rate")
+    );
+    assert_eq!(
+        limits.max_stack.map(|v| v.to_string()),
+        sysctl("perf_event_max_stack")
+    );
+    assert_eq!(
+        limits.mlock_kb.map(|v| v.to_string()),
+        sysctl("perf_event_mlock_kb")
+    );
+    assert_eq!(
+        limits.cpu_time_max_percent.map(|v| v.to_string()),
+        sysctl("perf_cpu_time_max_percent")
+    );
+    assert_eq!(
+        limits.user_access.map(|v| v.0.to_string()),
+        sysctl("perf_user_access")
+    );
+    if cfg!(target_arch = "x86_64") {
+        assert_eq!(
+            limits.user_access, None,
+            "perf_user_access is arm64 / riscv only"
+        );
+    }
+    assert_eq!(
+        limits.nmi_watchdog.map(|w| u8::from(w.0).to_string()),
+        sysctl("nmi_watchdog")
+    );
+    let paranoid = limits
+        .paranoid
+        .expect("perf_event_paranoid exists wherever perf does");
+    let caller = Caller::current();
+    let lines = limits.explain(caller);
+    println!("{}", lines.join("\n"));
+    let first = &lines[0];
+    assert!(first.starts_with(&format!(
+        "perf_event_paranoid {}: {}",
+        paranoid.0,
+        paranoid.meaning()
+    )));
+    if paranoid.0 == 2 {
+        assert!(
+            first.contains("per-thread user-space measurement only"),
+            "{first}"
+        );
+    }
+    // Root here: the restriction does not apply, and the line says so.
+    assert_eq!(first.contains("does not restrict you"), caller.perfmon);
+}
