@@ -628,10 +628,20 @@ fn dependency(depends: &str, prefix: &str) -> Option<String> {
         .map(str::to_owned)
 }
 
+/// What `--update-pins` did.
+pub struct PinUpdate {
+    /// `old -> new` per rewritten pin.
+    pub changed: Vec<String>,
+    /// Pins whose index could not be read, with the reason (left as they
+    /// are).
+    pub unchecked: Vec<String>,
+}
+
 /// `cargo xtask lab --update-pins`: every pin checked against its suite's
 /// signed index; a pin whose exact version is gone is rewritten in
-/// `xtask/src/lab/pins.rs` to the newest of its series. Returns what changed.
-pub fn update_pins(source: &Source, pins: &[Pin], file: &Path) -> Result<Vec<String>> {
+/// `xtask/src/lab/pins.rs` to the newest of its series. A pin whose index
+/// cannot be read is left as it is and reported.
+pub fn update_pins(source: &Source, pins: &[Pin], file: &Path) -> Result<PinUpdate> {
     let run = Run {
         source,
         indexes: Mutex::default(),
@@ -639,10 +649,15 @@ pub fn update_pins(source: &Source, pins: &[Pin], file: &Path) -> Result<Vec<Str
     };
     let mut text = std::fs::read_to_string(file).map_err(|e| format!("{}: {e}", file.display()))?;
     let mut changed = Vec::new();
+    let mut unchecked = Vec::new();
     for pin in pins {
-        let packages = run
-            .packages(pin.suite, pin.arch.debian())
-            .map_err(|e| format!("cannot check {} ({}): {e}", pin.package, pin.arch.debian()))?;
+        let packages = match run.packages(pin.suite, pin.arch.debian()) {
+            Ok(p) => p,
+            Err(e) => {
+                unchecked.push(format!("{} ({}): {e}", pin.package, pin.arch.debian()));
+                continue;
+            }
+        };
         if packages
             .records(pin.package)
             .any(|s| s.version() == pin.version && s.field("SHA256") == Some(pin.sha256))
@@ -671,7 +686,7 @@ pub fn update_pins(source: &Source, pins: &[Pin], file: &Path) -> Result<Vec<Str
     if !changed.is_empty() {
         std::fs::write(file, text).map_err(|e| format!("{}: {e}", file.display()))?;
     }
-    Ok(changed)
+    Ok(PinUpdate { changed, unchecked })
 }
 
 /// `pins.rs` text with one pin's fields replaced.

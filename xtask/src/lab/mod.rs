@@ -153,20 +153,30 @@ pub fn run(args: impl Iterator<Item = String>) -> Result<Report> {
     if args.update_pins {
         let file = shell::root().join("xtask/src/lab/pins.rs");
         let all: Vec<pins::Pin> = pins::KERNELS.iter().chain(pins::BUSYBOX).copied().collect();
-        let changed = kernels::update_pins(&source, &all, &file)?;
-        if changed.is_empty() {
-            eprintln!("every pin is still served: {} unchanged", file.display());
+        let update = kernels::update_pins(&source, &all, &file)?;
+        for c in &update.changed {
+            eprintln!("pin moved: {c}");
+        }
+        for u in &update.unchecked {
+            eprintln!("pin not checked (its index could not be read): {u}");
+        }
+        if update.changed.is_empty() {
+            eprintln!(
+                "{} unchanged: {} pins still served, {} not checked",
+                file.display(),
+                all.len() - update.unchecked.len(),
+                update.unchecked.len()
+            );
         } else {
-            for c in &changed {
-                eprintln!("pin moved: {c}");
-            }
             eprintln!(
                 "{} rewritten ({} pins); review with `git diff`",
                 file.display(),
-                changed.len()
+                update.changed.len()
             );
         }
-        return Ok(Report::default());
+        return Ok(Report {
+            notes: update.unchecked,
+        });
     }
     install::host_tools(&arches)?;
     shell::step(&format!(
