@@ -73,7 +73,7 @@ fn a_write_breakpoint_counts_exactly_the_writes_and_moves() {
         Attr::new(Event::Breakpoint {
             kind: BreakpointType::Write,
             addr,
-            len: 8,
+            len: WATCH_LEN,
         })
         .disabled(true)
         .exclude_kernel(true)

@@ -40,12 +40,13 @@ fn software(config: u32) -> sys::perf_event_attr {
     attr(sys::PERF_TYPE_SOFTWARE, config as u64)
 }
 
-/// A write breakpoint on `addr` (8 bytes), sampling every write.
+/// A write breakpoint on `addr` (a machine word:
+/// [`kernel_support::WATCH_LEN`]), sampling every write.
 fn write_breakpoint(addr: u64) -> sys::perf_event_attr {
     let mut bp = attr(sys::PERF_TYPE_BREAKPOINT, 0);
     bp.bp_type = sys::HW_BREAKPOINT_W;
     bp.set_bp_addr(addr);
-    bp.set_bp_len(sys::HW_BREAKPOINT_LEN_8 as u64);
+    bp.set_bp_len(kernel_support::WATCH_LEN);
     bp.set_sample_period(1);
     bp
 }

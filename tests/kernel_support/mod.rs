@@ -175,6 +175,13 @@ pub fn prctls(n: u32) {
     }
 }
 
+/// The length of the tests' write breakpoints (`bp_len`): a machine word.
+/// 32-bit x86 watches 1, 2 or 4 bytes (8 only with AMD's breakpoint
+/// extension: EOPNOTSUPP), and its `u64` is only 4-aligned (EINVAL for an
+/// 8-byte watch); the tests' 8-byte cells written whole still count once
+/// per write.
+pub const WATCH_LEN: u64 = core::mem::size_of::<usize>() as u64;
+
 /// Whether the kernel can give this thread a hardware write breakpoint: the
 /// `breakpoint` PMU exists (not on riscv64 under QEMU, nor s390x) and has
 /// slots (32-bit Arm under QEMU answers ENODEV: no debug architecture it
@@ -189,7 +196,7 @@ pub fn hw_breakpoints(test: &str) -> bool {
         ..Default::default()
     };
     attr.__bindgen_anon_3.bp_addr = &WATCHED as *const u64 as u64;
-    attr.__bindgen_anon_4.bp_len = u64::from(perf_event_core::sys::HW_BREAKPOINT_LEN_8);
+    attr.__bindgen_anon_4.bp_len = WATCH_LEN;
     attr.set_disabled(1);
     // SAFETY: a whole perf_event_attr whose size is its own size.
     let fd = unsafe {

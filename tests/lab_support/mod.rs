@@ -42,6 +42,9 @@ pub enum Need {
     /// A 32-bit Arm PMU the kernel binds (`armv7_cortex_a15` in the lab's
     /// armhf guests): hardware events count through `read(2)`.
     ArmhfPmu,
+    /// A 64-bit POWER PMU the kernel binds (QEMU's pseries POWER10 in the
+    /// lab's ppc64el guests): hardware events count through `read(2)`.
+    Ppc64elPmu,
     /// A Linux 5.10 kernel: attr size VER6, no VER7 fields (the lab's
     /// x86_64 and aarch64 5.10 guests).
     Linux510,
@@ -60,6 +63,7 @@ impl Need {
             Need::Aarch64Pmu => "aarch64-pmu",
             Need::Riscv64Pmu => "riscv64-pmu",
             Need::ArmhfPmu => "armhf-pmu",
+            Need::Ppc64elPmu => "ppc64el-pmu",
             Need::Linux510 => "linux-5.10",
             Need::Tracefs => "tracefs",
             Need::PerfTool => "perf-tool",

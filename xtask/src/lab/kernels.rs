@@ -12,17 +12,26 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime};
 
 /// Which Debian suites the packages come from, for which architectures:
-/// bullseye's 5.10 (amd64, arm64); bookworm-security's 6.1 and 6.12
-/// backport (amd64, arm64); bookworm's 6.1 and busybox (also s390x, armhf);
-/// trixie's 6.12 and busybox for riscv64 (not a bookworm architecture); sid
-/// for the newest kernel. The archive URIs are the machine's own
-/// (`debian.rs`).
+/// bullseye's 5.10 (amd64, arm64, i386); bookworm-security's 6.1 and 6.12
+/// backport (amd64, arm64); bookworm's 6.1 and busybox (also s390x, armhf,
+/// ppc64el, mips64el, i386); trixie's 6.12 and busybox for riscv64 (not a
+/// bookworm architecture); sid for the newest kernel (not mips64el, which
+/// sid dropped, nor i386, which has no kernel since trixie). The archive
+/// URIs are the machine's own (`debian.rs`).
 const SUITES: &[(&str, &[&str])] = &[
-    ("bullseye", &["amd64", "arm64"]),
+    ("bullseye", &["amd64", "arm64", "i386"]),
     ("bookworm-security", &["amd64", "arm64"]),
-    ("bookworm", &["amd64", "arm64", "s390x", "armhf"]),
+    (
+        "bookworm",
+        &[
+            "amd64", "arm64", "s390x", "armhf", "ppc64el", "mips64el", "i386",
+        ],
+    ),
     ("trixie", &["riscv64"]),
-    ("sid", &["amd64", "arm64", "riscv64", "s390x", "armhf"]),
+    (
+        "sid",
+        &["amd64", "arm64", "riscv64", "s390x", "armhf", "ppc64el"],
+    ),
 ];
 
 /// A pinned Debian package.
@@ -37,7 +46,9 @@ struct Pin {
 }
 
 /// Kernel images: `boot/vmlinuz-*`; riscv64 ships an uncompressed
-/// `boot/vmlinux-*` (an EFI-stub `Image` QEMU boots as is).
+/// `boot/vmlinux-*` (an EFI-stub `Image` QEMU boots as is), ppc64el an
+/// uncompressed ELF `boot/vmlinux-*` (SLOF loads it); mips64el's
+/// `vmlinuz-*` is a self-decompressing ELF QEMU's malta loads.
 const IMAGE: &str = "./boot/vmlinu[xz]-*";
 
 /// The pinned kernels.
@@ -114,6 +125,46 @@ const KERNELS: &[Pin] = &[
         sha256: "7a1a2b179324d910db6415d67b73c7495a58d239f61103d9cf2b79a11b7ece3e",
         member: IMAGE,
     },
+    // pool/main/l/linux/linux-image-6.1.0-50-powerpc64le_6.1.176-1_ppc64el.deb
+    // Size: 49160448
+    Pin {
+        arch: Arch::Ppc64el,
+        series: "6.1",
+        package: "linux-image-6.1.0-50-powerpc64le",
+        version: "6.1.176-1",
+        sha256: "0513cb05cef43064db6e62e5b71f6a316cf4854ea4fb873263e8e50a1254999e",
+        member: IMAGE,
+    },
+    // pool/main/l/linux/linux-image-6.1.0-50-5kc-malta_6.1.176-1_mips64el.deb
+    // Size: 46212788
+    Pin {
+        arch: Arch::Mips64el,
+        series: "6.1",
+        package: "linux-image-6.1.0-50-5kc-malta",
+        version: "6.1.176-1",
+        sha256: "36ad868468d91b54b4567064178dd326cfa8e2ee0c856f74f1d0cb1d41ed0a35",
+        member: IMAGE,
+    },
+    // bullseye: pool/main/l/linux-signed-i386/linux-image-5.10.0-32-686-pae_5.10.223-1_i386.deb
+    // Size: 46666012
+    Pin {
+        arch: Arch::I386,
+        series: "5.10",
+        package: "linux-image-5.10.0-32-686-pae",
+        version: "5.10.223-1",
+        sha256: "dddf0e76bd9a8aee8a86ba162af64dcb14d6adb21131a07b2d7e8b8cec4a9c4b",
+        member: IMAGE,
+    },
+    // bookworm: pool/main/l/linux-signed-i386/linux-image-6.1.0-50-686-pae_6.1.176-1_i386.deb
+    // Size: 52136644
+    Pin {
+        arch: Arch::I386,
+        series: "6.1",
+        package: "linux-image-6.1.0-50-686-pae",
+        version: "6.1.176-1",
+        sha256: "0d6241268f9344a998c3339c11e527ea8048d409d6c770f67c573707606a3f2e",
+        member: IMAGE,
+    },
 ];
 
 /// The pinned static busybox, the guests' shell and tools (bookworm;
@@ -158,6 +209,36 @@ const BUSYBOX: &[Pin] = &[
         version: "1:1.37.0-6+b9",
         sha256: "4add476d2b185c5b487c285b38d790f0881a7e4a8e2ddde835f917e770eb8633",
         member: "./usr/bin/busybox",
+    },
+    // pool/main/b/busybox/busybox-static_1.35.0-4+deb12u1+b1_ppc64el.deb
+    // Size: 965108
+    Pin {
+        arch: Arch::Ppc64el,
+        series: "",
+        package: "busybox-static",
+        version: "1:1.35.0-4+deb12u1+b1",
+        sha256: "932deb885b840a8cf529708c03a1e87833dc64e66a70585721f8a356d9fe995b",
+        member: "./bin/busybox",
+    },
+    // pool/main/b/busybox/busybox-static_1.35.0-4+deb12u1+b1_mips64el.deb
+    // Size: 905976
+    Pin {
+        arch: Arch::Mips64el,
+        series: "",
+        package: "busybox-static",
+        version: "1:1.35.0-4+deb12u1+b1",
+        sha256: "dccccdabb87cf616c950b72987116c0c5a4f3781e95dac4759899126ac7a285b",
+        member: "./bin/busybox",
+    },
+    // pool/main/b/busybox/busybox-static_1.35.0-4+deb12u1+b1_i386.deb
+    // Size: 958344
+    Pin {
+        arch: Arch::I386,
+        series: "",
+        package: "busybox-static",
+        version: "1:1.35.0-4+deb12u1+b1",
+        sha256: "725ef9e6fbac4ab79b353165b05005e8c140d6e42177ebbc202ff1e13ded8b7c",
+        member: "./bin/busybox",
     },
 ];
 
@@ -239,7 +320,7 @@ pub fn fetch(with_newest: bool, arches: &[Arch]) -> Result<Fetched> {
         busybox.push((pin.arch, file));
     }
     if with_newest {
-        for &arch in arches {
+        for &arch in arches.iter().filter(|a| a.newest_meta().is_some()) {
             let newest = newest(&cache, arch, &mut private_apt)?;
             if !kernels
                 .iter()
@@ -451,7 +532,10 @@ fn newest(cache: &Path, arch: Arch, apt: &mut LazyApt) -> Result<Kernel> {
 
 /// Finds (package, version, sha256) of the newest kernel image in sid.
 fn discover(apt: &PrivateApt, arch: Arch) -> Result<(String, String, String)> {
-    let meta = format!("{}:{}/sid", arch.newest_meta(), arch.debian());
+    let meta = arch
+        .newest_meta()
+        .ok_or_else(|| format!("sid has no kernel of {} for the lab", arch.debian()))?;
+    let meta = format!("{meta}:{}/sid", arch.debian());
     let stanzas = apt.show(&meta)?;
     let depends = stanzas
         .first()
