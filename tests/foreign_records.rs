@@ -11,6 +11,7 @@
 
 #[path = "foreign/describe.rs"]
 mod describe;
+mod kernel_support;
 mod lab_support;
 
 use perf_event_core::record::{self, ByteOrder, RegNames, RegsArch, SampleLayout};
@@ -93,6 +94,10 @@ fn s390x_records_parse_here_to_the_guests_values() {
 
 #[test]
 fn a_native_capture_replays_to_its_own_values() {
+    if let Err(why) = kernel_support::syscall_tracepoints() {
+        lab_support::not_applicable(lab_support::Need::SyscallTracepoints, &why);
+        return;
+    }
     let text = match describe::capture() {
         Ok(text) => text,
         Err(e) => {

@@ -127,6 +127,10 @@ fn attach_to_running_child_counts_all_8_threads_exactly() {
     if role().is_some() {
         set_support::run_workers(8);
     }
+    if let Err(why) = kernel_support::syscall_tracepoints() {
+        lab_support::not_applicable(lab_support::Need::SyscallTracepoints, &why);
+        return;
+    }
     let _serial = serial();
     let mut child = RoleChild::spawn(WORKERS_TEST, "workers", None);
     let tids = child.tids();
@@ -192,6 +196,10 @@ fn attach_with_inherit_counts_threads_created_later() {
     if role().is_some() {
         set_support::run_workers(2);
     }
+    if let Err(why) = kernel_support::syscall_tracepoints() {
+        lab_support::not_applicable(lab_support::Need::SyscallTracepoints, &why);
+        return;
+    }
     let _serial = serial();
     let mut child = RoleChild::spawn(INHERIT_TEST, "workers", None);
     let tids = child.tids();
@@ -245,6 +253,10 @@ const CHURN_TEST: &str = "churn_1000_attaches_no_fd_leak_survivors_exact";
 fn churn_1000_attaches_no_fd_leak_survivors_exact() {
     if role().is_some() {
         set_support::run_churn(4);
+    }
+    if let Err(why) = kernel_support::syscall_tracepoints() {
+        lab_support::not_applicable(lab_support::Need::SyscallTracepoints, &why);
+        return;
     }
     let _serial = serial();
     let mut child = RoleChild::spawn(CHURN_TEST, "churn", None);
@@ -419,6 +431,10 @@ fn low_nofile_budget_explained_error_then_inherit_fallback() {
     if let Some(mode) = role() {
         budget_child(&mode);
         std::process::exit(0);
+    }
+    if let Err(why) = kernel_support::syscall_tracepoints() {
+        lab_support::not_applicable(lab_support::Need::SyscallTracepoints, &why);
+        return;
     }
     let _serial = serial();
     for (mode, setup) in [

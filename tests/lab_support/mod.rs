@@ -51,6 +51,10 @@ pub enum Need {
     /// A tracefs mount (or the right to mount it at /sys/kernel/tracing):
     /// tracepoint ids.
     Tracefs,
+    /// Per-syscall tracepoints (`syscalls:sys_enter_*`) that fire for this
+    /// code's system calls: not on 64-bit MIPS kernels, which map them to
+    /// the n32 numbers only (n64 calls never match; `raw_syscalls` fire).
+    SyscallTracepoints,
     /// The perf tool (Debian `linux-perf`) and the right to `perf record`:
     /// the tests that compare this crate with perf's own decoding.
     PerfTool,
@@ -66,6 +70,7 @@ impl Need {
             Need::Ppc64elPmu => "ppc64el-pmu",
             Need::Linux510 => "linux-5.10",
             Need::Tracefs => "tracefs",
+            Need::SyscallTracepoints => "syscall-tracepoints",
             Need::PerfTool => "perf-tool",
         }
     }

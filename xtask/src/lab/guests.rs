@@ -35,7 +35,9 @@ pub enum Arch {
     /// implements no MIPS performance counters (the kernel says "Performance
     /// counters: Either hardware does not support performance counters, or
     /// not yet implemented"), and no breakpoint PMU. Its own ioctl
-    /// direction bits and syscall numbers (n64: 5000 + n).
+    /// direction bits and syscall numbers (n64: 5000 + n). The kernel's
+    /// `syscalls:*` tracepoints never fire for n64 programs (they are
+    /// mapped to the n32 numbers only); `raw_syscalls` do.
     Mips64el,
     /// 32-bit x86: `-M pc -cpu max` with Debian's `686-pae` kernels (the
     /// kernels print nothing on `q35` here), console `ttyS0`. No PMU (TCG
@@ -265,6 +267,12 @@ pub const NEEDS: &[(&str, &str)] = &[
     (NEED_LINUX_5_10, "a Linux 5.10 kernel (attr size VER6)"),
     (NEED_TRACEFS, "a tracefs mount (every guest can mount it)"),
     (
+        NEED_SYSCALL_TRACEPOINTS,
+        "per-syscall tracepoints (syscalls:sys_enter_*) that fire: every guest but mips64el \
+         (a 64-bit MIPS kernel maps them to the n32 syscall numbers only, so an n64 \
+         program's calls never fire them; raw_syscalls do)",
+    ),
+    (
         NEED_PERF_TOOL,
         "the perf tool (Debian linux-perf): the host only, when installed; no guest has it",
     ),
@@ -287,6 +295,8 @@ pub const NEED_PPC64EL_PMU: &str = "ppc64el-pmu";
 pub const NEED_LINUX_5_10: &str = "linux-5.10";
 /// tracefs.
 pub const NEED_TRACEFS: &str = "tracefs";
+/// `syscalls:*` tracepoints that fire.
+pub const NEED_SYSCALL_TRACEPOINTS: &str = "syscall-tracepoints";
 /// The perf tool.
 pub const NEED_PERF_TOOL: &str = "perf-tool";
 /// The `breakpoint` PMU.
@@ -368,6 +378,9 @@ pub fn for_kernels(kernels: &[Kernel]) -> Vec<Guest> {
         };
         if series == "5.10" {
             base.provides.push(NEED_LINUX_5_10);
+        }
+        if kernel.arch != Arch::Mips64el {
+            base.provides.push(NEED_SYSCALL_TRACEPOINTS);
         }
         if matches!(kernel.arch, Arch::X86_64 | Arch::Aarch64 | Arch::I386) {
             base.provides.push(NEED_HW_BREAKPOINT);
@@ -461,5 +474,74 @@ impl Only {
                 .series
                 .as_ref()
                 .is_none_or(|s| *s == guest.kernel.series)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn kernel(arch: Arch, series: &str) -> Kernel {
+        Kernel {
+            arch,
+            series: series.to_owned(),
+            order: super::super::kernels::series_order(series),
+            package: String::new(),
+            version: String::new(),
+            image: std::path::PathBuf::new(),
+            newest: false,
+        }
+    }
+
+    #[test]
+    fn every_architecture_is_found_by_its_name() {
+        for arch in Arch::ALL {
+            assert_eq!(Arch::from_name(arch.name()), Some(arch));
+            assert_eq!(Only::parse(arch.name()).map(|o| o.arch), Ok(arch));
+        }
+        assert!(Only::parse("sparc64").is_err());
+    }
+
+    #[test]
+    fn every_need_a_guest_provides_is_known_and_the_lab_support_tokens_match() {
+        let kernels: Vec<Kernel> = Arch::ALL
+            .iter()
+            .flat_map(|a| [kernel(*a, "5.10"), kernel(*a, "6.1")])
+            .collect();
+        let guests = for_kernels(&kernels);
+        let support =
+            std::fs::read_to_string(crate::shell::root().join("tests/lab_support/mod.rs"))
+                .expect("tests/lab_support/mod.rs");
+        for g in &guests {
+            for need in &g.provides {
+                assert!(
+                    NEEDS.iter().any(|(n, _)| n == need),
+                    "{need} of {}",
+                    g.label
+                );
+            }
+        }
+        for (need, _) in NEEDS {
+            // hw-breakpoint is printed by tests/kernel_support directly.
+            if *need != NEED_HW_BREAKPOINT {
+                assert!(support.contains(&format!("=> \"{need}\"")), "{need}");
+            }
+        }
+        let provides = |arch: Arch, need: &str| {
+            guests
+                .iter()
+                .filter(|g| g.arch == arch)
+                .all(|g| g.provides.contains(&need))
+        };
+        assert!(provides(Arch::Ppc64el, NEED_PPC64EL_PMU));
+        assert!(provides(Arch::I386, NEED_HW_BREAKPOINT));
+        assert!(!provides(Arch::Ppc64el, NEED_HW_BREAKPOINT));
+        assert!(!provides(Arch::Mips64el, NEED_HW_BREAKPOINT));
+        assert!(!provides(Arch::Mips64el, NEED_SYSCALL_TRACEPOINTS));
+        assert!(provides(Arch::S390x, NEED_SYSCALL_TRACEPOINTS));
+        assert_eq!(Arch::Mips64el.cpus(), 1);
+        assert_eq!(Arch::Ppc64el.cpus(), CPUS);
+        assert!(Arch::Mips64el.build_std() && !Arch::I386.build_std());
+        assert_eq!(Arch::I386.newest_meta(), None);
     }
 }
