@@ -39,8 +39,9 @@ pub enum Arch {
     /// `syscalls:*` tracepoints never fire for n64 programs (they are
     /// mapped to the n32 numbers only); `raw_syscalls` do.
     Mips64el,
-    /// 32-bit x86: `-M pc -cpu max` with Debian's `686-pae` kernels (the
-    /// kernels print nothing on `q35` here), console `ttyS0`. No PMU (TCG
+    /// 32-bit x86: `-M pc -cpu max` with Debian's `686-pae` kernels (on
+    /// `q35` the 6.1 kernel stops after "isapnp: Scanning for PnP cards"
+    /// and never reaches init), console `ttyS0`. No PMU (TCG
     /// emulates none, as on x86_64); the breakpoint PMU exists. 32-bit
     /// pointers in the ioctl arguments (where other Rust perf crates met
     /// EFAULT).
