@@ -353,7 +353,10 @@ impl RegNames {
     }
 
     /// The architecture this code was built for, if it has a register ABI
-    /// (sparc64 has none).
+    /// (sparc64 has none). The table is the kernel's enum, shared by the
+    /// 32- and 64-bit variants: for 32-bit x86 code keep to the registers
+    /// [`RegNames::in_abi`] gives `PERF_SAMPLE_REGS_ABI_32` (a 32-bit
+    /// kernel refuses `r8`-`r15` in `sample_regs_user` with EINVAL).
     pub const fn native() -> Option<RegNames> {
         let arch = if cfg!(any(target_arch = "x86", target_arch = "x86_64")) {
             RegsArch::X86

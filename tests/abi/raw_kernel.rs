@@ -198,7 +198,7 @@ fn modify_attributes_moves_a_hardware_breakpoint() {
     let mut a = attr(sys::PERF_TYPE_BREAKPOINT, 0);
     a.bp_type = sys::HW_BREAKPOINT_W;
     a.__bindgen_anon_3.bp_addr = WATCHED.as_ptr() as u64;
-    a.__bindgen_anon_4.bp_len = u64::from(sys::HW_BREAKPOINT_LEN_8);
+    a.__bindgen_anon_4.bp_len = kernel_support::WATCH_LEN;
     let fd = match open(&a) {
         Ok(fd) => fd,
         Err(e) => panic!("hardware breakpoint: {e} (the test machines support them)"),

@@ -15,9 +15,9 @@ use std::sync::atomic::Ordering;
 /// The sys_enter_prctl tracepoint, or `None` (with the lab's not-applicable
 /// marker printed) when tracefs cannot be mounted here.
 fn prctl_tracepoint(test: &str) -> Option<Attr> {
-    if let Err(why) = tracefs() {
+    if let Err(why) = syscall_tracepoints() {
         let _ = test; // the skip names the running test itself
-        lab_support::not_applicable(lab_support::Need::Tracefs, &why);
+        lab_support::not_applicable(lab_support::Need::SyscallTracepoints, &why);
         return None;
     }
     let id = tracepoint_id("syscalls", "sys_enter_prctl");
@@ -73,7 +73,7 @@ fn a_write_breakpoint_counts_exactly_the_writes_and_moves() {
         Attr::new(Event::Breakpoint {
             kind: BreakpointType::Write,
             addr,
-            len: 8,
+            len: WATCH_LEN,
         })
         .disabled(true)
         .exclude_kernel(true)

@@ -61,7 +61,7 @@ fn work() {
 
 /// The getppid tracepoint, or the reason it cannot be had here.
 fn getppid_attr() -> Result<Attr, String> {
-    tracefs()?;
+    kernel_support::syscall_tracepoints()?;
     Ok(Attr::new(Event::Tracepoint(tracepoint_id(
         "syscalls",
         "sys_enter_getppid",
@@ -72,7 +72,7 @@ fn events(_test: &str) -> Option<[Attr; 2]> {
     match getppid_attr() {
         Ok(tp) => Some([tp, Attr::new(Event::Software(Software::PageFaults))]),
         Err(why) => {
-            not_applicable(Need::Tracefs, &why);
+            not_applicable(Need::SyscallTracepoints, &why);
             None
         }
     }

@@ -10,7 +10,7 @@
 //! order), so the harness itself is checked on every machine.
 
 mod describe;
-use crate::lab_support;
+use crate::{kernel_support, lab_support};
 
 use perf_event_core::record::{self, ByteOrder, RegNames, RegsArch, SampleLayout};
 use perf_event_core::sysfs::TraceFormat;
@@ -92,6 +92,10 @@ fn s390x_records_parse_here_to_the_guests_values() {
 
 #[test]
 fn a_native_capture_replays_to_its_own_values() {
+    if let Err(why) = kernel_support::syscall_tracepoints() {
+        lab_support::not_applicable(lab_support::Need::SyscallTracepoints, &why);
+        return;
+    }
     let text = match describe::capture() {
         Ok(text) => text,
         Err(e) => {

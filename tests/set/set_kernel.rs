@@ -136,6 +136,10 @@ fn attach_to_running_child_counts_all_8_threads_exactly() {
     if role().is_some() {
         set_support::run_workers(8);
     }
+    if let Err(why) = kernel_support::syscall_tracepoints() {
+        lab_support::not_applicable(lab_support::Need::SyscallTracepoints, &why);
+        return;
+    }
     let _serial = serial();
     let mut child = RoleChild::spawn(
         &set_support::libtest_name(module_path!(), WORKERS_TEST),
@@ -205,6 +209,10 @@ fn attach_with_inherit_counts_threads_created_later() {
     if role().is_some() {
         set_support::run_workers(2);
     }
+    if let Err(why) = kernel_support::syscall_tracepoints() {
+        lab_support::not_applicable(lab_support::Need::SyscallTracepoints, &why);
+        return;
+    }
     let _serial = serial();
     let mut child = RoleChild::spawn(
         &set_support::libtest_name(module_path!(), INHERIT_TEST),
@@ -262,6 +270,10 @@ const CHURN_TEST: &str = "churn_1000_attaches_no_fd_leak_survivors_exact";
 fn churn_1000_attaches_no_fd_leak_survivors_exact() {
     if role().is_some() {
         set_support::run_churn(4);
+    }
+    if let Err(why) = kernel_support::syscall_tracepoints() {
+        lab_support::not_applicable(lab_support::Need::SyscallTracepoints, &why);
+        return;
     }
     let _serial = serial();
     let mut child = RoleChild::spawn(
@@ -440,6 +452,10 @@ fn low_nofile_budget_explained_error_then_inherit_fallback() {
     if let Some(mode) = role() {
         budget_child(&mode);
         std::process::exit(0);
+    }
+    if let Err(why) = kernel_support::syscall_tracepoints() {
+        lab_support::not_applicable(lab_support::Need::SyscallTracepoints, &why);
+        return;
     }
     let _serial = serial();
     for (mode, setup) in [

@@ -33,6 +33,64 @@ pub fn tracefs() -> Result<std::path::PathBuf, String> {
     }
 }
 
+/// tracefs, and per-syscall tracepoints that fire for this code's system
+/// calls: `syscalls:sys_enter_getppid` must count a getppid(2). Not on
+/// 64-bit MIPS kernels: their syscall metadata is mapped to the n32
+/// numbers only, so an n64 program's calls never match (`raw_syscalls`
+/// tracepoints do fire). Returns the reason when not (for the lab's need
+/// `syscall-tracepoints`).
+pub fn syscall_tracepoints() -> Result<std::path::PathBuf, String> {
+    static FIRES: std::sync::OnceLock<Result<(), String>> = std::sync::OnceLock::new();
+    let root = tracefs()?;
+    FIRES
+        .get_or_init(|| {
+            let mut attr = perf_event_core::sys::perf_event_attr {
+                type_: perf_event_core::sys::PERF_TYPE_TRACEPOINT,
+                size: core::mem::size_of::<perf_event_core::sys::perf_event_attr>() as u32,
+                config: tracepoint_id("syscalls", "sys_enter_getppid"),
+                ..Default::default()
+            };
+            attr.set_exclude_hv(1);
+            // SAFETY: a whole perf_event_attr whose size is its own size.
+            let fd = unsafe {
+                libc::syscall(
+                    libc::c_long::from(perf_event_core::sys::__NR_perf_event_open),
+                    &attr as *const perf_event_core::sys::perf_event_attr,
+                    0 as libc::pid_t,
+                    -1 as libc::c_int,
+                    -1 as libc::c_int,
+                    libc::c_ulong::from(perf_event_core::sys::PERF_FLAG_FD_CLOEXEC),
+                )
+            };
+            if fd < 0 {
+                return Err(format!(
+                    "syscalls:sys_enter_getppid does not open: {}",
+                    std::io::Error::last_os_error()
+                ));
+            }
+            let fd = fd as libc::c_int;
+            // SAFETY: getppid has no arguments and cannot fail.
+            unsafe { libc::getppid() };
+            let mut count = 0u64;
+            // SAFETY: read_format 0: the kernel writes one u64 into `count`.
+            unsafe { libc::read(fd, (&mut count as *mut u64).cast(), 8) };
+            // SAFETY: the fd just opened, not used again.
+            unsafe { libc::close(fd) };
+            if count == 0 {
+                Err(format!(
+                    "syscalls:sys_enter_getppid counted 0 getppid calls: this {} kernel's \
+                     per-syscall tracepoints do not fire for this code's system calls \
+                     (64-bit MIPS maps them to the n32 numbers only)",
+                    std::env::consts::ARCH
+                ))
+            } else {
+                Ok(())
+            }
+        })
+        .clone()
+        .map(|()| root)
+}
+
 /// A tracepoint's id from tracefs (`events/<group>/<name>/id`).
 pub fn tracepoint_id(group: &str, name: &str) -> u64 {
     let root = tracefs().unwrap_or_else(|e| panic!("{e}"));
@@ -175,22 +233,49 @@ pub fn prctls(n: u32) {
     }
 }
 
-/// Whether the kernel can give this thread a hardware write breakpoint: the
-/// `breakpoint` PMU exists (not on riscv64 under QEMU, nor s390x) and has
-/// slots (32-bit Arm under QEMU answers ENODEV: no debug architecture it
-/// supports). When not, prints the lab's not-applicable line for `test`
-/// (need `hw-breakpoint`, which the x86_64 and aarch64 guests provide).
+/// The length of the tests' write breakpoints (`bp_len`): a machine word.
+/// 32-bit x86 watches 1, 2 or 4 bytes (8 only with AMD's breakpoint
+/// extension: EOPNOTSUPP), and its `u64` is only 4-aligned (EINVAL for an
+/// 8-byte watch); the tests' 8-byte cells written whole still count once
+/// per write.
+pub const WATCH_LEN: u64 = core::mem::size_of::<usize>() as u64;
+
+/// Whether the kernel can give this thread a hardware write breakpoint
+/// that fires: the `breakpoint` PMU exists (not on riscv64 under QEMU, nor
+/// s390x, nor mips64el), has slots (32-bit Arm under QEMU answers ENODEV:
+/// no debug architecture it supports), and a watched write counts (QEMU's
+/// pseries TCG accepts the breakpoint but never fires it: 0 writes
+/// counted). When not, prints the lab's not-applicable line for `test`
+/// (need `hw-breakpoint`, which the x86_64, aarch64 and i386 guests
+/// provide).
 pub fn hw_breakpoints(test: &str) -> bool {
-    static WATCHED: u64 = 0;
+    match hw_breakpoint_problem() {
+        None => true,
+        Some(why) => {
+            println!(
+                "\nLAB-NOT-APPLICABLE {test} needs=hw-breakpoint: this {} kernel gives no \
+                 hardware write breakpoint that fires ({why})",
+                std::env::consts::ARCH
+            );
+            false
+        }
+    }
+}
+
+/// Why this thread cannot have a hardware write breakpoint that fires, or
+/// `None` when it can (see [`hw_breakpoints`]); prints nothing.
+pub fn hw_breakpoint_problem() -> Option<String> {
+    let watched = Box::into_raw(Box::new(0u64));
     let mut attr = perf_event_core::sys::perf_event_attr {
         type_: perf_event_core::sys::PERF_TYPE_BREAKPOINT,
         size: core::mem::size_of::<perf_event_core::sys::perf_event_attr>() as u32,
         bp_type: perf_event_core::sys::HW_BREAKPOINT_W,
         ..Default::default()
     };
-    attr.__bindgen_anon_3.bp_addr = &WATCHED as *const u64 as u64;
-    attr.__bindgen_anon_4.bp_len = u64::from(perf_event_core::sys::HW_BREAKPOINT_LEN_8);
-    attr.set_disabled(1);
+    attr.__bindgen_anon_3.bp_addr = watched as u64;
+    attr.__bindgen_anon_4.bp_len = WATCH_LEN;
+    attr.set_exclude_kernel(1);
+    attr.set_exclude_hv(1);
     // SAFETY: a whole perf_event_attr whose size is its own size.
     let fd = unsafe {
         libc::syscall(
@@ -202,23 +287,36 @@ pub fn hw_breakpoints(test: &str) -> bool {
             libc::c_ulong::from(perf_event_core::sys::PERF_FLAG_FD_CLOEXEC),
         )
     };
-    if fd >= 0 {
-        // SAFETY: the fd just opened, not used again.
-        unsafe { libc::close(fd as libc::c_int) };
-        return true;
-    }
     let err = std::io::Error::last_os_error();
+    let mut count = None;
+    if fd >= 0 {
+        let fd = fd as libc::c_int;
+        // SAFETY: `watched` is the live, writable box above.
+        unsafe { std::ptr::write_volatile(watched, 1) };
+        let mut value = 0u64;
+        // SAFETY: read_format 0: the kernel writes one u64 into `value`.
+        let n = unsafe { libc::read(fd, (&mut value as *mut u64).cast(), 8) };
+        // SAFETY: the fd just opened, not used again.
+        unsafe { libc::close(fd) };
+        count = (n == 8).then_some(value);
+    }
+    // SAFETY: from Box::into_raw above, freed once.
+    drop(unsafe { Box::from_raw(watched) });
+    if fd >= 0 {
+        return match count {
+            Some(0) => Some(
+                "it opens, but a watched write counted 0: the machine does not deliver \
+                 the watchpoint"
+                    .to_owned(),
+            ),
+            // Anything else is for the test itself to report.
+            _ => None,
+        };
+    }
     match err.raw_os_error() {
-        Some(libc::ENOENT) | Some(libc::ENODEV) => {
-            println!(
-                "\nLAB-NOT-APPLICABLE {test} needs=hw-breakpoint: this {} kernel gives no \
-                 hardware write breakpoint ({err})",
-                std::env::consts::ARCH
-            );
-            false
-        }
+        Some(libc::ENOENT) | Some(libc::ENODEV) => Some(err.to_string()),
         // Anything else is for the test itself to report.
-        _ => true,
+        _ => None,
     }
 }
 

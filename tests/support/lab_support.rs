@@ -42,12 +42,19 @@ pub enum Need {
     /// A 32-bit Arm PMU the kernel binds (`armv7_cortex_a15` in the lab's
     /// armhf guests): hardware events count through `read(2)`.
     ArmhfPmu,
+    /// A 64-bit POWER PMU the kernel binds (QEMU's pseries POWER10 in the
+    /// lab's ppc64el guests): hardware events count through `read(2)`.
+    Ppc64elPmu,
     /// A Linux 5.10 kernel: attr size VER6, no VER7 fields (the lab's
     /// x86_64 and aarch64 5.10 guests).
     Linux510,
     /// A tracefs mount (or the right to mount it at /sys/kernel/tracing):
     /// tracepoint ids.
     Tracefs,
+    /// Per-syscall tracepoints (`syscalls:sys_enter_*`) that fire for this
+    /// code's system calls: not on 64-bit MIPS kernels, which map them to
+    /// the n32 numbers only (n64 calls never match; `raw_syscalls` fire).
+    SyscallTracepoints,
     /// The perf tool (Debian `linux-perf`) and the right to `perf record`:
     /// the tests that compare this crate with perf's own decoding.
     PerfTool,
@@ -60,8 +67,10 @@ impl Need {
             Need::Aarch64Pmu => "aarch64-pmu",
             Need::Riscv64Pmu => "riscv64-pmu",
             Need::ArmhfPmu => "armhf-pmu",
+            Need::Ppc64elPmu => "ppc64el-pmu",
             Need::Linux510 => "linux-5.10",
             Need::Tracefs => "tracefs",
+            Need::SyscallTracepoints => "syscall-tracepoints",
             Need::PerfTool => "perf-tool",
         }
     }

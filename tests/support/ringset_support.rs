@@ -2,7 +2,7 @@
 //! to each CPU firing syscalls on cue, record parsing that fails loudly.
 #![allow(dead_code)] // each test binary uses part of it
 
-use crate::kernel_support::{tracefs, tracepoint_id};
+use crate::kernel_support::tracepoint_id;
 use crate::lab_support::{not_applicable, Need};
 use perf_event_core::attr::Attr;
 use perf_event_core::event::Event;
@@ -61,10 +61,11 @@ pub fn cpus() -> Vec<usize> {
 }
 
 /// The two tracepoint attrs, or `None` after reporting the test as not
-/// applicable here (no tracefs; `_test` names it in the caller's source).
+/// applicable here (no tracefs, or syscall tracepoints that do not fire;
+/// `_test` names it in the caller's source).
 pub fn tracepoints(_test: &str) -> Option<(Attr, Attr)> {
-    if let Err(why) = tracefs() {
-        not_applicable(Need::Tracefs, &why);
+    if let Err(why) = crate::kernel_support::syscall_tracepoints() {
+        not_applicable(Need::SyscallTracepoints, &why);
         return None;
     }
     let attr = |name: &str| {

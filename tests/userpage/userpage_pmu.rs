@@ -14,15 +14,17 @@
 //!
 //! On 32-bit Arm the ARMv7 PMU counts cycles and instructions, but arm32
 //! gives user space no counter access: the page says `cap_user_rdpmc = 0`,
-//! and the reader must fall back to `read(2)` and still count.
+//! and the reader must fall back to `read(2)` and still count. The same on
+//! 64-bit POWER (QEMU's pseries POWER10 PMU): the page names the PMC in
+//! `index` but says `cap_user_rdpmc = 0`.
 //!
 //! `cargo xtask lab` runs this in its aarch64 QEMU guests (`-cpu max,pmu=on`
-//! and `-cpu cortex-a72`), riscv64 guests (`-cpu max`) and armhf guests
-//! (`-cpu max`, PMU node `arm,cortex-a15-pmu`), all with `-icount shift=0`
-//! so instructions count. Elsewhere each test prints
-//! `LAB-NOT-APPLICABLE <test> needs=<aarch64-pmu|riscv64-pmu|armhf-pmu>:
-//! <reason>` and passes; the lab fails unless they pass in every guest that
-//! has the PMU.
+//! and `-cpu cortex-a72`), riscv64 guests (`-cpu max`), armhf guests
+//! (`-cpu max`, PMU node `arm,cortex-a15-pmu`) and ppc64el guests
+//! (`-M pseries -cpu POWER10`), all with `-icount shift=0` so instructions
+//! count. Elsewhere each test prints `LAB-NOT-APPLICABLE <test>
+//! needs=<aarch64-pmu|riscv64-pmu|armhf-pmu|ppc64el-pmu>: <reason>` and
+//! passes; the lab fails unless they pass in every guest that has the PMU.
 
 use perf_event_core::sys;
 use perf_event_core::userpage::{
@@ -439,16 +441,44 @@ fn riscv64_user_read_right_after_reset_agrees_with_read() {
 /// With `-icount shift=0` instructions and cycles grow with the loop.
 #[test]
 fn armhf_pmu_counts_through_read_and_the_reader_falls_back() {
-    if !cfg!(target_arch = "arm") {
+    counts_through_read_only(
+        cfg!(target_arch = "arm"),
+        lab_support::Need::ArmhfPmu,
+        "a 32-bit Arm PMU",
+        "QEMU: -cpu max and a device tree whose PMU node is arm,cortex-a15-pmu",
+    );
+}
+
+/// 64-bit POWER (little-endian): QEMU's pseries POWER10 PMU counts cycles
+/// (PMC6) and instructions (PMC5) through `read(2)`; powerpc publishes
+/// no user-space counter read (`cap_user_rdpmc` 0, although the page's
+/// `index` names the PMC), so the reader falls back to `read(2)`.
+#[test]
+fn ppc64el_pmu_counts_through_read_and_the_reader_falls_back() {
+    counts_through_read_only(
+        cfg!(all(target_arch = "powerpc64", target_endian = "little")),
+        lab_support::Need::Ppc64elPmu,
+        "a 64-bit POWER PMU",
+        "QEMU: -M pseries -cpu POWER9 or POWER10",
+    );
+}
+
+/// A PMU the kernel binds but user space cannot read: cycles and
+/// instructions count through `read(2)`, the page says `cap_user_rdpmc`
+/// 0, and the reader takes the `read(2)` path with values that follow the
+/// counts; each of four growing loops counts more than the last.
+fn counts_through_read_only(here: bool, need: lab_support::Need, pmu: &str, qemu: &str) {
+    if !here {
         not_applicable_for(
-            lab_support::Need::ArmhfPmu,
+            need,
             &format!(
-                "counts on a 32-bit Arm PMU; this machine is {}",
+                "counts on {pmu}; this machine is {}",
                 std::env::consts::ARCH
             ),
         );
         return;
     }
+    let arch = std::env::consts::ARCH;
     for (name, config) in [
         ("cycles", sys::PERF_COUNT_HW_CPU_CYCLES),
         ("instructions", sys::PERF_COUNT_HW_INSTRUCTIONS),
@@ -457,11 +487,8 @@ fn armhf_pmu_counts_through_read_and_the_reader_falls_back() {
             Ok(fd) => fd,
             Err(errno) => {
                 not_applicable_for(
-                    lab_support::Need::ArmhfPmu,
-                    &format!(
-                        "hardware {name} do not open (errno {errno}): no PMU bound (QEMU: \
-                         -cpu max and a device tree whose PMU node is arm,cortex-a15-pmu)"
-                    ),
+                    need,
+                    &format!("hardware {name} do not open (errno {errno}): no PMU bound ({qemu})"),
                 );
                 return;
             }
@@ -472,12 +499,14 @@ fn armhf_pmu_counts_through_read_and_the_reader_falls_back() {
             EventTarget::as_opened(0, -1),
         );
         let snap = reader.snapshot().expect("stable page");
-        println!("armhf {name}: page {snap:?}");
+        println!("{arch} {name}: page {snap:?}");
         assert!(
             !snap.cap_user_rdpmc(),
-            "arm32 offers no user access: {snap:?}"
+            "{arch} offers no user access: {snap:?}"
         );
-        assert_eq!(snap.index, 0, "{name}: {snap:?}");
+        if cfg!(target_arch = "arm") {
+            assert_eq!(snap.index, 0, "{name}: {snap:?}");
+        }
         let mut last = reader.fd().read_counts_checked();
         let mut last_delta = 0;
         for step in 0..4 {
@@ -487,12 +516,12 @@ fn armhf_pmu_counts_through_read_and_the_reader_falls_back() {
             let direct = reader.fd().read_counts_checked();
             assert!(
                 matches!(user.path, ReadPath::Syscall { .. }),
-                "{name}: the reader took {:?} on arm32",
+                "{name}: the reader took {:?} on {arch}",
                 user.path
             );
             let delta = direct - last;
             println!(
-                "armhf {name} loop {step}: {iterations} iterations, read(2) delta {delta}, \
+                "{arch} {name} loop {step}: {iterations} iterations, read(2) delta {delta}, \
                  reader {} via {:?}",
                 user.value, user.path
             );

@@ -151,11 +151,19 @@ pub fn describe(
     o
 }
 
-/// A few registers of this architecture: stack pointer, pc and one more.
+/// A few registers of this architecture: stack pointer, pc and one more,
+/// of those this code's register ABI has (32-bit x86 has no `r15`: a
+/// 32-bit kernel refuses it in the mask with EINVAL).
 fn regs_mask(names: &RegNames) -> u64 {
+    let abi = if cfg!(target_pointer_width = "32") {
+        sys::PERF_SAMPLE_REGS_ABI_32
+    } else {
+        sys::PERF_SAMPLE_REGS_ABI_64
+    };
     ["sp", "ip", "pc", "r15", "mask", "bp", "x29", "ra"]
         .iter()
         .filter_map(|n| names.number(n))
+        .filter(|r| names.in_abi(*r, u64::from(abi)))
         .fold(0, |m, r| m | 1 << r)
 }
 

@@ -22,16 +22,43 @@ pub enum Arch {
     /// of the device tree made `arm,cortex-a15-pmu`, which these kernels
     /// bind; no user-space counter access on arm32.
     Armhf,
+    /// 64-bit POWER, little-endian: `-M pseries -cpu POWER10` (SLOF, console
+    /// `hvc0`). QEMU 10's TCG implements the POWER PMU (PMC1-6 with PMC5
+    /// instructions and PMC6 cycles) and the kernel binds it (`cpu` PMU,
+    /// `caps/pmu_name` POWER10): cycles and instructions count through
+    /// `read(2)`; powerpc gives user space no counter read
+    /// (`cap_user_rdpmc` 0). The ioctl encoding of its own: 13-bit size,
+    /// 3 direction bits.
+    Ppc64el,
+    /// 64-bit MIPS, little-endian (n64): `-M malta -cpu MIPS64R2-generic`
+    /// with Debian's `5kc-malta` kernel, console `ttyS0`. No PMU: QEMU
+    /// implements no MIPS performance counters (the kernel says "Performance
+    /// counters: Either hardware does not support performance counters, or
+    /// not yet implemented"), and no breakpoint PMU. Its own ioctl
+    /// direction bits and syscall numbers (n64: 5000 + n). The kernel's
+    /// `syscalls:*` tracepoints never fire for n64 programs (they are
+    /// mapped to the n32 numbers only); `raw_syscalls` do.
+    Mips64el,
+    /// 32-bit x86: `-M pc -cpu max` with Debian's `686-pae` kernels (on
+    /// `q35` the 6.1 kernel stops after "isapnp: Scanning for PnP cards"
+    /// and never reaches init), console `ttyS0`. No PMU (TCG
+    /// emulates none, as on x86_64); the breakpoint PMU exists. 32-bit
+    /// pointers in the ioctl arguments (where other Rust perf crates met
+    /// EFAULT).
+    I386,
 }
 
 impl Arch {
     /// Every guest architecture.
-    pub const ALL: [Arch; 5] = [
+    pub const ALL: [Arch; 8] = [
         Arch::X86_64,
         Arch::Aarch64,
         Arch::Riscv64,
         Arch::S390x,
         Arch::Armhf,
+        Arch::Ppc64el,
+        Arch::Mips64el,
+        Arch::I386,
     ];
 
     /// Debian's name for it.
@@ -42,6 +69,9 @@ impl Arch {
             Arch::Riscv64 => "riscv64",
             Arch::S390x => "s390x",
             Arch::Armhf => "armhf",
+            Arch::Ppc64el => "ppc64el",
+            Arch::Mips64el => "mips64el",
+            Arch::I386 => "i386",
         }
     }
 
@@ -53,6 +83,9 @@ impl Arch {
             Arch::Riscv64 => "riscv64",
             Arch::S390x => "s390x",
             Arch::Armhf => "armhf",
+            Arch::Ppc64el => "ppc64el",
+            Arch::Mips64el => "mips64el",
+            Arch::I386 => "i386",
         }
     }
 
@@ -69,13 +102,18 @@ impl Arch {
             Arch::Riscv64 => "rv64",
             Arch::S390x => "s390x",
             Arch::Armhf => "armhf",
+            Arch::Ppc64el => "ppc64",
+            Arch::Mips64el => "mips64",
+            Arch::I386 => "i386",
         }
     }
 
     /// The Rust target the guest test binaries are built for. Static musl
     /// where rustup serves it; riscv64 and s390x musl are not served, so
-    /// those (and armhf) are glibc targets linked statically (`crt-static`)
-    /// by Debian's cross gcc.
+    /// those (and armhf, ppc64el, mips64el, i386) are glibc targets linked
+    /// statically (`crt-static`) by Debian's cross gcc. rustup serves no
+    /// standard library for mips64el at all: it is built from source
+    /// ([`Arch::build_std`]).
     pub fn rust_target(self) -> &'static str {
         match self {
             Arch::X86_64 => "x86_64-unknown-linux-musl",
@@ -83,7 +121,17 @@ impl Arch {
             Arch::Riscv64 => "riscv64gc-unknown-linux-gnu",
             Arch::S390x => "s390x-unknown-linux-gnu",
             Arch::Armhf => "armv7-unknown-linux-gnueabihf",
+            Arch::Ppc64el => "powerpc64le-unknown-linux-gnu",
+            Arch::Mips64el => "mips64el-unknown-linux-gnuabi64",
+            Arch::I386 => "i686-unknown-linux-gnu",
         }
+    }
+
+    /// Whether the standard library is built from source with the nightly
+    /// toolchain (`cargo +nightly test -Zbuild-std`, rust-src): the
+    /// tier-3 targets rustup serves no `rust-std` for (mips64el).
+    pub fn build_std(self) -> bool {
+        matches!(self, Arch::Mips64el)
     }
 
     /// The linker cargo uses for [`Arch::rust_target`] and the Debian
@@ -103,6 +151,18 @@ impl Arch {
                 "arm-linux-gnueabihf-gcc",
                 Some(&["gcc-arm-linux-gnueabihf", "libc6-dev-armhf-cross"]),
             ),
+            Arch::Ppc64el => (
+                "powerpc64le-linux-gnu-gcc",
+                Some(&["gcc-powerpc64le-linux-gnu", "libc6-dev-ppc64el-cross"]),
+            ),
+            Arch::Mips64el => (
+                "mips64el-linux-gnuabi64-gcc",
+                Some(&["gcc-mips64el-linux-gnuabi64", "libc6-dev-mips64el-cross"]),
+            ),
+            Arch::I386 => (
+                "i686-linux-gnu-gcc",
+                Some(&["gcc-i686-linux-gnu", "libc6-dev-i386-cross"]),
+            ),
         }
     }
 
@@ -110,7 +170,12 @@ impl Arch {
     pub fn rustflags(self) -> Option<&'static str> {
         match self {
             Arch::X86_64 | Arch::Aarch64 => None,
-            Arch::Riscv64 | Arch::S390x | Arch::Armhf => Some("-C target-feature=+crt-static"),
+            Arch::Riscv64
+            | Arch::S390x
+            | Arch::Armhf
+            | Arch::Ppc64el
+            | Arch::Mips64el
+            | Arch::I386 => Some("-C target-feature=+crt-static"),
         }
     }
 
@@ -122,16 +187,21 @@ impl Arch {
             Arch::Riscv64 => "qemu-system-riscv64",
             Arch::S390x => "qemu-system-s390x",
             Arch::Armhf => "qemu-system-arm",
+            Arch::Ppc64el => "qemu-system-ppc64",
+            Arch::Mips64el => "qemu-system-mips64el",
+            Arch::I386 => "qemu-system-i386",
         }
     }
 
     /// The Debian package with [`Arch::qemu`] (bookworm-backports).
     pub fn qemu_package(self) -> &'static str {
         match self {
-            Arch::X86_64 => "qemu-system-x86",
+            Arch::X86_64 | Arch::I386 => "qemu-system-x86",
             Arch::Aarch64 | Arch::Armhf => "qemu-system-arm",
             Arch::Riscv64 => "qemu-system-riscv",
             Arch::S390x => "qemu-system-s390x",
+            Arch::Ppc64el => "qemu-system-ppc",
+            Arch::Mips64el => "qemu-system-mips",
         }
     }
 
@@ -141,6 +211,9 @@ impl Arch {
             Arch::X86_64 => "q35",
             Arch::Aarch64 | Arch::Riscv64 | Arch::Armhf => "virt",
             Arch::S390x => "s390-ccw-virtio",
+            Arch::Ppc64el => "pseries",
+            Arch::Mips64el => "malta",
+            Arch::I386 => "pc",
         }
     }
 
@@ -148,20 +221,26 @@ impl Arch {
     /// SCLP console needs no `console=`).
     pub fn console(self) -> Option<&'static str> {
         match self {
-            Arch::X86_64 | Arch::Riscv64 => Some("ttyS0"),
+            Arch::X86_64 | Arch::Riscv64 | Arch::Mips64el | Arch::I386 => Some("ttyS0"),
             Arch::Aarch64 | Arch::Armhf => Some("ttyAMA0"),
+            // The sPAPR hypervisor console (SLOF's vty).
+            Arch::Ppc64el => Some("hvc0"),
             Arch::S390x => None,
         }
     }
 
-    /// The Debian meta package whose dependency names sid's newest kernel.
-    pub fn newest_meta(self) -> &'static str {
+    /// The Debian meta package whose dependency names sid's newest kernel;
+    /// `None` where sid has none for this lab: sid dropped mips64el, and
+    /// Debian builds no i386 kernels since trixie.
+    pub fn newest_meta(self) -> Option<&'static str> {
         match self {
-            Arch::X86_64 => "linux-image-amd64",
-            Arch::Aarch64 => "linux-image-arm64",
-            Arch::Riscv64 => "linux-image-riscv64",
-            Arch::S390x => "linux-image-s390x",
-            Arch::Armhf => "linux-image-armmp-lpae",
+            Arch::X86_64 => Some("linux-image-amd64"),
+            Arch::Aarch64 => Some("linux-image-arm64"),
+            Arch::Riscv64 => Some("linux-image-riscv64"),
+            Arch::S390x => Some("linux-image-s390x"),
+            Arch::Armhf => Some("linux-image-armmp-lpae"),
+            Arch::Ppc64el => Some("linux-image-powerpc64le"),
+            Arch::Mips64el | Arch::I386 => None,
         }
     }
 }
@@ -182,8 +261,18 @@ pub const NEEDS: &[(&str, &str)] = &[
         NEED_ARMHF_PMU,
         "32-bit Arm PMU (armv7_cortex_a15) counted through read(2)",
     ),
+    (
+        NEED_PPC64EL_PMU,
+        "64-bit POWER PMU (QEMU pseries POWER10) counted through read(2)",
+    ),
     (NEED_LINUX_5_10, "a Linux 5.10 kernel (attr size VER6)"),
     (NEED_TRACEFS, "a tracefs mount (every guest can mount it)"),
+    (
+        NEED_SYSCALL_TRACEPOINTS,
+        "per-syscall tracepoints (syscalls:sys_enter_*) that fire: every guest but mips64el \
+         (a 64-bit MIPS kernel maps them to the n32 syscall numbers only, so an n64 \
+         program's calls never fire them; raw_syscalls do)",
+    ),
     (
         NEED_PERF_TOOL,
         "the perf tool (Debian linux-perf): the host only, when installed; no guest has it",
@@ -201,10 +290,14 @@ pub const NEED_AARCH64_PMU: &str = "aarch64-pmu";
 pub const NEED_RISCV64_PMU: &str = "riscv64-pmu";
 /// A 32-bit Arm PMU.
 pub const NEED_ARMHF_PMU: &str = "armhf-pmu";
+/// A 64-bit POWER PMU.
+pub const NEED_PPC64EL_PMU: &str = "ppc64el-pmu";
 /// Linux 5.10.
 pub const NEED_LINUX_5_10: &str = "linux-5.10";
 /// tracefs.
 pub const NEED_TRACEFS: &str = "tracefs";
+/// `syscalls:*` tracepoints that fire.
+pub const NEED_SYSCALL_TRACEPOINTS: &str = "syscall-tracepoints";
 /// The perf tool.
 pub const NEED_PERF_TOOL: &str = "perf-tool";
 /// The `breakpoint` PMU.
@@ -236,14 +329,21 @@ pub struct Guest {
 pub const CPUS: u32 = 4;
 
 impl Arch {
-    /// `-smp` of this architecture's guests: [`CPUS`], except armhf: its
-    /// Debian armmp kernels on QEMU's 32-bit `virt -cpu max` under
-    /// `-icount` hang with more than one CPU (soft lockups in
-    /// `multi_cpu_stop` at `-smp 2`, no init at `-smp 4`), so the armhf
-    /// guests run on one CPU.
+    /// `-smp` of this architecture's guests: [`CPUS`], except
+    ///
+    /// - armhf: its Debian armmp kernels on QEMU's 32-bit `virt -cpu max`
+    ///   under `-icount` hang with more than one CPU (soft lockups in
+    ///   `multi_cpu_stop` at `-smp 2`, no init at `-smp 4`);
+    /// - mips64el: QEMU's malta starts secondary CPUs only through the MT
+    ///   ASE (34Kf, a 32-bit core) or the CPS of MIPS64 release 6 cores
+    ///   (I6400), and neither runs Debian's 64-bit release 2 kernels; with
+    ///   `-smp 2` and `MIPS64R2-generic` the guest prints nothing at all
+    ///   (and `5kc-malta` has `NR_CPUS=2`).
+    ///
+    /// so those guests run on one CPU.
     pub fn cpus(self) -> u32 {
         match self {
-            Arch::Armhf => 1,
+            Arch::Armhf | Arch::Mips64el => 1,
             _ => CPUS,
         }
     }
@@ -280,7 +380,10 @@ pub fn for_kernels(kernels: &[Kernel]) -> Vec<Guest> {
         if series == "5.10" {
             base.provides.push(NEED_LINUX_5_10);
         }
-        if matches!(kernel.arch, Arch::X86_64 | Arch::Aarch64) {
+        if kernel.arch != Arch::Mips64el {
+            base.provides.push(NEED_SYSCALL_TRACEPOINTS);
+        }
+        if matches!(kernel.arch, Arch::X86_64 | Arch::Aarch64 | Arch::I386) {
             base.provides.push(NEED_HW_BREAKPOINT);
         }
         match kernel.arch {
@@ -305,11 +408,16 @@ pub fn for_kernels(kernels: &[Kernel]) -> Vec<Guest> {
                     guests.push(a72);
                 }
             }
-            Arch::X86_64 | Arch::S390x => {
+            Arch::X86_64 | Arch::S390x | Arch::Mips64el | Arch::I386 => {
                 // Without a PMU to count, -icount still matters: with
                 // several vCPUs on a busy host, time (task-clock, sample
                 // timestamps) would follow host scheduling, not the work.
                 base.extra = ICOUNT;
+                if kernel.arch == Arch::Mips64el {
+                    // A MIPS64 release 2 core with 1 GiB reachable (`5KEf`
+                    // sees 256 MiB); `5kc-malta` is built for release 2.
+                    base.cpu = "MIPS64R2-generic";
+                }
                 guests.push(base);
             }
             Arch::Riscv64 => {
@@ -321,6 +429,12 @@ pub fn for_kernels(kernels: &[Kernel]) -> Vec<Guest> {
                 base.extra = ICOUNT;
                 base.a15_pmu_dtb = true;
                 base.provides.push(NEED_ARMHF_PMU);
+                guests.push(base);
+            }
+            Arch::Ppc64el => {
+                base.cpu = "POWER10";
+                base.extra = ICOUNT;
+                base.provides.push(NEED_PPC64EL_PMU);
                 guests.push(base);
             }
         }
@@ -358,5 +472,74 @@ impl Only {
     /// cell.
     pub fn covers(&self, arch: Arch, series: &str) -> bool {
         arch == self.arch && self.series.as_deref().is_none_or(|s| s == series)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn kernel(arch: Arch, series: &str) -> Kernel {
+        Kernel {
+            arch,
+            series: series.to_owned(),
+            order: super::super::kernels::series_order(series),
+            package: String::new(),
+            version: String::new(),
+            image: std::path::PathBuf::new(),
+            newest: false,
+        }
+    }
+
+    #[test]
+    fn every_architecture_is_found_by_its_name() {
+        for arch in Arch::ALL {
+            assert_eq!(Arch::from_name(arch.name()), Some(arch));
+            assert_eq!(Only::parse(arch.name()).map(|o| o.arch), Ok(arch));
+        }
+        assert!(Only::parse("sparc64").is_err());
+    }
+
+    #[test]
+    fn every_need_a_guest_provides_is_known_and_the_lab_support_tokens_match() {
+        let kernels: Vec<Kernel> = Arch::ALL
+            .iter()
+            .flat_map(|a| [kernel(*a, "5.10"), kernel(*a, "6.1")])
+            .collect();
+        let guests = for_kernels(&kernels);
+        let support =
+            std::fs::read_to_string(crate::shell::root().join("tests/support/lab_support.rs"))
+                .expect("tests/support/lab_support.rs");
+        for g in &guests {
+            for need in &g.provides {
+                assert!(
+                    NEEDS.iter().any(|(n, _)| n == need),
+                    "{need} of {}",
+                    g.label
+                );
+            }
+        }
+        for (need, _) in NEEDS {
+            // hw-breakpoint is printed by tests/support/kernel_support.rs directly.
+            if *need != NEED_HW_BREAKPOINT {
+                assert!(support.contains(&format!("=> \"{need}\"")), "{need}");
+            }
+        }
+        let provides = |arch: Arch, need: &str| {
+            guests
+                .iter()
+                .filter(|g| g.arch == arch)
+                .all(|g| g.provides.contains(&need))
+        };
+        assert!(provides(Arch::Ppc64el, NEED_PPC64EL_PMU));
+        assert!(provides(Arch::I386, NEED_HW_BREAKPOINT));
+        assert!(!provides(Arch::Ppc64el, NEED_HW_BREAKPOINT));
+        assert!(!provides(Arch::Mips64el, NEED_HW_BREAKPOINT));
+        assert!(!provides(Arch::Mips64el, NEED_SYSCALL_TRACEPOINTS));
+        assert!(provides(Arch::S390x, NEED_SYSCALL_TRACEPOINTS));
+        assert_eq!(Arch::Mips64el.cpus(), 1);
+        assert_eq!(Arch::Ppc64el.cpus(), CPUS);
+        assert!(Arch::Mips64el.build_std() && !Arch::I386.build_std());
+        assert_eq!(Arch::I386.newest_meta(), None);
     }
 }

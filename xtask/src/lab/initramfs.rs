@@ -40,6 +40,8 @@ mount -t proc proc /proc
 mount -t sysfs sysfs /sys
 mount -t devtmpfs dev /dev 2>/dev/null
 mount -t tmpfs tmp /tmp
+# A line of its own: ppc64el's kernel leaves its banner unterminated on hvc0.
+echo
 echo "{up} kernel=$(uname -r) machine=$(uname -m)"
 if [ -e /proc/sys/kernel/perf_user_access ]; then
     echo 1 > /proc/sys/kernel/perf_user_access

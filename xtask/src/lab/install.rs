@@ -1,7 +1,8 @@
 //! What the host needs for the lab: QEMU for the guest architectures, the
 //! Rust targets the guest test binaries are built for (static musl linked
 //! by the toolchain's own `rust-lld`; static glibc linked by Debian's cross
-//! gcc where rustup serves no musl target), and `dtc` for the armhf guests'
+//! gcc where rustup serves no musl target; for mips64el, which rustup does
+//! not serve, nightly's `rust-src`), and `dtc` for the armhf guests'
 //! device tree.
 //!
 //! On Debian bookworm QEMU comes from bookworm-backports: bookworm's own
@@ -64,8 +65,17 @@ pub fn host_tools(arches: &[Arch]) -> Result {
             packages(arches)
         ));
     }
-    let targets: Vec<&str> = arches.iter().map(|a| a.rust_target()).collect();
-    shell::rustup_targets("stable", &targets)
+    let targets: Vec<&str> = arches
+        .iter()
+        .filter(|a| !a.build_std())
+        .map(|a| a.rust_target())
+        .collect();
+    shell::rustup_targets("stable", &targets)?;
+    if arches.iter().any(|a| a.build_std()) {
+        // mips64el: no rust-std from rustup; nightly builds it from source.
+        shell::rustup_components(super::testbins::NIGHTLY, &["rust-src"])?;
+    }
+    Ok(())
 }
 
 /// The version line of `qemu-img`, when installed.

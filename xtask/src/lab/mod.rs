@@ -2,9 +2,11 @@
 //! QEMU (TCG) and runs the crate's kernel-facing tests in them: aarch64
 //! guests emulate a PMUv3 whose counters user space reads with `mrs`,
 //! riscv64 guests an SBI PMU read with `csrr`, armhf guests a 32-bit ARMv7
-//! PMU (read(2) only), s390x guests are big-endian, x86_64 and aarch64 also
-//! boot Linux 5.10. Guests have 4 CPUs (armhf: 1, see `Arch::cpus`). The host runs the same
-//! tests as the first column.
+//! PMU (read(2) only), s390x guests are big-endian, ppc64el guests emulate
+//! a POWER10 PMU (read(2) only), mips64el (no PMU) and i386 (32-bit x86,
+//! no PMU) complete the ioctl encodings; x86_64, aarch64 and i386 also
+//! boot Linux 5.10. Guests have 4 CPUs (armhf and mips64el: 1, see
+//! `Arch::cpus`). The host runs the same tests as the first column.
 //!
 //! - `install.rs`: QEMU and rustup targets on the host
 //! - `pins.rs`: the pinned Debian kernels and busybox (pool path, size,
@@ -41,8 +43,9 @@ pub const USAGE: &str =
     "usage: cargo xtask lab [--only ARCH[:KERNEL]]... [--break] [--no-newest] [--offline]
                        [--strict] [--update-pins] [--jobs N] [--timeout SECS]
   Boots pinned Debian kernels and sid's newest under QEMU: x86_64 and aarch64
-  (emulated PMUv3) 5.10, 6.1, 6.12; riscv64 (SBI PMU) 6.12; s390x (big-endian)
-  and armhf (ARMv7 PMU) 6.1; all five at sid's newest (7.2). Runs the
+  (emulated PMUv3) 5.10, 6.1, 6.12; riscv64 (SBI PMU) 6.12; s390x (big-endian),
+  armhf (ARMv7 PMU), ppc64el (POWER10 PMU) and mips64el (no PMU) 6.1; i386
+  5.10 and 6.1; all but mips64el and i386 at sid's newest (7.2). Runs the
   kernel-facing tests in each and on the host, and prints a matrix test x
   machine. Installs QEMU, cross linkers and rustup targets when missing.
   Pinned packages are fetched from their pool path and verified (SHA-256), no
@@ -54,7 +57,8 @@ pub const USAGE: &str =
   unless an architecture loses every guest; a failing test or a fetched guest
   that does not boot does.
   --only ARCH[:KERNEL]  only these guests (x86_64, aarch64, riscv64, s390x,
-                 armhf; KERNEL as major.minor, e.g. --only riscv64:7.2); repeatable
+                 armhf, ppc64el, mips64el, i386; KERNEL as major.minor, e.g.
+                 --only riscv64:7.2); repeatable
   --break        boot the guests with perf_event_core_lab_break=1: tests fail on
                  purpose there, and the run must fail (proves failures are seen)
   --no-newest    only the pinned kernels (no look-up of Debian sid)

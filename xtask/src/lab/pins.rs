@@ -35,7 +35,9 @@ pub struct Pin {
 }
 
 /// Kernel images: `boot/vmlinuz-*`; riscv64 ships an uncompressed
-/// `boot/vmlinux-*` (an EFI-stub `Image` QEMU boots as is).
+/// `boot/vmlinux-*` (an EFI-stub `Image` QEMU boots as is), ppc64el an
+/// uncompressed ELF `boot/vmlinux-*` (SLOF loads it); mips64el's
+/// `vmlinuz-*` is a self-decompressing ELF QEMU's malta loads.
 pub const IMAGE: &str = "./boot/vmlinu[xz]-*";
 
 /// The pinned kernels.
@@ -148,6 +150,54 @@ pub const KERNELS: &[Pin] = &[
         sha256: "7a1a2b179324d910db6415d67b73c7495a58d239f61103d9cf2b79a11b7ece3e",
         member: IMAGE,
     },
+    Pin {
+        arch: Arch::Ppc64el,
+        series: "6.1",
+        suite: "bookworm",
+        package: "linux-image-6.1.0-50-powerpc64le",
+        family: "linux-image-6.1.0-*-powerpc64le",
+        version: "6.1.176-1",
+        filename: "pool/main/l/linux/linux-image-6.1.0-50-powerpc64le_6.1.176-1_ppc64el.deb",
+        size: 49160448,
+        sha256: "0513cb05cef43064db6e62e5b71f6a316cf4854ea4fb873263e8e50a1254999e",
+        member: IMAGE,
+    },
+    Pin {
+        arch: Arch::Mips64el,
+        series: "6.1",
+        suite: "bookworm",
+        package: "linux-image-6.1.0-50-5kc-malta",
+        family: "linux-image-6.1.0-*-5kc-malta",
+        version: "6.1.176-1",
+        filename: "pool/main/l/linux/linux-image-6.1.0-50-5kc-malta_6.1.176-1_mips64el.deb",
+        size: 46212788,
+        sha256: "36ad868468d91b54b4567064178dd326cfa8e2ee0c856f74f1d0cb1d41ed0a35",
+        member: IMAGE,
+    },
+    Pin {
+        arch: Arch::I386,
+        series: "5.10",
+        suite: "bullseye",
+        package: "linux-image-5.10.0-32-686-pae",
+        family: "linux-image-5.10.0-*-686-pae",
+        version: "5.10.223-1",
+        filename: "pool/main/l/linux-signed-i386/linux-image-5.10.0-32-686-pae_5.10.223-1_i386.deb",
+        size: 46666012,
+        sha256: "dddf0e76bd9a8aee8a86ba162af64dcb14d6adb21131a07b2d7e8b8cec4a9c4b",
+        member: IMAGE,
+    },
+    Pin {
+        arch: Arch::I386,
+        series: "6.1",
+        suite: "bookworm",
+        package: "linux-image-6.1.0-50-686-pae",
+        family: "linux-image-6.1.0-*-686-pae",
+        version: "6.1.176-1",
+        filename: "pool/main/l/linux-signed-i386/linux-image-6.1.0-50-686-pae_6.1.176-1_i386.deb",
+        size: 52136644,
+        sha256: "0d6241268f9344a998c3339c11e527ea8048d409d6c770f67c573707606a3f2e",
+        member: IMAGE,
+    },
 ];
 
 /// The pinned static busybox, the guests' shell and tools.
@@ -211,5 +261,41 @@ pub const BUSYBOX: &[Pin] = &[
         size: 941532,
         sha256: "4add476d2b185c5b487c285b38d790f0881a7e4a8e2ddde835f917e770eb8633",
         member: "./usr/bin/busybox",
+    },
+    Pin {
+        arch: Arch::Ppc64el,
+        series: "",
+        suite: "bookworm",
+        package: "busybox-static",
+        family: "busybox-static",
+        version: "1:1.35.0-4+deb12u1+b1",
+        filename: "pool/main/b/busybox/busybox-static_1.35.0-4+deb12u1+b1_ppc64el.deb",
+        size: 965108,
+        sha256: "932deb885b840a8cf529708c03a1e87833dc64e66a70585721f8a356d9fe995b",
+        member: "./bin/busybox",
+    },
+    Pin {
+        arch: Arch::Mips64el,
+        series: "",
+        suite: "bookworm",
+        package: "busybox-static",
+        family: "busybox-static",
+        version: "1:1.35.0-4+deb12u1+b1",
+        filename: "pool/main/b/busybox/busybox-static_1.35.0-4+deb12u1+b1_mips64el.deb",
+        size: 905976,
+        sha256: "dccccdabb87cf616c950b72987116c0c5a4f3781e95dac4759899126ac7a285b",
+        member: "./bin/busybox",
+    },
+    Pin {
+        arch: Arch::I386,
+        series: "",
+        suite: "bookworm",
+        package: "busybox-static",
+        family: "busybox-static",
+        version: "1:1.35.0-4+deb12u1+b1",
+        filename: "pool/main/b/busybox/busybox-static_1.35.0-4+deb12u1+b1_i386.deb",
+        size: 958344,
+        sha256: "725ef9e6fbac4ab79b353165b05005e8c140d6e42177ebbc202ff1e13ded8b7c",
+        member: "./bin/busybox",
     },
 ];

@@ -1,7 +1,8 @@
 //! Builds the crate's kernel-facing integration tests: static binaries for
 //! each guest architecture (musl linked by rust-lld, or glibc with
-//! `crt-static` linked by Debian's cross gcc, see `guests.rs`), and the same
-//! tests for the host, which runs them as the matrix's first column.
+//! `crt-static` linked by Debian's cross gcc, see `guests.rs`; mips64el's
+//! standard library built from source by the nightly toolchain), and the
+//! same tests for the host, which runs them as the matrix's first column.
 
 use super::guests::Arch;
 use crate::shell::{self, Result};
@@ -39,6 +40,10 @@ const HOST_AREAS: &[&str] = &["source_tree", "simulated", "perf_oracle"];
 #[cfg(test)]
 const SINGLE_FILE_TESTS: &[&str] = &["userpage_loom"];
 
+/// The toolchain that builds the standard library of the targets rustup
+/// serves none for ([`Arch::build_std`]).
+pub const NIGHTLY: &str = "nightly";
+
 /// One built test binary.
 #[derive(Clone, Debug)]
 pub struct TestBinary {
@@ -67,13 +72,18 @@ pub fn build_guest(arch: Arch) -> Result<Vec<TestBinary>> {
             arch.rust_target().to_uppercase().replace('-', "_")
         )
     };
-    let mut cmd = shell::cargo(None);
+    // rustup serves no standard library for a tier-3 target: nightly
+    // builds it from rust-src (`-Zbuild-std`).
+    let mut cmd = shell::cargo(arch.build_std().then_some(NIGHTLY));
     cmd.args([
         "test",
         "--no-run",
         "--message-format=json-render-diagnostics",
-    ])
-    .args([
+    ]);
+    if arch.build_std() {
+        cmd.arg("-Zbuild-std");
+    }
+    cmd.args([
         "--package",
         "perf-event-core",
         "--target",
