@@ -252,8 +252,13 @@ pub fn hw_breakpoints(test: &str) -> bool {
     match hw_breakpoint_problem() {
         None => true,
         Some(why) => {
+            // libtest names the thread after the test's full path
+            // (`raw_layer::...`), the name the lab matches; `test` is the
+            // fallback outside libtest.
+            let thread = std::thread::current();
+            let name = thread.name().unwrap_or(test);
             println!(
-                "\nLAB-NOT-APPLICABLE {test} needs=hw-breakpoint: this {} kernel gives no \
+                "\nLAB-NOT-APPLICABLE {name} needs=hw-breakpoint: this {} kernel gives no \
                  hardware write breakpoint that fires ({why})",
                 std::env::consts::ARCH
             );

@@ -55,6 +55,8 @@ pub enum Need {
     /// code's system calls: not on 64-bit MIPS kernels, which map them to
     /// the n32 numbers only (n64 calls never match; `raw_syscalls` fire).
     SyscallTracepoints,
+    /// The x86 `msr` PMU (`arch/x86/events/msr.c`): `msr/tsc/` and friends.
+    X86Msr,
     /// The perf tool (Debian `linux-perf`) and the right to `perf record`:
     /// the tests that compare this crate with perf's own decoding.
     PerfTool,
@@ -71,6 +73,7 @@ impl Need {
             Need::Linux510 => "linux-5.10",
             Need::Tracefs => "tracefs",
             Need::SyscallTracepoints => "syscall-tracepoints",
+            Need::X86Msr => "x86-msr",
             Need::PerfTool => "perf-tool",
         }
     }

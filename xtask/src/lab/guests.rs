@@ -274,6 +274,10 @@ pub const NEEDS: &[(&str, &str)] = &[
          program's calls never fire them; raw_syscalls do)",
     ),
     (
+        NEED_X86_MSR,
+        "the x86 `msr` PMU (tsc, aperf, mperf...): x86_64 and i386 guests",
+    ),
+    (
         NEED_PERF_TOOL,
         "the perf tool (Debian linux-perf): the host only, when installed; no guest has it",
     ),
@@ -298,6 +302,8 @@ pub const NEED_LINUX_5_10: &str = "linux-5.10";
 pub const NEED_TRACEFS: &str = "tracefs";
 /// `syscalls:*` tracepoints that fire.
 pub const NEED_SYSCALL_TRACEPOINTS: &str = "syscall-tracepoints";
+/// The x86 `msr` PMU.
+pub const NEED_X86_MSR: &str = "x86-msr";
 /// The perf tool.
 pub const NEED_PERF_TOOL: &str = "perf-tool";
 /// The `breakpoint` PMU.
@@ -385,6 +391,9 @@ pub fn for_kernels(kernels: &[Kernel]) -> Vec<Guest> {
         }
         if matches!(kernel.arch, Arch::X86_64 | Arch::Aarch64 | Arch::I386) {
             base.provides.push(NEED_HW_BREAKPOINT);
+        }
+        if matches!(kernel.arch, Arch::X86_64 | Arch::I386) {
+            base.provides.push(NEED_X86_MSR);
         }
         match kernel.arch {
             Arch::Aarch64 => {
