@@ -96,11 +96,31 @@ struct RingClock {
     covered_to: Option<u64>,
 }
 
+impl RingClock {
+    /// The newest time up to which this ring can bring nothing older:
+    /// `t` is safe for it when `t <= limit` (`None`: nothing is).
+    #[inline]
+    fn limit(&self) -> Option<u64> {
+        // `None < Some(_)`: the larger of the two known bounds.
+        self.last_seen.max(self.covered_to)
+    }
+}
+
+/// The key of an empty ring's front in the selection tree: after every
+/// real key (a real `seq` is never `u64::MAX`).
+const EMPTY: (u64, u64) = (u64::MAX, u64::MAX);
+
 /// The merge state (pure: no ring access, so it can be fuzzed alone).
 ///
 /// Each ring's records wait in a queue of their own, kept sorted (a record
-/// is inserted from the back, so a ring in time order costs one compare);
-/// the oldest record is found among the rings' fronts, as a k-way merge.
+/// is inserted from the back, so a ring in time order costs one compare).
+/// The oldest record is the winner of a tournament tree over the rings'
+/// fronts, replayed along one path (log2 of the rings) when a front
+/// changes; whether it is safe is one compare with the *horizon*, the
+/// oldest of the rings' limits (module docs), which only rises and is
+/// recomputed once after the pushes and round changes that moved it, not
+/// per record. Nothing is allocated per record once the queues have grown
+/// to the round's size.
 #[derive(Debug)]
 pub struct Merge {
     queues: Vec<VecDeque<Pending>>,
@@ -114,11 +134,29 @@ pub struct Merge {
     round_bound: Option<u64>,
     last_released: Option<u64>,
     stats: MergeStats,
+    /// Leaves: the (time, seq) of each ring's front ([`EMPTY`] when it has
+    /// none), padded to a power of two.
+    keys: Vec<(u64, u64)>,
+    /// The winner tree: `tree[n + r] = r` for the leaves, `tree[i]` the
+    /// ring with the oldest front below node `i`; `tree[1]` the oldest.
+    tree: Vec<u32>,
+    /// Every record with a time up to this is safe (min over the rings'
+    /// limits; `None`: none is), valid unless `horizon_stale`.
+    horizon: Option<u64>,
+    horizon_stale: bool,
 }
 
 impl Merge {
     /// A merge over `rings` rings holding at most `capacity` (>= 1) records.
     pub fn new(rings: usize, capacity: usize) -> Merge {
+        let width = rings.next_power_of_two().max(1);
+        let mut tree = vec![0u32; 2 * width];
+        for (r, leaf) in tree[width..].iter_mut().enumerate() {
+            *leaf = r as u32;
+        }
+        for i in (1..width).rev() {
+            tree[i] = tree[2 * i];
+        }
         Merge {
             queues: vec![VecDeque::new(); rings],
             held: 0,
@@ -129,6 +167,10 @@ impl Merge {
             round_bound: None,
             last_released: None,
             stats: MergeStats::default(),
+            keys: vec![EMPTY; width],
+            tree,
+            horizon: None,
+            horizon_stale: true,
         }
     }
 
@@ -156,9 +198,13 @@ impl Merge {
     /// Whether the oldest held record waits for a ring that has not shown a
     /// later time: the next round needs a barrier to release it.
     pub fn blocked(&self) -> bool {
-        self.oldest()
-            .and_then(|r| self.queues[r].front())
-            .is_some_and(|p| !self.safe(p.time))
+        let horizon = if self.horizon_stale {
+            self.compute_horizon()
+        } else {
+            self.horizon
+        };
+        self.front()
+            .is_some_and(|(t, _)| !horizon.is_some_and(|h| t <= h))
     }
 
     /// Starts a fill round. `bound`: `Some(m)` when a round barrier began
@@ -181,6 +227,7 @@ impl Merge {
     pub fn drained(&mut self, ring: usize) {
         if let (Some(r), Some(b)) = (self.rings.get_mut(ring), self.round_bound) {
             r.covered_to = Some(r.covered_to.map_or(b, |c| c.max(b)));
+            self.horizon_stale = true;
         }
     }
 
@@ -188,6 +235,7 @@ impl Merge {
     /// has one) and `event`. Refused (`false`) when the merge is full
     /// ([`Merge::has_room`]) or `ring` is out of range: leave the record in
     /// its ring and take it later.
+    #[inline]
     pub fn push(
         &mut self,
         ring: usize,
@@ -199,12 +247,18 @@ impl Merge {
         if self.held >= self.capacity {
             return false;
         }
-        let Some(clock) = self.rings.get_mut(ring) else {
+        let (Some(clock), Some(q)) = (self.rings.get_mut(ring), self.queues.get_mut(ring)) else {
             return false;
         };
         if let Some(t) = time {
-            clock.last_seen = Some(clock.last_seen.map_or(t, |s| s.max(t)));
-            self.seen_max = Some(self.seen_max.map_or(t, |m| m.max(t)));
+            if clock.last_seen.is_none_or(|s| t > s) {
+                clock.last_seen = Some(t);
+                // The ring's limit may have risen, and with it the horizon.
+                self.horizon_stale = true;
+            }
+            if self.seen_max.is_none_or(|m| t > m) {
+                self.seen_max = Some(t);
+            }
         }
         let key = time.or(clock.last_seen).unwrap_or(0);
         let p = Pending {
@@ -216,62 +270,93 @@ impl Merge {
             event: event.map_or(u32::MAX, |e| e.min(u32::MAX as usize - 1) as u32),
             timed: time.is_some(),
         };
-        let q = &mut self.queues[ring];
-        // Sorted insert from the back: O(1) when the ring is in time order.
-        let mut at = q.len();
-        while at > 0 && q[at - 1].time > key {
-            at -= 1;
-        }
-        q.insert(at, p);
         self.seq += 1;
         self.held += 1;
         self.stats.max_held = self.stats.max_held.max(self.held);
-        true
-    }
-
-    /// The ring whose front record is the oldest (ties: read first).
-    #[inline]
-    fn oldest(&self) -> Option<usize> {
-        let mut best: Option<(u64, u64, usize)> = None;
-        for (r, q) in self.queues.iter().enumerate() {
-            if let Some(p) = q.front() {
-                if best.is_none_or(|b| (p.time, p.seq) < (b.0, b.1)) {
-                    best = Some((p.time, p.seq, r));
+        // Sorted insert from the back: O(1) when the ring is in time order.
+        match q.back() {
+            Some(b) if b.time <= key => q.push_back(p),
+            None => {
+                q.push_back(p);
+                self.replay(ring, (key, p.seq));
+            }
+            Some(_) => {
+                let at = q.partition_point(|x| x.time <= key);
+                q.insert(at, p);
+                if at == 0 {
+                    self.replay(ring, (key, p.seq));
                 }
             }
         }
-        best.map(|b| b.2)
+        true
     }
 
-    fn take_min(&mut self) -> Option<Pending> {
-        let r = self.oldest()?;
-        let p = self.queues[r].pop_front()?;
-        self.held -= 1;
-        if self.last_released.is_some_and(|l| p.time < l) {
-            self.stats.out_of_order += 1;
+    /// Sets ring `ring`'s leaf to `key` and replays its path to the root.
+    #[inline]
+    fn replay(&mut self, ring: usize, key: (u64, u64)) {
+        let width = self.keys.len();
+        self.keys[ring] = key;
+        let mut i = (width + ring) >> 1;
+        while i >= 1 {
+            let (a, b) = (self.tree[2 * i], self.tree[2 * i + 1]);
+            self.tree[i] = if self.keys[b as usize] < self.keys[a as usize] {
+                b
+            } else {
+                a
+            };
+            i >>= 1;
         }
-        self.last_released = Some(self.last_released.map_or(p.time, |l| l.max(p.time)));
+    }
+
+    /// The oldest front's (time, ring) (ties: read first).
+    #[inline]
+    fn front(&self) -> Option<(u64, usize)> {
+        let r = self.tree[1] as usize;
+        let (t, seq) = self.keys[r];
+        (seq != EMPTY.1).then_some((t, r))
+    }
+
+    /// Min over the rings' limits (module docs): `Some(u64::MAX)` with no
+    /// rings, `None` while any ring has neither shown a time nor been
+    /// covered.
+    fn compute_horizon(&self) -> Option<u64> {
+        let mut h = Some(u64::MAX);
+        for r in &self.rings {
+            h = h.min(r.limit());
+        }
+        h
+    }
+
+    /// Releases ring `r`'s front.
+    #[inline]
+    fn take(&mut self, r: usize) -> Option<Pending> {
+        let q = &mut self.queues[r];
+        let p = q.pop_front()?;
+        let next = q.front().map_or(EMPTY, |n| (n.time, n.seq));
+        self.replay(r, next);
+        self.held -= 1;
+        match self.last_released {
+            Some(l) if p.time < l => self.stats.out_of_order += 1,
+            _ => self.last_released = Some(p.time),
+        }
         self.stats.released += 1;
         Some(p)
     }
 
-    /// Whether a record of time `t` can be released now (module docs).
-    fn safe(&self, t: u64) -> bool {
-        self.rings
-            .iter()
-            .all(|r| r.last_seen.is_some_and(|s| s >= t) || r.covered_to.is_some_and(|c| t <= c))
-    }
-
     /// The oldest record, if it is safe to release; when the merge is full
     /// and nothing is safe, the oldest anyway (counted as forced).
+    #[inline]
     pub fn pop(&mut self) -> Option<Pending> {
-        let r = self.oldest()?;
-        let t = self.queues[r].front()?.time;
-        if self.safe(t) {
-            self.take_min()
+        let (t, r) = self.front()?;
+        if self.horizon_stale {
+            self.horizon = self.compute_horizon();
+            self.horizon_stale = false;
+        }
+        if self.horizon.is_some_and(|h| t <= h) {
+            self.take(r)
         } else if self.held >= self.capacity {
             self.stats.forced += 1;
-            self.take_min()
+            self.take(r)
         } else {
             None
         }
@@ -280,7 +365,8 @@ impl Merge {
     /// The oldest record, safe or not: for the end, when no ring can
     /// produce more.
     pub fn flush(&mut self) -> Option<Pending> {
-        self.take_min()
+        let (_, r) = self.front()?;
+        self.take(r)
     }
 }
 

@@ -615,8 +615,12 @@ fn main() {
         ROUNDS
     };
     if only.as_deref() != Some("loss") {
+        // `ringset count R`: R rings only.
+        let only_rings: Option<usize> = std::env::args().nth(2).and_then(|s| s.parse().ok());
         for rings in [2, 4, 16] {
-            drain_bench(id, rings, rounds);
+            if only_rings.is_none_or(|r| r == rings) {
+                drain_bench(id, rings, rounds);
+            }
         }
     }
     if only.as_deref() != Some("drain") && only.as_deref() != Some("count") {
