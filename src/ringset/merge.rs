@@ -108,15 +108,24 @@ impl RingClock {
 
 /// The key of an empty ring's front in the selection tree: after every
 /// real key (a real `seq` is never `u64::MAX`).
-const EMPTY: (u64, u64) = (u64::MAX, u64::MAX);
+const EMPTY: u128 = u128::MAX;
+
+/// A front's key: time, then arrival order (one compare orders both).
+#[inline]
+fn key(time: u64, seq: u64) -> u128 {
+    (u128::from(time) << 64) | u128::from(seq)
+}
 
 /// The merge state (pure: no ring access, so it can be fuzzed alone).
 ///
 /// Each ring's records wait in a queue of their own, kept sorted (a record
 /// is inserted from the back, so a ring in time order costs one compare).
-/// The oldest record is the winner of a tournament tree over the rings'
-/// fronts, replayed along one path (log2 of the rings) when a front
-/// changes; whether it is safe is one compare with the *horizon*, the
+/// The oldest record is the winner of a tournament (loser) tree over the
+/// rings' fronts: releasing it replays one path, one compare per level
+/// (log2 of the rings); the tree is rebuilt (one compare per ring) only
+/// when another ring's front changed, once per round when rings are
+/// filled and then emptied. Whether it is safe is one compare with the
+/// *horizon*, the
 /// oldest of the rings' limits (module docs), which only rises and is
 /// recomputed once after the pushes and round changes that moved it, not
 /// per record. Nothing is allocated per record once the queues have grown
@@ -134,12 +143,17 @@ pub struct Merge {
     round_bound: Option<u64>,
     last_released: Option<u64>,
     stats: MergeStats,
-    /// Leaves: the (time, seq) of each ring's front ([`EMPTY`] when it has
-    /// none), padded to a power of two.
-    keys: Vec<(u64, u64)>,
-    /// The winner tree: `tree[n + r] = r` for the leaves, `tree[i]` the
-    /// ring with the oldest front below node `i`; `tree[1]` the oldest.
-    tree: Vec<u32>,
+    /// The tree's width: the rings rounded up to a power of two.
+    width: usize,
+    /// The loser of the match at each inner node `1..width` (key, ring);
+    /// node `i`'s children are `2i` and `2i + 1`, ring `r`'s leaf `width + r`.
+    losers: Vec<(u128, u32)>,
+    /// The overall winner: the oldest front (key [`EMPTY`]: none).
+    winner: (u128, u32),
+    /// A front changed other than by releasing the winner: rebuild first.
+    tree_stale: bool,
+    /// Scratch for rebuilding: the winners of each node.
+    winners: Vec<(u128, u32)>,
     /// Every record with a time up to this is safe (min over the rings'
     /// limits; `None`: none is), valid unless `horizon_stale`.
     horizon: Option<u64>,
@@ -150,13 +164,6 @@ impl Merge {
     /// A merge over `rings` rings holding at most `capacity` (>= 1) records.
     pub fn new(rings: usize, capacity: usize) -> Merge {
         let width = rings.next_power_of_two().max(1);
-        let mut tree = vec![0u32; 2 * width];
-        for (r, leaf) in tree[width..].iter_mut().enumerate() {
-            *leaf = r as u32;
-        }
-        for i in (1..width).rev() {
-            tree[i] = tree[2 * i];
-        }
         Merge {
             queues: vec![VecDeque::new(); rings],
             held: 0,
@@ -167,8 +174,11 @@ impl Merge {
             round_bound: None,
             last_released: None,
             stats: MergeStats::default(),
-            keys: vec![EMPTY; width],
-            tree,
+            width,
+            losers: vec![(EMPTY, 0); width],
+            winner: (EMPTY, 0),
+            tree_stale: false,
+            winners: vec![(EMPTY, 0); 2 * width],
             horizon: None,
             horizon_stale: true,
         }
@@ -203,8 +213,8 @@ impl Merge {
         } else {
             self.horizon
         };
-        self.front()
-            .is_some_and(|(t, _)| !horizon.is_some_and(|h| t <= h))
+        self.oldest()
+            .is_some_and(|(t, _)| horizon.is_none_or(|h| t > h))
     }
 
     /// Starts a fill round. `bound`: `Some(m)` when a round barrier began
@@ -278,42 +288,74 @@ impl Merge {
             Some(b) if b.time <= key => q.push_back(p),
             None => {
                 q.push_back(p);
-                self.replay(ring, (key, p.seq));
+                // A new front for a ring that had none.
+                self.tree_stale = true;
             }
             Some(_) => {
                 let at = q.partition_point(|x| x.time <= key);
                 q.insert(at, p);
-                if at == 0 {
-                    self.replay(ring, (key, p.seq));
-                }
+                self.tree_stale |= at == 0;
             }
         }
         true
     }
 
-    /// Sets ring `ring`'s leaf to `key` and replays its path to the root.
+    /// The key of ring `r`'s front ([`EMPTY`] when it has none).
     #[inline]
-    fn replay(&mut self, ring: usize, key: (u64, u64)) {
-        let width = self.keys.len();
-        self.keys[ring] = key;
-        let mut i = (width + ring) >> 1;
-        while i >= 1 {
-            let (a, b) = (self.tree[2 * i], self.tree[2 * i + 1]);
-            self.tree[i] = if self.keys[b as usize] < self.keys[a as usize] {
-                b
+    fn front_key(&self, r: usize) -> u128 {
+        self.queues[r].front().map_or(EMPTY, |p| key(p.time, p.seq))
+    }
+
+    /// Rebuilds the tree from every ring's front: one match per node.
+    fn rebuild(&mut self) {
+        let w = self.width;
+        for r in 0..w {
+            let k = if r < self.queues.len() {
+                self.front_key(r)
             } else {
-                a
+                EMPTY
             };
+            self.winners[w + r] = (k, r as u32);
+        }
+        for i in (1..w).rev() {
+            let (a, b) = (self.winners[2 * i], self.winners[2 * i + 1]);
+            let (win, lose) = if b.0 < a.0 { (b, a) } else { (a, b) };
+            self.winners[i] = win;
+            self.losers[i] = lose;
+        }
+        // The root (or, with one leaf, the leaf itself).
+        self.winner = self.winners[1];
+        self.tree_stale = false;
+    }
+
+    /// The winner's front changed to `k` (it was released): replays its
+    /// path to the root, one match per level.
+    #[inline]
+    fn replay_winner(&mut self, k: u128) {
+        let mut carried = (k, self.winner.1);
+        let mut i = (self.width + carried.1 as usize) >> 1;
+        while i >= 1 {
+            let node = &mut self.losers[i];
+            if node.0 < carried.0 {
+                core::mem::swap(node, &mut carried);
+            }
             i >>= 1;
         }
+        self.winner = carried;
     }
 
     /// The oldest front's (time, ring) (ties: read first).
     #[inline]
-    fn front(&self) -> Option<(u64, usize)> {
-        let r = self.tree[1] as usize;
-        let (t, seq) = self.keys[r];
-        (seq != EMPTY.1).then_some((t, r))
+    fn oldest(&self) -> Option<(u64, usize)> {
+        let (k, r) = if self.tree_stale {
+            (0..self.queues.len())
+                .map(|r| (self.front_key(r), r as u32))
+                .min()
+                .unwrap_or((EMPTY, 0))
+        } else {
+            self.winner
+        };
+        (k != EMPTY).then_some(((k >> 64) as u64, r as usize))
     }
 
     /// Min over the rings' limits (module docs): `Some(u64::MAX)` with no
@@ -332,8 +374,9 @@ impl Merge {
     fn take(&mut self, r: usize) -> Option<Pending> {
         let q = &mut self.queues[r];
         let p = q.pop_front()?;
-        let next = q.front().map_or(EMPTY, |n| (n.time, n.seq));
-        self.replay(r, next);
+        let next = q.front().map_or(EMPTY, |n| key(n.time, n.seq));
+        // `r` is the winner (the tree is fresh: `pop` / `flush` rebuilt it).
+        self.replay_winner(next);
         self.held -= 1;
         match self.last_released {
             Some(l) if p.time < l => self.stats.out_of_order += 1,
@@ -347,7 +390,10 @@ impl Merge {
     /// and nothing is safe, the oldest anyway (counted as forced).
     #[inline]
     pub fn pop(&mut self) -> Option<Pending> {
-        let (t, r) = self.front()?;
+        if self.tree_stale {
+            self.rebuild();
+        }
+        let (t, r) = self.oldest()?;
         if self.horizon_stale {
             self.horizon = self.compute_horizon();
             self.horizon_stale = false;
@@ -365,7 +411,10 @@ impl Merge {
     /// The oldest record, safe or not: for the end, when no ring can
     /// produce more.
     pub fn flush(&mut self) -> Option<Pending> {
-        let (_, r) = self.front()?;
+        if self.tree_stale {
+            self.rebuild();
+        }
+        let (_, r) = self.oldest()?;
         self.take(r)
     }
 }
@@ -457,3 +506,7 @@ mod tests {
         assert_eq!(order, [0, 8, 16]);
     }
 }
+
+#[cfg(test)]
+#[path = "merge_model.rs"]
+mod model;
