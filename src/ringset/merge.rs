@@ -110,6 +110,64 @@ impl RingClock {
 /// real key (a real `seq` is never `u64::MAX`).
 const EMPTY: u128 = u128::MAX;
 
+/// The `seq` bit that says the record carried a time of its own.
+const TIMED: u64 = 1 << 63;
+
+/// A held record as the queues store it: four aligned words (copied whole,
+/// where `Pending`'s mixed fields made each release shuffle bytes through
+/// the stack); the ring is the queue's.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Slot {
+    /// The merge time.
+    pub(crate) time: u64,
+    /// Arrival order, with [`TIMED`].
+    seq: u64,
+    /// Position in the ring.
+    pub(crate) pos: u64,
+    /// Length (low half) and event (high half, `u32::MAX`: unknown).
+    meta: u64,
+}
+
+impl Slot {
+    /// Arrival order.
+    #[inline]
+    fn seq(&self) -> u64 {
+        self.seq & !TIMED
+    }
+
+    /// Whether the record carried a time of its own.
+    #[inline]
+    pub(crate) fn timed(&self) -> bool {
+        self.seq & TIMED != 0
+    }
+
+    /// Its length in bytes.
+    #[inline]
+    pub(crate) fn len(&self) -> u32 {
+        self.meta as u32
+    }
+
+    /// Its event (`u32::MAX`: unknown).
+    #[inline]
+    pub(crate) fn event(&self) -> u32 {
+        (self.meta >> 32) as u32
+    }
+
+    /// The public form.
+    #[inline]
+    fn pending(&self, ring: usize) -> Pending {
+        Pending {
+            time: self.time,
+            seq: self.seq(),
+            ring: ring as u32,
+            pos: self.pos,
+            len: self.len(),
+            event: self.event(),
+            timed: self.timed(),
+        }
+    }
+}
+
 /// A front's key: time, then arrival order (one compare orders both).
 #[inline]
 fn key(time: u64, seq: u64) -> u128 {
@@ -132,7 +190,7 @@ fn key(time: u64, seq: u64) -> u128 {
 /// to the round's size.
 #[derive(Debug)]
 pub struct Merge {
-    queues: Vec<VecDeque<Pending>>,
+    queues: Vec<VecDeque<Slot>>,
     held: usize,
     rings: Vec<RingClock>,
     capacity: usize,
@@ -271,14 +329,12 @@ impl Merge {
             }
         }
         let key = time.or(clock.last_seen).unwrap_or(0);
-        let p = Pending {
+        let event = event.map_or(u32::MAX, |e| e.min(u32::MAX as usize - 1) as u32);
+        let p = Slot {
             time: key,
-            seq: self.seq,
-            ring: ring as u32,
+            seq: self.seq | if time.is_some() { TIMED } else { 0 },
             pos,
-            len,
-            event: event.map_or(u32::MAX, |e| e.min(u32::MAX as usize - 1) as u32),
-            timed: time.is_some(),
+            meta: u64::from(len) | u64::from(event) << 32,
         };
         self.seq += 1;
         self.held += 1;
@@ -303,7 +359,7 @@ impl Merge {
     /// The key of ring `r`'s front ([`EMPTY`] when it has none).
     #[inline]
     fn front_key(&self, r: usize) -> u128 {
-        self.queues[r].front().map_or(EMPTY, |p| key(p.time, p.seq))
+        self.queues[r].front().map_or(EMPTY, |p| key(p.time, p.seq()))
     }
 
     /// Rebuilds the tree from every ring's front: one match per node.
@@ -370,11 +426,11 @@ impl Merge {
     }
 
     /// Releases ring `r`'s front.
-    #[inline]
-    fn take(&mut self, r: usize) -> Option<Pending> {
+    #[inline(always)]
+    fn take(&mut self, r: usize) -> Option<Slot> {
         let q = &mut self.queues[r];
         let p = q.pop_front()?;
-        let next = q.front().map_or(EMPTY, |n| key(n.time, n.seq));
+        let next = q.front().map_or(EMPTY, |n| key(n.time, n.seq()));
         // `r` is the winner (the tree is fresh: `pop` / `flush` rebuilt it).
         self.replay_winner(next);
         self.held -= 1;
@@ -386,36 +442,39 @@ impl Merge {
         Some(p)
     }
 
-    /// The oldest record, if it is safe to release; when the merge is full
-    /// and nothing is safe, the oldest anyway (counted as forced).
+    /// The oldest record and its ring: if it is safe to release, or when
+    /// the merge is full (forced), or at once with `flush`.
     #[inline]
-    pub fn pop(&mut self) -> Option<Pending> {
+    pub(crate) fn next_slot(&mut self, flush: bool) -> Option<(usize, Slot)> {
         if self.tree_stale {
             self.rebuild();
         }
         let (t, r) = self.oldest()?;
-        if self.horizon_stale {
-            self.horizon = self.compute_horizon();
-            self.horizon_stale = false;
+        if !flush {
+            if self.horizon_stale {
+                self.horizon = self.compute_horizon();
+                self.horizon_stale = false;
+            }
+            if !self.horizon.is_some_and(|h| t <= h) {
+                if self.held < self.capacity {
+                    return None;
+                }
+                self.stats.forced += 1;
+            }
         }
-        if self.horizon.is_some_and(|h| t <= h) {
-            self.take(r)
-        } else if self.held >= self.capacity {
-            self.stats.forced += 1;
-            self.take(r)
-        } else {
-            None
-        }
+        self.take(r).map(|s| (r, s))
+    }
+
+    /// The oldest record, if it is safe to release; when the merge is full
+    /// and nothing is safe, the oldest anyway (counted as forced).
+    pub fn pop(&mut self) -> Option<Pending> {
+        self.next_slot(false).map(|(r, s)| s.pending(r))
     }
 
     /// The oldest record, safe or not: for the end, when no ring can
     /// produce more.
     pub fn flush(&mut self) -> Option<Pending> {
-        if self.tree_stale {
-            self.rebuild();
-        }
-        let (_, r) = self.oldest()?;
-        self.take(r)
+        self.next_slot(true).map(|(r, s)| s.pending(r))
     }
 }
 

@@ -226,14 +226,14 @@ impl RingSet {
     /// The next record in time order, if it is safe to release (see
     /// [`super::merge`]); `None` means fill again (or wait first).
     pub fn next_ordered(&mut self) -> Option<Held> {
-        self.merge.pop().map(held)
+        self.merge.next_slot(false).map(held)
     }
 
     /// The next record in time order, safe or not: for the end, once
     /// [`RingSet::all_gone`] or the events are disabled and a last
     /// [`RingSet::fill`] was made.
     pub fn flush_next(&mut self) -> Option<Held> {
-        self.merge.flush().map(held)
+        self.merge.next_slot(true).map(held)
     }
 
     /// The bytes of a held record, lent from its ring (two parts when it
@@ -275,14 +275,15 @@ impl RingSet {
     }
 }
 
-fn held(p: super::Pending) -> Held {
+#[inline]
+fn held((ring, s): (usize, super::merge::Slot)) -> Held {
     Held {
-        ring: p.ring,
-        pos: p.pos,
-        len: p.len,
-        time: p.time,
-        timed: p.timed,
-        event: p.event,
+        ring: ring as u32,
+        pos: s.pos,
+        len: s.len(),
+        time: s.time,
+        timed: s.timed(),
+        event: s.event(),
     }
 }
 
