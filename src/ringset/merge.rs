@@ -455,7 +455,7 @@ impl Merge {
                 self.horizon = self.compute_horizon();
                 self.horizon_stale = false;
             }
-            if !self.horizon.is_some_and(|h| t <= h) {
+            if self.horizon.is_none_or(|h| t > h) {
                 if self.held < self.capacity {
                     return None;
                 }
