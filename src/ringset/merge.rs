@@ -330,26 +330,42 @@ impl Merge {
         }
         let key = time.or(clock.last_seen).unwrap_or(0);
         let event = event.map_or(u32::MAX, |e| e.min(u32::MAX as usize - 1) as u32);
-        let p = Slot {
-            time: key,
-            seq: self.seq | if time.is_some() { TIMED } else { 0 },
-            pos,
-            meta: u64::from(len) | u64::from(event) << 32,
-        };
+        let seq = self.seq | if time.is_some() { TIMED } else { 0 };
+        let meta = u64::from(len) | u64::from(event) << 32;
         self.seq += 1;
         self.held += 1;
         self.stats.max_held = self.stats.max_held.max(self.held);
         // Sorted insert from the back: O(1) when the ring is in time order.
+        // (The slot is built in the call, so it goes from registers into
+        // the queue, not through the stack.)
         match q.back() {
-            Some(b) if b.time <= key => q.push_back(p),
+            Some(b) if b.time <= key => q.push_back(Slot {
+                time: key,
+                seq,
+                pos,
+                meta,
+            }),
             None => {
-                q.push_back(p);
+                q.push_back(Slot {
+                    time: key,
+                    seq,
+                    pos,
+                    meta,
+                });
                 // A new front for a ring that had none.
                 self.tree_stale = true;
             }
             Some(_) => {
                 let at = q.partition_point(|x| x.time <= key);
-                q.insert(at, p);
+                q.insert(
+                    at,
+                    Slot {
+                        time: key,
+                        seq,
+                        pos,
+                        meta,
+                    },
+                );
                 self.tree_stale |= at == 0;
             }
         }
