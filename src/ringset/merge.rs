@@ -375,7 +375,9 @@ impl Merge {
     /// The key of ring `r`'s front ([`EMPTY`] when it has none).
     #[inline]
     fn front_key(&self, r: usize) -> u128 {
-        self.queues[r].front().map_or(EMPTY, |p| key(p.time, p.seq()))
+        self.queues[r]
+            .front()
+            .map_or(EMPTY, |p| key(p.time, p.seq()))
     }
 
     /// Rebuilds the tree from every ring's front: one match per node.
