@@ -183,11 +183,11 @@ fn key(time: u64, seq: u64) -> u128 {
 /// (log2 of the rings); the tree is rebuilt (one compare per ring) only
 /// when another ring's front changed, once per round when rings are
 /// filled and then emptied. Whether it is safe is one compare with the
-/// *horizon*, the
-/// oldest of the rings' limits (module docs), which only rises and is
-/// recomputed once after the pushes and round changes that moved it, not
-/// per record. Nothing is allocated per record once the queues have grown
-/// to the round's size.
+/// *horizon*, the oldest of the rings' limits (a ring's limit: the later of
+/// the newest time it showed and the time a barrier round covered it to;
+/// module docs), which only rises and is recomputed once after the pushes
+/// and round changes that moved it, not per record. Nothing is allocated
+/// per record once the queues have grown to the round's size.
 #[derive(Debug)]
 pub struct Merge {
     queues: Vec<VecDeque<Slot>>,
