@@ -4,7 +4,7 @@
 //! cargo run --release -p bench --bin ringset
 //! ```
 //!
-//! 1. Drain cost per record from R = 2 and 4 rings, all fed by the same
+//! 1. Drain cost per record from R = 2, 4 and 16 rings, all fed by the same
 //!    stream (sys_enter_prctl, period 1, IP | TID | TIME, on this thread):
 //!    perf-event-core's `RingSet::drain` + `record::parse` + the ip / tid /
 //!    time accessors; perf-event2 (one `Sampler` per ring, `next_record` +
@@ -13,7 +13,11 @@
 //!    every ring with the same K prctls, then times each reader (rotating
 //!    who goes first); medians over rounds and paired ratios.
 //! 2. The time-ordered merge per record: `fill` + `next_ordered` +
-//!    `record` + `release` over the same R rings.
+//!    `record` + `release` over the same R rings, and its paired ratio to
+//!    drain + parse (min / median / max over rounds; issue 27's target is
+//!    2). `ringset count [R]`: two rounds only, for
+//!    `valgrind --tool=callgrind` (instructions per record of each reader:
+//!    the inclusive counts of `merge_ours` and `drain_ours`).
 //! 3. Lost records under a storm on every CPU with small rings, read
 //!    concurrently: perf-event-core's ring set vs perf-event2's samplers;
 //!    received + lost == generated for both.
