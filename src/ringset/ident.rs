@@ -121,12 +121,19 @@ pub struct Key {
 }
 
 /// The u64 at byte `off` of a record lent in one or two parts.
-#[inline]
+#[inline(always)]
 fn u64_at(rec: &RawRecord<'_>, off: usize) -> Option<u64> {
     let (a, b) = rec.parts();
     if let Some(s) = a.get(off..off + 8) {
         return Some(u64::from_ne_bytes(s.try_into().ok()?));
     }
+    u64_across(a, b, off)
+}
+
+/// [`u64_at`] for a field that wraps the ring's end (rare: out of line).
+#[cold]
+#[inline(never)]
+fn u64_across(a: &[u8], b: &[u8], off: usize) -> Option<u64> {
     let mut out = [0u8; 8];
     for (i, o) in out.iter_mut().enumerate() {
         let at = off + i;

@@ -96,14 +96,101 @@ struct RingClock {
     covered_to: Option<u64>,
 }
 
+impl RingClock {
+    /// The newest time up to which this ring can bring nothing older:
+    /// `t` is safe for it when `t <= limit` (`None`: nothing is).
+    #[inline]
+    fn limit(&self) -> Option<u64> {
+        // `None < Some(_)`: the larger of the two known bounds.
+        self.last_seen.max(self.covered_to)
+    }
+}
+
+/// The key of an empty ring's front in the selection tree: after every
+/// real key (a real `seq` is never `u64::MAX`).
+const EMPTY: u128 = u128::MAX;
+
+/// The `seq` bit that says the record carried a time of its own.
+const TIMED: u64 = 1 << 63;
+
+/// A held record as the queues store it: four aligned words (copied whole,
+/// where `Pending`'s mixed fields made each release shuffle bytes through
+/// the stack); the ring is the queue's.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Slot {
+    /// The merge time.
+    pub(crate) time: u64,
+    /// Arrival order, with [`TIMED`].
+    seq: u64,
+    /// Position in the ring.
+    pub(crate) pos: u64,
+    /// Length (low half) and event (high half, `u32::MAX`: unknown).
+    meta: u64,
+}
+
+impl Slot {
+    /// Arrival order.
+    #[inline]
+    fn seq(&self) -> u64 {
+        self.seq & !TIMED
+    }
+
+    /// Whether the record carried a time of its own.
+    #[inline]
+    pub(crate) fn timed(&self) -> bool {
+        self.seq & TIMED != 0
+    }
+
+    /// Its length in bytes.
+    #[inline]
+    pub(crate) fn len(&self) -> u32 {
+        self.meta as u32
+    }
+
+    /// Its event (`u32::MAX`: unknown).
+    #[inline]
+    pub(crate) fn event(&self) -> u32 {
+        (self.meta >> 32) as u32
+    }
+
+    /// The public form.
+    #[inline]
+    fn pending(&self, ring: usize) -> Pending {
+        Pending {
+            time: self.time,
+            seq: self.seq(),
+            ring: ring as u32,
+            pos: self.pos,
+            len: self.len(),
+            event: self.event(),
+            timed: self.timed(),
+        }
+    }
+}
+
+/// A front's key: time, then arrival order (one compare orders both).
+#[inline]
+fn key(time: u64, seq: u64) -> u128 {
+    (u128::from(time) << 64) | u128::from(seq)
+}
+
 /// The merge state (pure: no ring access, so it can be fuzzed alone).
 ///
 /// Each ring's records wait in a queue of their own, kept sorted (a record
-/// is inserted from the back, so a ring in time order costs one compare);
-/// the oldest record is found among the rings' fronts, as a k-way merge.
+/// is inserted from the back, so a ring in time order costs one compare).
+/// The oldest record is the winner of a tournament (loser) tree over the
+/// rings' fronts: releasing it replays one path, one compare per level
+/// (log2 of the rings); the tree is rebuilt (one compare per ring) only
+/// when another ring's front changed, once per round when rings are
+/// filled and then emptied. Whether it is safe is one compare with the
+/// *horizon*, the oldest of the rings' limits (a ring's limit: the later of
+/// the newest time it showed and the time a barrier round covered it to;
+/// module docs), which only rises and is recomputed once after the pushes
+/// and round changes that moved it, not per record. Nothing is allocated
+/// per record once the queues have grown to the round's size.
 #[derive(Debug)]
 pub struct Merge {
-    queues: Vec<VecDeque<Pending>>,
+    queues: Vec<VecDeque<Slot>>,
     held: usize,
     rings: Vec<RingClock>,
     capacity: usize,
@@ -114,11 +201,27 @@ pub struct Merge {
     round_bound: Option<u64>,
     last_released: Option<u64>,
     stats: MergeStats,
+    /// The tree's width: the rings rounded up to a power of two.
+    width: usize,
+    /// The loser of the match at each inner node `1..width` (key, ring);
+    /// node `i`'s children are `2i` and `2i + 1`, ring `r`'s leaf `width + r`.
+    losers: Vec<(u128, u32)>,
+    /// The overall winner: the oldest front (key [`EMPTY`]: none).
+    winner: (u128, u32),
+    /// A front changed other than by releasing the winner: rebuild first.
+    tree_stale: bool,
+    /// Scratch for rebuilding: the winners of each node.
+    winners: Vec<(u128, u32)>,
+    /// Every record with a time up to this is safe (min over the rings'
+    /// limits; `None`: none is), valid unless `horizon_stale`.
+    horizon: Option<u64>,
+    horizon_stale: bool,
 }
 
 impl Merge {
     /// A merge over `rings` rings holding at most `capacity` (>= 1) records.
     pub fn new(rings: usize, capacity: usize) -> Merge {
+        let width = rings.next_power_of_two().max(1);
         Merge {
             queues: vec![VecDeque::new(); rings],
             held: 0,
@@ -129,6 +232,13 @@ impl Merge {
             round_bound: None,
             last_released: None,
             stats: MergeStats::default(),
+            width,
+            losers: vec![(EMPTY, 0); width],
+            winner: (EMPTY, 0),
+            tree_stale: false,
+            winners: vec![(EMPTY, 0); 2 * width],
+            horizon: None,
+            horizon_stale: true,
         }
     }
 
@@ -156,9 +266,13 @@ impl Merge {
     /// Whether the oldest held record waits for a ring that has not shown a
     /// later time: the next round needs a barrier to release it.
     pub fn blocked(&self) -> bool {
+        let horizon = if self.horizon_stale {
+            self.compute_horizon()
+        } else {
+            self.horizon
+        };
         self.oldest()
-            .and_then(|r| self.queues[r].front())
-            .is_some_and(|p| !self.safe(p.time))
+            .is_some_and(|(t, _)| horizon.is_none_or(|h| t > h))
     }
 
     /// Starts a fill round. `bound`: `Some(m)` when a round barrier began
@@ -181,6 +295,7 @@ impl Merge {
     pub fn drained(&mut self, ring: usize) {
         if let (Some(r), Some(b)) = (self.rings.get_mut(ring), self.round_bound) {
             r.covered_to = Some(r.covered_to.map_or(b, |c| c.max(b)));
+            self.horizon_stale = true;
         }
     }
 
@@ -188,6 +303,7 @@ impl Merge {
     /// has one) and `event`. Refused (`false`) when the merge is full
     /// ([`Merge::has_room`]) or `ring` is out of range: leave the record in
     /// its ring and take it later.
+    #[inline]
     pub fn push(
         &mut self,
         ring: usize,
@@ -199,88 +315,184 @@ impl Merge {
         if self.held >= self.capacity {
             return false;
         }
-        let Some(clock) = self.rings.get_mut(ring) else {
+        let (Some(clock), Some(q)) = (self.rings.get_mut(ring), self.queues.get_mut(ring)) else {
             return false;
         };
         if let Some(t) = time {
-            clock.last_seen = Some(clock.last_seen.map_or(t, |s| s.max(t)));
-            self.seen_max = Some(self.seen_max.map_or(t, |m| m.max(t)));
+            if clock.last_seen.is_none_or(|s| t > s) {
+                clock.last_seen = Some(t);
+                // The ring's limit may have risen, and with it the horizon.
+                self.horizon_stale = true;
+            }
+            if self.seen_max.is_none_or(|m| t > m) {
+                self.seen_max = Some(t);
+            }
         }
         let key = time.or(clock.last_seen).unwrap_or(0);
-        let p = Pending {
-            time: key,
-            seq: self.seq,
-            ring: ring as u32,
-            pos,
-            len,
-            event: event.map_or(u32::MAX, |e| e.min(u32::MAX as usize - 1) as u32),
-            timed: time.is_some(),
-        };
-        let q = &mut self.queues[ring];
-        // Sorted insert from the back: O(1) when the ring is in time order.
-        let mut at = q.len();
-        while at > 0 && q[at - 1].time > key {
-            at -= 1;
-        }
-        q.insert(at, p);
+        let event = event.map_or(u32::MAX, |e| e.min(u32::MAX as usize - 1) as u32);
+        let seq = self.seq | if time.is_some() { TIMED } else { 0 };
+        let meta = u64::from(len) | u64::from(event) << 32;
         self.seq += 1;
         self.held += 1;
         self.stats.max_held = self.stats.max_held.max(self.held);
+        // Sorted insert from the back: O(1) when the ring is in time order.
+        // (The slot is built in the call, so it goes from registers into
+        // the queue, not through the stack.)
+        match q.back() {
+            Some(b) if b.time <= key => q.push_back(Slot {
+                time: key,
+                seq,
+                pos,
+                meta,
+            }),
+            None => {
+                q.push_back(Slot {
+                    time: key,
+                    seq,
+                    pos,
+                    meta,
+                });
+                // A new front for a ring that had none.
+                self.tree_stale = true;
+            }
+            Some(_) => {
+                let at = q.partition_point(|x| x.time <= key);
+                q.insert(
+                    at,
+                    Slot {
+                        time: key,
+                        seq,
+                        pos,
+                        meta,
+                    },
+                );
+                self.tree_stale |= at == 0;
+            }
+        }
         true
     }
 
-    /// The ring whose front record is the oldest (ties: read first).
+    /// The key of ring `r`'s front ([`EMPTY`] when it has none).
     #[inline]
-    fn oldest(&self) -> Option<usize> {
-        let mut best: Option<(u64, u64, usize)> = None;
-        for (r, q) in self.queues.iter().enumerate() {
-            if let Some(p) = q.front() {
-                if best.is_none_or(|b| (p.time, p.seq) < (b.0, b.1)) {
-                    best = Some((p.time, p.seq, r));
-                }
-            }
-        }
-        best.map(|b| b.2)
+    fn front_key(&self, r: usize) -> u128 {
+        self.queues[r]
+            .front()
+            .map_or(EMPTY, |p| key(p.time, p.seq()))
     }
 
-    fn take_min(&mut self) -> Option<Pending> {
-        let r = self.oldest()?;
-        let p = self.queues[r].pop_front()?;
-        self.held -= 1;
-        if self.last_released.is_some_and(|l| p.time < l) {
-            self.stats.out_of_order += 1;
+    /// Rebuilds the tree from every ring's front: one match per node.
+    fn rebuild(&mut self) {
+        let w = self.width;
+        for r in 0..w {
+            let k = if r < self.queues.len() {
+                self.front_key(r)
+            } else {
+                EMPTY
+            };
+            self.winners[w + r] = (k, r as u32);
         }
-        self.last_released = Some(self.last_released.map_or(p.time, |l| l.max(p.time)));
+        for i in (1..w).rev() {
+            let (a, b) = (self.winners[2 * i], self.winners[2 * i + 1]);
+            let (win, lose) = if b.0 < a.0 { (b, a) } else { (a, b) };
+            self.winners[i] = win;
+            self.losers[i] = lose;
+        }
+        // The root (or, with one leaf, the leaf itself).
+        self.winner = self.winners[1];
+        self.tree_stale = false;
+    }
+
+    /// The winner's front changed to `k` (it was released): replays its
+    /// path to the root, one match per level.
+    #[inline]
+    fn replay_winner(&mut self, k: u128) {
+        let mut carried = (k, self.winner.1);
+        let mut i = (self.width + carried.1 as usize) >> 1;
+        while i >= 1 {
+            let node = &mut self.losers[i];
+            if node.0 < carried.0 {
+                core::mem::swap(node, &mut carried);
+            }
+            i >>= 1;
+        }
+        self.winner = carried;
+    }
+
+    /// The oldest front's (time, ring) (ties: read first).
+    #[inline]
+    fn oldest(&self) -> Option<(u64, usize)> {
+        let (k, r) = if self.tree_stale {
+            (0..self.queues.len())
+                .map(|r| (self.front_key(r), r as u32))
+                .min()
+                .unwrap_or((EMPTY, 0))
+        } else {
+            self.winner
+        };
+        (k != EMPTY).then_some(((k >> 64) as u64, r as usize))
+    }
+
+    /// Min over the rings' limits (module docs): `Some(u64::MAX)` with no
+    /// rings, `None` while any ring has neither shown a time nor been
+    /// covered.
+    fn compute_horizon(&self) -> Option<u64> {
+        let mut h = Some(u64::MAX);
+        for r in &self.rings {
+            h = h.min(r.limit());
+        }
+        h
+    }
+
+    /// Releases ring `r`'s front.
+    #[inline(always)]
+    fn take(&mut self, r: usize) -> Option<Slot> {
+        let q = &mut self.queues[r];
+        let p = q.pop_front()?;
+        let next = q.front().map_or(EMPTY, |n| key(n.time, n.seq()));
+        // `r` is the winner (the tree is fresh: `pop` / `flush` rebuilt it).
+        self.replay_winner(next);
+        self.held -= 1;
+        match self.last_released {
+            Some(l) if p.time < l => self.stats.out_of_order += 1,
+            _ => self.last_released = Some(p.time),
+        }
         self.stats.released += 1;
         Some(p)
     }
 
-    /// Whether a record of time `t` can be released now (module docs).
-    fn safe(&self, t: u64) -> bool {
-        self.rings
-            .iter()
-            .all(|r| r.last_seen.is_some_and(|s| s >= t) || r.covered_to.is_some_and(|c| t <= c))
+    /// The oldest record and its ring: if it is safe to release, or when
+    /// the merge is full (forced), or at once with `flush`.
+    #[inline]
+    pub(crate) fn next_slot(&mut self, flush: bool) -> Option<(usize, Slot)> {
+        if self.tree_stale {
+            self.rebuild();
+        }
+        let (t, r) = self.oldest()?;
+        if !flush {
+            if self.horizon_stale {
+                self.horizon = self.compute_horizon();
+                self.horizon_stale = false;
+            }
+            if self.horizon.is_none_or(|h| t > h) {
+                if self.held < self.capacity {
+                    return None;
+                }
+                self.stats.forced += 1;
+            }
+        }
+        self.take(r).map(|s| (r, s))
     }
 
     /// The oldest record, if it is safe to release; when the merge is full
     /// and nothing is safe, the oldest anyway (counted as forced).
     pub fn pop(&mut self) -> Option<Pending> {
-        let r = self.oldest()?;
-        let t = self.queues[r].front()?.time;
-        if self.safe(t) {
-            self.take_min()
-        } else if self.held >= self.capacity {
-            self.stats.forced += 1;
-            self.take_min()
-        } else {
-            None
-        }
+        self.next_slot(false).map(|(r, s)| s.pending(r))
     }
 
     /// The oldest record, safe or not: for the end, when no ring can
     /// produce more.
     pub fn flush(&mut self) -> Option<Pending> {
-        self.take_min()
+        self.next_slot(true).map(|(r, s)| s.pending(r))
     }
 }
 
@@ -371,3 +583,7 @@ mod tests {
         assert_eq!(order, [0, 8, 16]);
     }
 }
+
+#[cfg(test)]
+#[path = "merge_model.rs"]
+mod model;

@@ -84,6 +84,7 @@ fn account(
 }
 
 /// Frees the ring up to its oldest record still held (or everything read).
+#[inline]
 fn commit(ring: &mut SetRing) {
     while ring.held.front().is_some_and(|h| h.2) {
         ring.held.pop_front();
@@ -225,19 +226,22 @@ impl RingSet {
 
     /// The next record in time order, if it is safe to release (see
     /// [`super::merge`]); `None` means fill again (or wait first).
+    #[inline]
     pub fn next_ordered(&mut self) -> Option<Held> {
-        self.merge.pop().map(held)
+        self.merge.next_slot(false).map(held)
     }
 
     /// The next record in time order, safe or not: for the end, once
     /// [`RingSet::all_gone`] or the events are disabled and a last
     /// [`RingSet::fill`] was made.
+    #[inline]
     pub fn flush_next(&mut self) -> Option<Held> {
-        self.merge.flush().map(held)
+        self.merge.next_slot(true).map(held)
     }
 
     /// The bytes of a held record, lent from its ring (two parts when it
     /// wraps the ring's end). An error if the ring overran since.
+    #[inline]
     pub fn record(&self, held: &Held) -> Result<RawRecord<'_>, RingError> {
         match self.rings.get(held.ring as usize) {
             Some(r) => r.buf.record_at(held.pos),
@@ -251,6 +255,7 @@ impl RingSet {
 
     /// Gives a held record back: its ring's `data_tail` advances past every
     /// record released before the oldest one still held.
+    #[inline]
     pub fn release(&mut self, held: Held) {
         let Some(ring) = self.rings.get_mut(held.ring as usize) else {
             return;
@@ -275,14 +280,15 @@ impl RingSet {
     }
 }
 
-fn held(p: super::Pending) -> Held {
+#[inline]
+fn held((ring, s): (usize, super::merge::Slot)) -> Held {
     Held {
-        ring: p.ring,
-        pos: p.pos,
-        len: p.len,
-        time: p.time,
-        timed: p.timed,
-        event: p.event,
+        ring: ring as u32,
+        pos: s.pos,
+        len: s.len(),
+        time: s.time,
+        timed: s.timed(),
+        event: s.event(),
     }
 }
 

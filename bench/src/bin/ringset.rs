@@ -4,7 +4,7 @@
 //! cargo run --release -p bench --bin ringset
 //! ```
 //!
-//! 1. Drain cost per record from R = 2 and 4 rings, all fed by the same
+//! 1. Drain cost per record from R = 2, 4 and 16 rings, all fed by the same
 //!    stream (sys_enter_prctl, period 1, IP | TID | TIME, on this thread):
 //!    perf-event-core's `RingSet::drain` + `record::parse` + the ip / tid /
 //!    time accessors; perf-event2 (one `Sampler` per ring, `next_record` +
@@ -13,7 +13,11 @@
 //!    every ring with the same K prctls, then times each reader (rotating
 //!    who goes first); medians over rounds and paired ratios.
 //! 2. The time-ordered merge per record: `fill` + `next_ordered` +
-//!    `record` + `release` over the same R rings.
+//!    `record` + `release` over the same R rings, and its paired ratio to
+//!    drain + parse (min / median / max over rounds; issue 27's target is
+//!    2). `ringset count [R]`: two rounds only, for
+//!    `valgrind --tool=callgrind` (instructions per record of each reader:
+//!    the inclusive counts of `merge_ours` and `drain_ours`).
 //! 3. Lost records under a storm on every CPU with small rings, read
 //!    concurrently: perf-event-core's ring set vs perf-event2's samplers;
 //!    received + lost == generated for both.
@@ -91,6 +95,8 @@ fn ours(id: u64, rings: usize, scope: impl Fn(usize) -> Scope, pages: usize) -> 
         .collect();
     let opts = Options {
         data_pages: pages,
+        // 16 rings x K records fit without a forced release.
+        max_held: 1 << 17,
         ..Options::default()
     };
     RingSet::new(entries, opts).unwrap_or_else(|e| panic!("{e}"))
@@ -198,6 +204,7 @@ fn median(v: &mut [f64]) -> f64 {
     v[v.len() / 2]
 }
 
+#[inline(never)]
 fn drain_ours(set: &mut RingSet) -> (u64, u64) {
     let layout = *set.layout(0).unwrap();
     let (mut n, mut sum) = (0u64, 0u64);
@@ -216,6 +223,7 @@ fn drain_ours(set: &mut RingSet) -> (u64, u64) {
 }
 
 /// The ring set's own part: the walk, without parsing the records.
+#[inline(never)]
 fn walk_ours(set: &mut RingSet) -> u64 {
     let mut n = 0u64;
     set.drain(|_, _, rec| {
@@ -241,6 +249,7 @@ fn drain_pe2(samplers: &mut [perf_event::Sampler]) -> (u64, u64) {
     (n, sum)
 }
 
+#[inline(never)]
 fn merge_ours(set: &mut RingSet) -> u64 {
     let mut n = 0;
     loop {
@@ -260,7 +269,7 @@ fn merge_ours(set: &mut RingSet) -> u64 {
     }
 }
 
-fn drain_bench(id: u64, rings: usize) {
+fn drain_bench(id: u64, rings: usize, rounds: usize) {
     let mut a = ours(id, rings, |_| Scope::this_thread(), PAGES);
     let mut m = ours(id, rings, |_| Scope::this_thread(), PAGES);
     let mut w = ours(id, rings, |_| Scope::this_thread(), PAGES);
@@ -273,7 +282,7 @@ fn drain_bench(id: u64, rings: usize) {
     let raw_fds: Vec<i32> = fds.iter().map(|f| f.raw()).collect();
     let mut times: [Vec<f64>; 5] = Default::default();
     let total = (K as usize * rings) as f64;
-    for round in 0..ROUNDS + 1 {
+    for round in 0..rounds + 1 {
         for &fd in &raw_fds {
             // SAFETY: enabling a perf fd we own.
             unsafe { libc::ioctl(fd, sys::PERF_EVENT_IOC_ENABLE as _, 0) };
@@ -310,7 +319,7 @@ fn drain_bench(id: u64, rings: usize) {
         }
     }
     let raw = median(&mut times[2].clone());
-    println!("\n## drain, {rings} rings x {K} records (IP|TID|TIME), {ROUNDS} rounds");
+    println!("\n## drain, {rings} rings x {K} records (IP|TID|TIME), {rounds} rounds");
     println!("{:<48} {:>10} {:>12}", "reader", "ns/record", "x raw");
     for (i, name) in [
         "perf-event-core RingSet::drain + parse + ip/tid/time",
@@ -326,6 +335,21 @@ fn drain_bench(id: u64, rings: usize) {
         let ns = median(&mut times[i].clone());
         println!("{name:<48} {ns:>10.2} {:>12.2}", median(&mut ratios));
     }
+    // The merge against drain + parse of the same records, paired per round.
+    let mut mr: Vec<f64> = times[3].iter().zip(&times[0]).map(|(a, b)| a / b).collect();
+    mr.sort_by(|a, b| a.partial_cmp(b).unwrap());
+    println!(
+        "merge / (drain + parse), paired per round: min {:.2} median {:.2} max {:.2} \
+         (target: <= 2)",
+        mr[0],
+        mr[mr.len() / 2],
+        mr[mr.len() - 1]
+    );
+    let st = m.merge_stats();
+    println!(
+        "merge stats: released {} forced {} out_of_order {} unguarded_rounds {} max_held {}",
+        st.released, st.forced, st.out_of_order, st.unguarded_rounds, st.max_held
+    );
     let mut vs: Vec<f64> = times[1].iter().zip(&times[0]).map(|(a, b)| a / b).collect();
     println!(
         "perf-event2 / perf-event-core drain: {:.2}x (raw {raw:.2} ns)",
@@ -588,12 +612,22 @@ fn main() {
     let id = tracepoint_id();
     // `ringset drain` / `ringset loss`: one part only.
     let only = std::env::args().nth(1);
+    // `ringset count`: a few rounds only, for `valgrind --tool=callgrind`.
+    let rounds = if only.as_deref() == Some("count") {
+        2
+    } else {
+        ROUNDS
+    };
     if only.as_deref() != Some("loss") {
-        for rings in [2, 4] {
-            drain_bench(id, rings);
+        // `ringset count R`: R rings only.
+        let only_rings: Option<usize> = std::env::args().nth(2).and_then(|s| s.parse().ok());
+        for rings in [2, 4, 16] {
+            if only_rings.is_none_or(|r| r == rings) {
+                drain_bench(id, rings, rounds);
+            }
         }
     }
-    if only.as_deref() != Some("drain") {
+    if only.as_deref() != Some("drain") && only.as_deref() != Some("count") {
         loss_bench(id);
     }
 }
