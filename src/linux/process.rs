@@ -59,6 +59,9 @@ pub fn fork_held(argv: &[CString]) -> Result<HeldChild, Errno> {
     let mut ptrs: Vec<*const libc::c_char> = argv.iter().map(|a| a.as_ptr()).collect();
     ptrs.push(core::ptr::null());
     let (go_fd, failed_fd) = (go_read.as_raw_fd(), failed_write.as_raw_fd());
+    // The child closes the parent's ends: its own copy of `go`'s write end
+    // would keep the read from ever seeing end of file.
+    let (parent_go, parent_failed) = (go_write.as_raw_fd(), failed_read.as_raw_fd());
     // SAFETY: fork has no memory preconditions; the child branch below
     // only calls async-signal-safe functions and never returns.
     let pid = unsafe { libc::fork() };
@@ -67,6 +70,8 @@ pub fn fork_held(argv: &[CString]) -> Result<HeldChild, Errno> {
         // all prepared before the fork; _exit never returns, so no Rust
         // destructor runs in the child.
         unsafe {
+            libc::close(parent_go);
+            libc::close(parent_failed);
             let mut byte = 0u8;
             let got = loop {
                 let n = libc::read(go_fd, (&mut byte as *mut u8).cast(), 1);
