@@ -46,7 +46,9 @@ pub fn pipe() -> Result<(OwnedFd, OwnedFd), Errno> {
 /// `execvp(argv[0], argv)` (`PATH` searched as the shell does).
 ///
 /// The child inherits the caller's signal dispositions until `exec` (which
-/// resets caught signals to their default) and its signal mask. Between
+/// resets caught signals to their default; `SIGPIPE` is reset to its
+/// default before the exec, as `std::process::Command` does) and its
+/// signal mask. Between
 /// `fork` and `exec` it only calls async-signal-safe functions (`close`,
 /// `read`, `execvp`, `write`, `_exit`) on memory prepared before the fork,
 /// so this is safe in a multi-threaded program. `argv` must not be empty.
@@ -80,6 +82,10 @@ pub fn fork_held(argv: &[CString]) -> Result<HeldChild, Errno> {
                 }
             };
             if got == 1 {
+                // As std::process::Command does: the command starts with
+                // SIGPIPE at its default action (Rust programs ignore it,
+                // and an ignored signal stays ignored across exec).
+                libc::signal(libc::SIGPIPE, libc::SIG_DFL);
                 libc::execvp(ptrs[0], ptrs.as_ptr());
                 let errno = *libc::__errno_location();
                 libc::write(failed_fd, (&errno as *const c_int).cast(), 4);
