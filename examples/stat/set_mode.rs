@@ -284,7 +284,7 @@ fn key_prefix(key: &AggrKey, csv: Option<&str>, comms: &HashMap<i32, String>) ->
     let sep = csv.unwrap_or(" ");
     match key {
         AggrKey::Cpu(c) if csv.is_some() => format!("CPU{c}{sep}"),
-        AggrKey::Cpu(c) => format!("CPU{c:<4}{sep}"),
+        AggrKey::Cpu(c) => format!("CPU{c:<7}{sep}"),
         AggrKey::Thread(t) => {
             let comm = comms.get(t).map_or("?", String::as_str);
             if csv.is_some() {
@@ -321,11 +321,38 @@ fn lines_for(
 ) -> String {
     let lines = aggregate(set.events(), counts, mode(&opts.set), HybridNames::Keep);
     let csv = opts.csv.as_deref();
+    let keyed: Vec<(String, Vec<Outcome>, Vec<String>)> = outcomes_by_key(events.len(), &lines)
+        .into_iter()
+        .map(|(key, outcomes)| {
+            let text = table_lines(events, outcomes.clone(), elapsed, csv);
+            (key_prefix(&key, csv, comms), outcomes, text)
+        })
+        .collect();
     let mut out = String::new();
-    for (key, outcomes) in outcomes_by_key(events.len(), &lines) {
-        let prefix = key_prefix(&key, csv, comms);
-        for line in table_lines(events, outcomes, elapsed, csv) {
-            out.push_str(&format!("{stamp}{prefix}{line}\n"));
+    if keyed.iter().any(|(_, _, text)| text.len() != events.len()) {
+        // Not one line per event: keep each key's lines together.
+        for (prefix, _, text) in &keyed {
+            for line in text {
+                out.push_str(&format!("{stamp}{prefix}{line}\n"));
+            }
+        }
+        return out;
+    }
+    // perf 6.1 prints event by event, each event's lines by key (CPU
+    // order for -A; for --per-thread the largest count first).
+    let per_thread = mode(&opts.set) == AggrMode::PerThread;
+    for e in 0..events.len() {
+        let mut order: Vec<usize> = (0..keyed.len()).collect();
+        if per_thread {
+            let value = |k: usize| match keyed[k].1[e] {
+                Outcome::Counted(c) => c.value,
+                _ => 0,
+            };
+            order.sort_by_key(|&k| std::cmp::Reverse(value(k)));
+        }
+        for k in order {
+            let (prefix, _, text) = &keyed[k];
+            out.push_str(&format!("{stamp}{prefix}{}\n", text[e]));
         }
     }
     out
@@ -408,7 +435,7 @@ fn wait(watches: &[&ExitWatch], deadline: Option<Instant>, fallback: bool) -> Wa
         let left = d.saturating_duration_since(Instant::now());
         left.as_micros().div_ceil(1000).min(i32::MAX as u128) as i32
     });
-    if fallback && (ms < 0 || ms > 50) {
+    if fallback && !(0..=50).contains(&ms) {
         ms = 50;
     }
     if run::RECEIVED.load(Ordering::SeqCst) != 0 {
@@ -620,7 +647,8 @@ pub fn run(opts: &Options) -> ! {
             .collect::<String>()
             .trim_end()
             .to_owned()
-            + "\n\n"
+            // CSV ends with its last line; the table with a blank one.
+            + if opts.csv.is_some() { "\n" } else { "\n\n" }
     } else {
         let lines = lines_for(&set, &comms, &events, &counts, opts, elapsed, "");
         if opts.csv.is_some() {
