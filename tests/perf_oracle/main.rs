@@ -21,3 +21,4 @@ mod sample_example;
 mod stat_example;
 mod stat_set_example;
 mod stat_vs_perf;
+mod stat_windows_vs_perf;
