@@ -80,9 +80,6 @@ struct Chosen {
 }
 
 fn choose(s: &SetOptions, inherit: bool, child: Option<i32>) -> Chosen {
-    if s.no_aggr && !(s.all_cpus || s.cpus.is_some()) {
-        usage("-A/--no-aggr is only available in system-wide mode (-a or -C)");
-    }
     if let Some(list) = &s.cpus {
         let list = CpuList::parse(list)
             .unwrap_or_else(|at| usage(&format!("bad CPU list `{list}' at byte {at}")));
