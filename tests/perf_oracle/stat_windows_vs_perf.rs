@@ -327,3 +327,34 @@ fn per_thread_line_order_matches_perf() {
     let _ = idle.wait();
     assert_eq!(ours, theirs);
 }
+
+#[test]
+fn wildcard_tracepoints_expand_in_perfs_order() {
+    let Some(perf) = perf() else { return };
+    if !crate::stat_support::tracefs_usable() {
+        crate::lab_support::skip(
+            "needs tracefs",
+            "tracefs is not mounted or not readable here",
+        );
+        return;
+    }
+    let names = |perf: Option<&str>| -> Vec<String> {
+        let out = tool(perf)
+            .args([
+                "-x,",
+                "-e",
+                "sched:sched_process_*,syscalls:sys_enter_exec*",
+                "true",
+            ])
+            .output()
+            .unwrap();
+        let text = String::from_utf8_lossy(&out.stderr).into_owned();
+        csv_lines(&text)
+            .iter()
+            .map(|l| fields(l, ',')[2].clone())
+            .collect()
+    };
+    let theirs = names(Some(&perf));
+    assert!(theirs.len() >= 4, "{theirs:?}");
+    assert_eq!(names(None), theirs);
+}
