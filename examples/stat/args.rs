@@ -9,6 +9,7 @@
 
 use crate::set_mode::SetOptions;
 use crate::DEFAULT_EVENTS;
+use perf_event_core::set::TopologyLevel;
 
 /// What an option does with its value.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -30,6 +31,10 @@ pub enum Id {
     PerThread,
     NoAggr,
     IntervalPrint,
+    PerSocket,
+    PerDie,
+    PerCore,
+    PerNode,
 }
 
 /// One option: its letters, its value's name (None: a switch), its help.
@@ -158,6 +163,34 @@ pub const OPTIONS: &[Opt] = &[
         None,
         "aggregate counts per thread",
     ),
+    opt(
+        Id::PerSocket,
+        None,
+        "per-socket",
+        None,
+        "aggregate counts per processor socket",
+    ),
+    opt(
+        Id::PerDie,
+        None,
+        "per-die",
+        None,
+        "aggregate counts per processor die",
+    ),
+    opt(
+        Id::PerCore,
+        None,
+        "per-core",
+        None,
+        "aggregate counts per physical processor core",
+    ),
+    opt(
+        Id::PerNode,
+        None,
+        "per-node",
+        None,
+        "aggregate counts per numa node",
+    ),
 ];
 
 /// The parsed command line.
@@ -249,6 +282,10 @@ impl Options {
             Id::Tid => self.set.tids = Some(value),
             Id::PerThread => self.set.per_thread = true,
             Id::NoAggr => self.set.no_aggr = true,
+            Id::PerSocket => self.set.per = Some(TopologyLevel::Socket),
+            Id::PerDie => self.set.per = Some(TopologyLevel::Die),
+            Id::PerCore => self.set.per = Some(TopologyLevel::Core),
+            Id::PerNode => self.set.per = Some(TopologyLevel::Node),
             Id::IntervalPrint => match value.parse::<u64>() {
                 Ok(ms) if ms >= 10 => self.set.interval_ms = Some(ms),
                 Ok(_) => bad_value(o, "expects at least 10 (ms)"),

@@ -21,10 +21,10 @@ use crate::run::{self, Outcome, Run, Wanted};
 use perf_event_core::linux::process::strsignal;
 use perf_event_core::read_format::Counts;
 use perf_event_core::set::{
-    aggregate, AggrKey, AggrMode, AggrValue, Aggregate, BudgetPolicy, CorePmus, Count, Cpus,
-    EventSet, EventSpec, HybridNames, Target, ThreadSet,
+    aggregate, aggregate_topology, AggrKey, AggrMode, AggrValue, Aggregate, BudgetPolicy, CorePmus,
+    Count, Cpus, EventSet, EventSpec, HybridNames, Target, ThreadSet, TopologyLevel,
 };
-use perf_event_core::sysfs::{CpuList, Pmus};
+use perf_event_core::sysfs::{CpuList, Pmus, Topology};
 use perf_event_core::workload::{ExitWatch, Workload};
 use std::collections::HashMap;
 use std::sync::atomic::Ordering;
@@ -40,6 +40,8 @@ pub struct SetOptions {
     pub per_thread: bool,
     pub no_aggr: bool,
     pub interval_ms: Option<u64>,
+    /// `--per-core`, `--per-die`, `--per-socket`, `--per-node`.
+    pub per: Option<TopologyLevel>,
 }
 
 impl SetOptions {
@@ -52,6 +54,7 @@ impl SetOptions {
             || self.per_thread
             || self.no_aggr
             || self.interval_ms.is_some()
+            || self.per.is_some()
     }
 
     /// Whether a target other than a command is given.
@@ -277,9 +280,28 @@ fn read_comms(set: &EventSet) -> HashMap<i32, String> {
 }
 
 /// perf's prefix for a key: `CPU0 ` (-A), `comm-tid ` (--per-thread).
-fn key_prefix(key: &AggrKey, csv: Option<&str>, comms: &HashMap<i32, String>) -> String {
+fn key_prefix(key: &AggrKey, csv: Option<&str>, comms: &HashMap<i32, String>, nr: usize) -> String {
     let sep = csv.unwrap_or(" ");
+    // perf 6.1's aggr_printout: the key, then (topology) how many CPUs.
+    let nr = if csv.is_some() {
+        format!("{nr}{sep}")
+    } else {
+        format!("{nr:>4}{sep}")
+    };
+    let w = |width: usize, v: i32| {
+        if csv.is_some() {
+            v.to_string()
+        } else {
+            format!("{v:<width$}")
+        }
+    };
     match key {
+        AggrKey::Socket(s) => format!("S{}{sep}{nr}", w(5, *s)),
+        AggrKey::Die { socket, die } => format!("S{socket}-D{}{sep}{nr}", w(8, *die)),
+        AggrKey::Core { socket, die, core } => {
+            format!("S{socket}-D{die}-C{}{sep}{nr}", w(8, *core))
+        }
+        AggrKey::Node(n) => format!("N{}{sep}{nr}", w(5, *n)),
         AggrKey::Cpu(c) if csv.is_some() => format!("CPU{c}{sep}"),
         AggrKey::Cpu(c) => format!("CPU{c:<7}{sep}"),
         AggrKey::Thread(t) => {
@@ -316,18 +338,42 @@ fn lines_for(
     elapsed: Duration,
     stamp: &str,
 ) -> String {
-    let lines = aggregate(set.events(), counts, mode(&opts.set), HybridNames::Keep);
+    let topology = opts.set.per.map(|level| {
+        let topo = Topology::read().unwrap_or_else(|e| fail(&e.to_string()));
+        (level, topo)
+    });
+    let lines = match &topology {
+        Some((level, topo)) => {
+            aggregate_topology(set.events(), counts, *level, topo, HybridNames::Keep)
+        }
+        None => aggregate(set.events(), counts, mode(&opts.set), HybridNames::Keep),
+    };
+    // How many of the counted CPUs each topology key holds.
+    let nr = |key: &AggrKey| -> usize {
+        let Some((level, topo)) = &topology else {
+            return 0;
+        };
+        let mut cpus: Vec<i32> = counts
+            .iter()
+            .filter(|c| level.key(topo, c.cpu).as_ref() == Some(key))
+            .map(|c| c.cpu)
+            .collect();
+        cpus.sort_unstable();
+        cpus.dedup();
+        cpus.len()
+    };
     let csv = opts.csv.as_deref();
     let keyed: Vec<(String, Vec<Outcome>, Vec<String>)> = outcomes_by_key(events.len(), &lines)
         .into_iter()
         .map(|(key, outcomes)| {
             let text = table_lines(events, outcomes.clone(), elapsed, csv);
-            (key_prefix(&key, csv, comms), outcomes, text)
+            (key_prefix(&key, csv, comms, nr(&key)), outcomes, text)
         })
         .collect();
     let mut out = String::new();
-    if keyed.iter().any(|(_, _, text)| text.len() != events.len()) {
-        // Not one line per event: keep each key's lines together.
+    // Per topology key perf keeps each key's lines together; so do we
+    // when a key's table is not one line per event.
+    if topology.is_some() || keyed.iter().any(|(_, _, text)| text.len() != events.len()) {
         for (prefix, _, text) in &keyed {
             for line in text {
                 out.push_str(&format!("{stamp}{prefix}{line}\n"));
@@ -619,7 +665,7 @@ pub fn run(opts: &Options) -> ! {
     } else {
         chosen.label.clone()
     };
-    let text = if mode(s) == AggrMode::Total {
+    let text = if mode(s) == AggrMode::Total && s.per.is_none() {
         let lines = aggregate(set.events(), &counts, AggrMode::Total, HybridNames::Keep);
         let outcomes = outcomes_by_key(events.len(), &lines).remove(0).1;
         let run = Run {

@@ -358,3 +358,65 @@ fn wildcard_tracepoints_expand_in_perfs_order() {
     assert!(theirs.len() >= 4, "{theirs:?}");
     assert_eq!(names(None), theirs);
 }
+
+/// (key, CPUs, unit, event, columns) of each CSV line of a topology mode.
+fn topology_layout(
+    perf: Option<&str>,
+    args: &[&str],
+) -> Vec<(String, String, String, String, usize)> {
+    let out = tool(perf).args(args).output().unwrap();
+    let text = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert!(out.status.success(), "{perf:?} {args:?}: {text}");
+    csv_lines(&text)
+        .iter()
+        .map(|l| {
+            let f = fields(l, ',');
+            (
+                f[0].clone(),
+                f[1].clone(),
+                f[3].clone(),
+                f[4].clone(),
+                f.len(),
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn per_core_socket_die_node_order_and_columns_match_perf() {
+    let Some(perf) = perf() else { return };
+    for mode in ["--per-core", "--per-socket", "--per-die", "--per-node"] {
+        let args = [
+            mode,
+            "-a",
+            "-x,",
+            "-e",
+            "task-clock,cs",
+            "--",
+            "sleep",
+            "0.1",
+        ];
+        assert_eq!(
+            topology_layout(None, &args),
+            topology_layout(Some(&perf), &args),
+            "{mode}"
+        );
+        // The table: the key and CPU-count columns as perf prints them.
+        let prefix = |who: Option<&str>| -> Vec<String> {
+            let out = tool(who)
+                .args([mode, "-a", "-e", "task-clock", "--", "sleep", "0.1"])
+                .output()
+                .unwrap();
+            String::from_utf8_lossy(&out.stderr)
+                .lines()
+                .filter(|l| l.contains("task-clock"))
+                .map(|l| {
+                    l[..l.find(" msec").unwrap()]
+                        .trim_end_matches(|c: char| c.is_ascii_digit() || c == '.')
+                        .to_owned()
+                })
+                .collect()
+        };
+        assert_eq!(prefix(None), prefix(Some(&perf)), "{mode}");
+    }
+}
