@@ -92,7 +92,7 @@ fn main() {
     if opts.set.active() {
         set_mode::run(&opts);
     }
-    let events = run::wanted(&opts.events, opts.inherit);
+    let events = run::wanted(&opts);
     if opts.command.iter().any(|a| a.contains('\0')) {
         args::usage("NUL in an argument");
     }
@@ -100,7 +100,13 @@ fn main() {
     let mut runs: Vec<Run> = Vec::new();
     let mut code = 0;
     while opts.runs == 0 || runs.len() < opts.runs {
-        let run = run::run_once(&events, argv, opts.verbose).unwrap_or_else(|f| fail(f));
+        let run = run::run_once(
+            &events,
+            argv,
+            opts.verbose,
+            opts.timeout_ms.map(std::time::Duration::from_millis),
+        )
+        .unwrap_or_else(|f| fail(f));
         if libc::WIFSIGNALED(run.status) {
             report_signal(&opts.command[0], libc::WTERMSIG(run.status));
         }

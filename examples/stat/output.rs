@@ -242,7 +242,10 @@ pub fn report(command: &[String], csv: Option<&str>, events: &[Wanted], runs: &[
         out.push_str(&line);
         out.push('\n');
     }
-    out.push('\n');
+    // perf -n: no event lines, and no blank line for them.
+    if !events.is_empty() {
+        out.push('\n');
+    }
     if repeated {
         let sd = elapsed * elapsed_rsd / 100.0;
         // perf shows two digits more than the deviation's first one.

@@ -15,7 +15,7 @@
 //! end, as perf 6.1 lets it (Ctrl-C from the terminal reaches the command
 //! itself). SIGTERM is not caught: the tool dies of it, as perf does.
 
-use crate::args::usage;
+use crate::args::{usage, Options};
 use perf_event_core::attr::Attr;
 use perf_event_core::fd::EventFd;
 use perf_event_core::open::{open, OpenError, OpenFlags, Scope};
@@ -122,7 +122,11 @@ pub fn die_of_signal() {
 }
 
 /// The events of `events`, with the settings every run needs.
-pub fn wanted(events: &str, inherit: bool) -> Vec<Wanted> {
+pub fn wanted(opts: &Options) -> Vec<Wanted> {
+    let (events, inherit) = (opts.events.as_str(), opts.inherit);
+    if events.is_empty() {
+        return Vec::new(); // -n
+    }
     let system = System::discover();
     let resolver: &dyn Resolver = match &system {
         Ok(s) => s,
@@ -136,7 +140,14 @@ pub fn wanted(events: &str, inherit: bool) -> Vec<Wanted> {
     for group in list.groups() {
         let leader = out.len();
         for (i, ev) in group.iter().enumerate() {
-            let attr = ev.attr.read_format(TIMES).inherit(inherit);
+            let mut attr = ev.attr.read_format(TIMES).inherit(inherit);
+            // perf's --all-user / --all-kernel: every event one side only.
+            if opts.all_user {
+                attr = attr.exclude_kernel(true).exclude_user(false);
+            }
+            if opts.all_kernel {
+                attr = attr.exclude_user(true).exclude_kernel(false);
+            }
             // Only group leaders wait for exec; members follow their leader.
             let attr = if i == 0 {
                 attr.disabled(true).enable_on_exec(true)
@@ -155,7 +166,13 @@ pub fn wanted(events: &str, inherit: bool) -> Vec<Wanted> {
 
 /// Forks the command held before exec, opens the events on it, releases
 /// it, waits.
-pub fn run_once(events: &[Wanted], argv: &[String], verbose: bool) -> Result<Run, Failure> {
+/// `timeout`: perf's `--timeout`: the command gets SIGTERM after it.
+pub fn run_once(
+    events: &[Wanted],
+    argv: &[String],
+    verbose: bool,
+    timeout: Option<Duration>,
+) -> Result<Run, Failure> {
     let mut workload = Workload::hold(argv).unwrap_or_else(|e| {
         eprintln!("stat: {e}");
         std::process::exit(255)
@@ -172,6 +189,21 @@ pub fn run_once(events: &[Wanted], argv: &[String], verbose: bool) -> Result<Run
     let released = workload.release();
     if let Err(WorkloadError::Exec { errno, .. }) = released {
         return Err(Failure::Exec(errno.0));
+    }
+    if let Some(t) = timeout {
+        // Woken by the exit or the deadline, whichever is first.
+        let deadline = start + t;
+        loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            match workload.wait_exit(Some(left)) {
+                Ok(true) => break,
+                Ok(false) if Instant::now() >= deadline => {
+                    let _ = workload.signal(libc::SIGTERM);
+                    break;
+                }
+                _ => {}
+            }
+        }
     }
     let exit = workload.reap().unwrap_or_else(|e| {
         eprintln!("stat: {e}");

@@ -42,6 +42,8 @@ pub struct SetOptions {
     pub interval_ms: Option<u64>,
     /// `--per-core`, `--per-die`, `--per-socket`, `--per-node`.
     pub per: Option<TopologyLevel>,
+    /// `--interval-count N`: stop after N intervals.
+    pub interval_count: Option<u64>,
 }
 
 impl SetOptions {
@@ -539,7 +541,7 @@ pub fn run(opts: &Options) -> ! {
             .filter(|_| child_is_target)
             .map(Workload::pid),
     );
-    let wanted = run::wanted(&opts.events, opts.inherit);
+    let wanted = run::wanted(opts);
     // An error drops the held command, which then exits unexecuted.
     let mut set = EventSet::open(
         groups(&wanted, child_is_target),
@@ -587,6 +589,8 @@ pub fn run(opts: &Options) -> ! {
     let mut before: Vec<Count> = Vec::new();
     let mut last_tick = start;
     let mut ended = start;
+    let mut printed = 0u64;
+    let mut quiet = false;
     if interval.is_some() && opts.csv.is_none() {
         eprintln!("#           time             counts unit events");
     }
@@ -636,16 +640,27 @@ pub fn run(opts: &Options) -> ! {
             if now >= n || done {
                 print_interval(&mut set, if done { now } else { n.max(now) });
                 next = Some(n + interval.unwrap_or_default());
+                printed += 1;
             }
         }
         if done {
+            break;
+        }
+        // --interval-count: perf stops there and ends the command quietly.
+        if s.interval_count.is_some_and(|n| printed >= n) {
+            set.disable().unwrap_or_else(|e| fail(&e.to_string()));
+            ended = now;
+            if let Some(w) = &workload {
+                let _ = w.signal(libc::SIGTERM);
+                quiet = true;
+            }
             break;
         }
     }
     let elapsed = ended - start;
     let code = match workload.as_mut().map(Workload::reap) {
         Some(Ok(exit)) => {
-            if let Some(sig) = exit.signal() {
+            if let Some(sig) = exit.signal().filter(|_| !quiet) {
                 eprintln!("{}: {}", opts.command[0], strsignal(sig));
             }
             exit.code().unwrap_or(0)
