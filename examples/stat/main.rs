@@ -8,8 +8,10 @@
 //! - Options as perf reads them: `-x,` or `-x ,`, `-r5`, `--repeat=5`,
 //!   `-e` repeated, `-o FILE` (`--append`), `-i` (no inheritance), `-v`;
 //!   unknown options get perf's usage and status 129. `-a`, `-C`, `-p`,
-//!   `-t`, `--per-thread`, `-A`, `-I` count on the event-set layer
-//!   (`set_mode.rs`).
+//!   `-t`, `--per-thread`, `-A`, `-I`, `--interval-count`, `--per-core`,
+//!   `--per-die`, `--per-socket`, `--per-node` count on the event-set
+//!   layer (`set_mode.rs`). `-n` (times only), `--timeout MS` (SIGTERM to
+//!   the command), `--all-user` / `--all-kernel`, `-B` (refused with `-x`).
 //! - Events use perf's syntax (`-e cycles:u,{task-clock,page-faults}`,
 //!   `-e 'syscalls:sys_enter_w*'`); events the machine lacks print
 //!   `<not supported>`, events that never ran `<not counted>`, multiplexed

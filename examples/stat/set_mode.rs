@@ -12,8 +12,15 @@
 //! - Generalized hardware events expand to one event per core PMU on hybrid
 //!   machines (`cpu_core/cycles/`, `cpu_atom/cycles/`).
 //! - `-A` prints one line per CPU (`CPU0 ...`), `--per-thread` one per
-//!   thread (`comm-tid ...`), `-I MS` the counts of each interval prefixed
-//!   with the time.
+//!   thread (`comm-tid ...`), both event by event as perf 6.1 does;
+//!   `--per-core` / `--per-die` / `--per-socket` / `--per-node` one per
+//!   topology key with its CPU count (`S0-D0-C0  2 ...`); `-I MS` the
+//!   counts of each interval prefixed with the time, `--interval-count N`
+//!   stops after N.
+//! - The window is exact: the command is held before exec by
+//!   `perf_event_core::workload`, CPU-wide and attached sets are enabled
+//!   right before its release and disabled when its exit (a pidfd) or
+//!   Ctrl-C wakes the poll; no polling period.
 
 use crate::args::{usage, Options};
 use crate::output;
