@@ -9,6 +9,7 @@
 
 use crate::set_mode::SetOptions;
 use crate::DEFAULT_EVENTS;
+use perf_event_core::set::TopologyLevel;
 
 /// What an option does with its value.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -30,6 +31,16 @@ pub enum Id {
     PerThread,
     NoAggr,
     IntervalPrint,
+    PerSocket,
+    PerDie,
+    PerCore,
+    PerNode,
+    Null,
+    BigNum,
+    Timeout,
+    IntervalCount,
+    AllUser,
+    AllKernel,
 }
 
 /// One option: its letters, its value's name (None: a switch), its help.
@@ -158,6 +169,76 @@ pub const OPTIONS: &[Opt] = &[
         None,
         "aggregate counts per thread",
     ),
+    opt(
+        Id::PerSocket,
+        None,
+        "per-socket",
+        None,
+        "aggregate counts per processor socket",
+    ),
+    opt(
+        Id::PerDie,
+        None,
+        "per-die",
+        None,
+        "aggregate counts per processor die",
+    ),
+    opt(
+        Id::PerCore,
+        None,
+        "per-core",
+        None,
+        "aggregate counts per physical processor core",
+    ),
+    opt(
+        Id::PerNode,
+        None,
+        "per-node",
+        None,
+        "aggregate counts per numa node",
+    ),
+    opt(
+        Id::Null,
+        Some('n'),
+        "null",
+        None,
+        "null run - dont start any counters",
+    ),
+    opt(
+        Id::BigNum,
+        Some('B'),
+        "big-num",
+        None,
+        "print large numbers with thousands' separators",
+    ),
+    opt(
+        Id::Timeout,
+        None,
+        "timeout",
+        Some("n"),
+        "stop workload and print counts after a timeout period in ms (>= 10ms)",
+    ),
+    opt(
+        Id::IntervalCount,
+        None,
+        "interval-count",
+        Some("n"),
+        "print counts for fixed number of times",
+    ),
+    opt(
+        Id::AllUser,
+        None,
+        "all-user",
+        None,
+        "Configure all used events to run in user space.",
+    ),
+    opt(
+        Id::AllKernel,
+        None,
+        "all-kernel",
+        None,
+        "Configure all used events to run in kernel space.",
+    ),
 ];
 
 /// The parsed command line.
@@ -173,6 +254,16 @@ pub struct Options {
     pub command: Vec<String>,
     /// Targets, aggregation and intervals (`-a -C -p -t --per-thread -A -I`).
     pub set: SetOptions,
+    /// `-B` (refused with `-x`, as perf refuses it).
+    pub big_num: bool,
+    /// `-n`: no counters, only the times.
+    pub null: bool,
+    /// `--timeout MS`: the command is ended (SIGTERM) after this long.
+    pub timeout_ms: Option<u64>,
+    /// `--all-user` (exclude_kernel) / `--all-kernel` (exclude_user).
+    pub all_user: bool,
+    /// See `all_user`.
+    pub all_kernel: bool,
     /// The `-e` lists, in order.
     event_list: Vec<String>,
 }
@@ -249,6 +340,24 @@ impl Options {
             Id::Tid => self.set.tids = Some(value),
             Id::PerThread => self.set.per_thread = true,
             Id::NoAggr => self.set.no_aggr = true,
+            Id::PerSocket => self.set.per = Some(TopologyLevel::Socket),
+            Id::PerDie => self.set.per = Some(TopologyLevel::Die),
+            Id::PerCore => self.set.per = Some(TopologyLevel::Core),
+            Id::PerNode => self.set.per = Some(TopologyLevel::Node),
+            Id::Null => self.null = true,
+            // perf's separators follow the locale (none in C): accepted.
+            Id::BigNum => self.big_num = true,
+            Id::Timeout => match value.parse::<u64>() {
+                Ok(ms) if ms >= 10 => self.timeout_ms = Some(ms),
+                Ok(_) => bad_value(o, "expects at least 10 (ms)"),
+                Err(_) => bad_value(o, "expects a numerical value"),
+            },
+            Id::IntervalCount => match value.parse::<u64>() {
+                Ok(n) => self.set.interval_count = Some(n),
+                Err(_) => bad_value(o, "expects a numerical value"),
+            },
+            Id::AllUser => self.all_user = true,
+            Id::AllKernel => self.all_kernel = true,
             Id::IntervalPrint => match value.parse::<u64>() {
                 Ok(ms) if ms >= 10 => self.set.interval_ms = Some(ms),
                 Ok(_) => bad_value(o, "expects at least 10 (ms)"),
@@ -270,6 +379,11 @@ pub fn parse(args: impl IntoIterator<Item = String>) -> Options {
         verbose: false,
         command: Vec::new(),
         set: SetOptions::default(),
+        big_num: false,
+        null: false,
+        timeout_ms: None,
+        all_user: false,
+        all_kernel: false,
         event_list: Vec::new(),
     };
     let mut args = args.into_iter();
@@ -328,7 +442,16 @@ pub fn parse(args: impl IntoIterator<Item = String>) -> Options {
     if opts.command.is_empty() && !opts.set.has_target() {
         usage("no command given: this example counts a command it starts (perf stat [<options>] <command>)");
     }
-    opts.events = if opts.event_list.is_empty() {
+    if opts.big_num && opts.csv.is_some() {
+        // perf 6.1: this message, the two options, status 234 (-EINVAL).
+        eprintln!(
+            "-B option not supported with -x\n\n{USAGE}\n\n    -B, --big-num         print large numbers with thousands' separators\n    -x, --field-separator <separator>\n                          print counts with custom separator"
+        );
+        std::process::exit(234);
+    }
+    opts.events = if opts.null {
+        String::new()
+    } else if opts.event_list.is_empty() {
         DEFAULT_EVENTS.to_owned()
     } else {
         opts.event_list.join(",")

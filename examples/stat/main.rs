@@ -8,8 +8,10 @@
 //! - Options as perf reads them: `-x,` or `-x ,`, `-r5`, `--repeat=5`,
 //!   `-e` repeated, `-o FILE` (`--append`), `-i` (no inheritance), `-v`;
 //!   unknown options get perf's usage and status 129. `-a`, `-C`, `-p`,
-//!   `-t`, `--per-thread`, `-A`, `-I` count on the event-set layer
-//!   (`set_mode.rs`).
+//!   `-t`, `--per-thread`, `-A`, `-I`, `--interval-count`, `--per-core`,
+//!   `--per-die`, `--per-socket`, `--per-node` count on the event-set
+//!   layer (`set_mode.rs`). `-n` (times only), `--timeout MS` (SIGTERM to
+//!   the command), `--all-user` / `--all-kernel`, `-B` (refused with `-x`).
 //! - Events use perf's syntax (`-e cycles:u,{task-clock,page-faults}`,
 //!   `-e 'syscalls:sys_enter_w*'`); events the machine lacks print
 //!   `<not supported>`, events that never ran `<not counted>`, multiplexed
@@ -21,8 +23,9 @@
 //! - The command's exit status is passed through. A command killed by a
 //!   signal is reported as perf does (`CMD: Terminated`, status 0, the
 //!   counts); a command that cannot be run prints perf's
-//!   `Workload failed: ...` and exits 255 with no table. SIGINT / SIGTERM
-//!   are passed on to the command; the counts so far are printed.
+//!   `Workload failed: ...` and exits 255 with no table. SIGINT to the
+//!   tool alone lets the command finish (perf 6.1); SIGTERM ends the tool
+//!   at once (status 143), as it ends perf.
 
 mod args;
 mod output;
@@ -30,7 +33,7 @@ mod run;
 mod set_mode;
 
 use run::{Failure, Run};
-use std::ffi::{CStr, CString};
+use std::ffi::CStr;
 use std::io::Write;
 use std::sync::atomic::Ordering;
 
@@ -82,28 +85,38 @@ fn started_on() -> String {
 }
 
 fn main() {
+    // Rust ignores SIGPIPE; perf dies of it when its reader goes away
+    // (`stat -I 100 -- cmd 2>&1 | head -3`: status 141).
+    // SAFETY: restoring a signal's default action.
+    unsafe { libc::signal(libc::SIGPIPE, libc::SIG_DFL) };
     let opts = args::options();
     run::catch_signals();
     if opts.set.active() {
         set_mode::run(&opts);
     }
-    let events = run::wanted(&opts.events, opts.inherit);
-    let argv: Vec<CString> = opts
-        .command
-        .iter()
-        .map(|a| CString::new(a.as_str()).unwrap_or_else(|_| args::usage("NUL in an argument")))
-        .collect();
+    let events = run::wanted(&opts);
+    if opts.command.iter().any(|a| a.contains('\0')) {
+        args::usage("NUL in an argument");
+    }
+    let argv = &opts.command;
     let mut runs: Vec<Run> = Vec::new();
     let mut code = 0;
     while opts.runs == 0 || runs.len() < opts.runs {
-        let run = run::run_once(&events, &argv, opts.verbose).unwrap_or_else(|f| fail(f));
+        let run = run::run_once(
+            &events,
+            argv,
+            opts.verbose,
+            opts.timeout_ms.map(std::time::Duration::from_millis),
+        )
+        .unwrap_or_else(|f| fail(f));
         if libc::WIFSIGNALED(run.status) {
             report_signal(&opts.command[0], libc::WTERMSIG(run.status));
         }
         // perf's status: the command's exit code (0 when a signal ended it).
         code = libc::WEXITSTATUS(run.status);
         runs.push(run);
-        if run::RECEIVED.load(Ordering::SeqCst) != 0 {
+        // -r 0 repeats until Ctrl-C; perf runs every one of -r N.
+        if opts.runs == 0 && run::RECEIVED.load(Ordering::SeqCst) != 0 {
             break;
         }
     }

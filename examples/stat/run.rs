@@ -11,19 +11,18 @@
 //! group (reported `<not counted>`, the member `<not supported>`), so no
 //! event ever counts outside its group or before exec.
 //!
-//! SIGINT and SIGTERM to this tool are passed on to the command (unless
-//! the terminal sent them to the whole foreground group, so the command
-//! has them already); the tool keeps waiting for the command, as perf
-//! does, then prints what was counted and stops repeating.
+//! SIGINT to this tool alone is not passed on: the command runs to its
+//! end, as perf 6.1 lets it (Ctrl-C from the terminal reaches the command
+//! itself). SIGTERM is not caught: the tool dies of it, as perf does.
 
-use crate::args::usage;
+use crate::args::{usage, Options};
 use perf_event_core::attr::Attr;
 use perf_event_core::fd::EventFd;
 use perf_event_core::open::{open, OpenError, OpenFlags, Scope};
 use perf_event_core::parse::{parse, Builtin, Resolver, System};
 use perf_event_core::read_format::Counts;
 use perf_event_core::sys;
-use std::ffi::CString;
+use perf_event_core::workload::{Workload, WorkloadError};
 use std::sync::atomic::{AtomicI32, Ordering};
 use std::time::{Duration, Instant};
 
@@ -67,36 +66,67 @@ pub enum Failure {
 
 /// The signal received (0: none).
 pub static RECEIVED: AtomicI32 = AtomicI32::new(0);
-/// The running command (0: none).
-static CHILD: AtomicI32 = AtomicI32::new(0);
+/// The write end of the self-pipe the handler writes to (-1: none).
+static WAKE: AtomicI32 = AtomicI32::new(-1);
+/// Its read end, polled beside the exit watches.
+static WAKE_READ: AtomicI32 = AtomicI32::new(-1);
 
-extern "C" fn on_signal(sig: libc::c_int, info: *mut libc::siginfo_t, _: *mut libc::c_void) {
+extern "C" fn on_signal(sig: libc::c_int) {
     RECEIVED.store(sig, Ordering::SeqCst);
-    // SAFETY: the kernel passes a valid siginfo to an SA_SIGINFO handler.
-    let from_terminal = !info.is_null() && unsafe { (*info).si_code } == libc::SI_KERNEL;
-    let child = CHILD.load(Ordering::SeqCst);
-    if child > 0 && !from_terminal {
-        // SAFETY: kill is async-signal-safe.
-        unsafe { libc::kill(child, sig) };
+    let fd = WAKE.load(Ordering::SeqCst);
+    if fd >= 0 {
+        // SAFETY: write is async-signal-safe; a full pipe just drops it.
+        unsafe { libc::write(fd, [1u8].as_ptr().cast(), 1) };
     }
 }
 
-/// Catches SIGINT and SIGTERM for the whole session.
+/// Catches SIGINT for the whole session, as perf 6.1 does: it is not
+/// passed on to the command (Ctrl-C from the terminal reaches the command
+/// itself), the command runs to its end; with no command it ends counting
+/// and, after the report, the tool dies of it ([`die_of_signal`]).
+/// SIGTERM keeps its default action: the tool dies at once (perf: 143).
 pub fn catch_signals() {
-    for sig in [libc::SIGINT, libc::SIGTERM] {
-        // SAFETY: a zeroed sigaction with our handler and an empty mask.
-        unsafe {
-            let mut action: libc::sigaction = std::mem::zeroed();
-            action.sa_sigaction = on_signal as *const () as usize;
-            action.sa_flags = libc::SA_SIGINFO | libc::SA_RESTART;
-            libc::sigemptyset(&mut action.sa_mask);
-            libc::sigaction(sig, &action, std::ptr::null_mut());
-        }
+    let mut fds = [-1; 2];
+    // SAFETY: pipe2 fills two fds; both ends non-blocking, close-on-exec.
+    if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC | libc::O_NONBLOCK) } == 0 {
+        WAKE_READ.store(fds[0], Ordering::SeqCst);
+        WAKE.store(fds[1], Ordering::SeqCst);
+    }
+    // SAFETY: a zeroed sigaction with our handler and an empty mask.
+    unsafe {
+        let mut action: libc::sigaction = std::mem::zeroed();
+        action.sa_sigaction = on_signal as *const () as usize;
+        action.sa_flags = libc::SA_RESTART;
+        libc::sigemptyset(&mut action.sa_mask);
+        libc::sigaction(libc::SIGINT, &action, std::ptr::null_mut());
+    }
+}
+
+/// The read end of the signal self-pipe: readable once a signal came.
+pub fn signal_fd() -> i32 {
+    WAKE_READ.load(Ordering::SeqCst)
+}
+
+/// Ends the process by the signal received, if any (perf's `sig_atexit`:
+/// the shell sees 128 + the signal); returns when none came.
+pub fn die_of_signal() {
+    let sig = RECEIVED.load(Ordering::SeqCst);
+    if sig == 0 {
+        return;
+    }
+    // SAFETY: restoring the default action, then raising the signal.
+    unsafe {
+        libc::signal(sig, libc::SIG_DFL);
+        libc::raise(sig);
     }
 }
 
 /// The events of `events`, with the settings every run needs.
-pub fn wanted(events: &str, inherit: bool) -> Vec<Wanted> {
+pub fn wanted(opts: &Options) -> Vec<Wanted> {
+    let (events, inherit) = (opts.events.as_str(), opts.inherit);
+    if events.is_empty() {
+        return Vec::new(); // -n
+    }
     let system = System::discover();
     let resolver: &dyn Resolver = match &system {
         Ok(s) => s,
@@ -110,7 +140,14 @@ pub fn wanted(events: &str, inherit: bool) -> Vec<Wanted> {
     for group in list.groups() {
         let leader = out.len();
         for (i, ev) in group.iter().enumerate() {
-            let attr = ev.attr.read_format(TIMES).inherit(inherit);
+            let mut attr = ev.attr.read_format(TIMES).inherit(inherit);
+            // perf's --all-user / --all-kernel: every event one side only.
+            if opts.all_user {
+                attr = attr.exclude_kernel(true).exclude_user(false);
+            }
+            if opts.all_kernel {
+                attr = attr.exclude_user(true).exclude_kernel(false);
+            }
             // Only group leaders wait for exec; members follow their leader.
             let attr = if i == 0 {
                 attr.disabled(true).enable_on_exec(true)
@@ -127,115 +164,52 @@ pub fn wanted(events: &str, inherit: bool) -> Vec<Wanted> {
     out
 }
 
-/// A pipe, both ends close-on-exec.
-fn pipe() -> [libc::c_int; 2] {
-    let mut fds = [0; 2];
-    // SAFETY: pipe2 fills two fds.
-    if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
-        eprintln!("stat: pipe2: {}", std::io::Error::last_os_error());
-        std::process::exit(255);
-    }
-    fds
-}
-
-/// Waits for `pid` (through EINTR); its wait status and resource usage.
-fn wait(pid: libc::pid_t) -> (i32, libc::rusage) {
-    let mut status = 0;
-    // SAFETY: a zeroed rusage is valid; wait4 fills it.
-    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
-    // SAFETY: waiting for our own child.
-    while unsafe { libc::wait4(pid, &mut status, 0, &mut usage) } < 0
-        && std::io::Error::last_os_error().kind() == std::io::ErrorKind::Interrupted
-    {}
-    (status, usage)
-}
-
-fn close(fd: libc::c_int) {
-    // SAFETY: closing our own pipe end once.
-    unsafe { libc::close(fd) };
-}
-
-fn duration(tv: libc::timeval) -> Duration {
-    Duration::new(tv.tv_sec.max(0) as u64, (tv.tv_usec.max(0) as u32) * 1000)
-}
-
-/// Forks the command, opens the events on it, lets it exec, waits.
-pub fn run_once(events: &[Wanted], argv: &[CString], verbose: bool) -> Result<Run, Failure> {
-    let go = pipe();
-    let failed = pipe();
-    let mut ptrs: Vec<*const libc::c_char> = argv.iter().map(|a| a.as_ptr()).collect();
-    ptrs.push(std::ptr::null());
-    // SAFETY: the child only calls async-signal-safe functions (close,
-    // read, execvp, write, _exit) on memory prepared before the fork.
-    let pid = unsafe { libc::fork() };
-    if pid == 0 {
-        // SAFETY: see above. Without the go byte the child exits unexecuted.
-        unsafe {
-            libc::close(go[1]);
-            libc::close(failed[0]);
-            let mut byte = 0u8;
-            if libc::read(go[0], (&mut byte as *mut u8).cast(), 1) == 1 {
-                libc::execvp(ptrs[0], ptrs.as_ptr());
-                let errno = *libc::__errno_location();
-                libc::write(failed[1], (&errno as *const i32).cast(), 4);
-            }
-            libc::_exit(127);
-        }
-    }
-    if pid < 0 {
-        eprintln!("stat: fork: {}", std::io::Error::last_os_error());
-        std::process::exit(255);
-    }
-    CHILD.store(pid, Ordering::SeqCst);
-    close(go[0]);
-    close(failed[1]);
-    let opened = open_all(events, pid, verbose);
-    let fds = match opened {
+/// Forks the command held before exec, opens the events on it, releases
+/// it, waits.
+/// `timeout`: perf's `--timeout`: the command gets SIGTERM after it.
+pub fn run_once(
+    events: &[Wanted],
+    argv: &[String],
+    verbose: bool,
+    timeout: Option<Duration>,
+) -> Result<Run, Failure> {
+    let mut workload = Workload::hold(argv).unwrap_or_else(|e| {
+        eprintln!("stat: {e}");
+        std::process::exit(255)
+    });
+    let pid = workload.pid();
+    let fds = match open_all(events, pid, verbose) {
         Ok(fds) => fds,
         Err(failure) => {
-            close(go[1]); // the child exits without exec
-            close(failed[0]);
-            wait(pid);
-            CHILD.store(0, Ordering::SeqCst);
+            drop(workload); // the child exits without exec
             return Err(failure);
         }
     };
     let start = Instant::now();
-    let mut errno = [0u8; 4];
-    // SAFETY: one byte releases the child into exec; the failure pipe then
-    // yields 4 bytes (exec failed) or end of file (exec succeeded).
-    let exec_failed = unsafe {
-        libc::write(go[1], [1u8].as_ptr().cast(), 1);
-        libc::close(go[1]);
-        let mut got = 0;
+    let released = workload.release();
+    if let Err(WorkloadError::Exec { errno, .. }) = released {
+        return Err(Failure::Exec(errno.0));
+    }
+    if let Some(t) = timeout {
+        // Woken by the exit or the deadline, whichever is first.
+        let deadline = start + t;
         loop {
-            let n = libc::read(failed[0], errno[got..].as_mut_ptr().cast(), 4 - got);
-            if n > 0 {
-                got += n as usize;
-                if got == 4 {
-                    break true;
+            let left = deadline.saturating_duration_since(Instant::now());
+            match workload.wait_exit(Some(left)) {
+                Ok(true) => break,
+                Ok(false) if Instant::now() >= deadline => {
+                    let _ = workload.signal(libc::SIGTERM);
+                    break;
                 }
-            } else if n == 0
-                || std::io::Error::last_os_error().kind() != std::io::ErrorKind::Interrupted
-            {
-                break false;
+                _ => {}
             }
         }
-    };
-    close(failed[0]);
-    // A signal that came while the events were being opened reached the
-    // child before exec, where it was caught: pass it on now.
-    let early = RECEIVED.load(Ordering::SeqCst);
-    if early != 0 && !exec_failed {
-        // SAFETY: signalling our own child, which has not been waited for.
-        unsafe { libc::kill(pid, early) };
     }
-    let (status, usage) = wait(pid);
+    let exit = workload.reap().unwrap_or_else(|e| {
+        eprintln!("stat: {e}");
+        std::process::exit(255)
+    });
     let elapsed = start.elapsed();
-    CHILD.store(0, Ordering::SeqCst);
-    if exec_failed {
-        return Err(Failure::Exec(i32::from_ne_bytes(errno)));
-    }
     let outcomes = fds
         .iter()
         .map(|fd| match fd {
@@ -250,9 +224,9 @@ pub fn run_once(events: &[Wanted], argv: &[CString], verbose: bool) -> Result<Ru
     Ok(Run {
         outcomes,
         elapsed,
-        status,
-        user: duration(usage.ru_utime),
-        sys: duration(usage.ru_stime),
+        status: exit.status,
+        user: exit.user,
+        sys: exit.sys,
     })
 }
 

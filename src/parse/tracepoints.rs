@@ -39,25 +39,45 @@ impl TracepointName {
     }
 }
 
-/// Every tracepoint under `<tracefs>/events`, sorted by system then event
-/// (the files `enable`, `filter`, `header_page`, `header_event` are not
-/// tracepoints; only directories are).
+/// Every tracepoint under `<tracefs>/events`, in tracefs's own order, as
+/// perf 6.1 expands a wildcard (it keeps `readdir(3)`'s order, which for
+/// tracefs follows the event ids): events of a system by their `id`, the
+/// systems by their smallest event id; names break ties and order events
+/// whose `id` cannot be read (after those with one). The files `enable`,
+/// `filter`, `header_page`, `header_event` are not tracepoints; only
+/// directories are.
 pub fn list_tracepoints(tracefs: &Tracefs) -> Result<Vec<TracepointName>, TracepointError> {
     let events = tracefs.root().join("events");
     let dirs = |path: &Path| -> Result<Vec<String>, TracepointError> {
         let entries = std::fs::read_dir(path)
             .map_err(|e| TracepointError::File(SysfsError::new(path, Problem::Io(e))))?;
-        let mut names: Vec<String> = entries
+        Ok(entries
             .filter_map(Result::ok)
             .filter(|e| e.file_type().is_ok_and(|t| t.is_dir()))
             .filter_map(|e| e.file_name().into_string().ok())
-            .collect();
-        names.sort();
-        Ok(names)
+            .collect())
     };
-    let mut out = Vec::new();
+    let id = |path: &Path| -> u64 {
+        std::fs::read_to_string(path.join("id"))
+            .ok()
+            .and_then(|t| t.trim().parse().ok())
+            .unwrap_or(u64::MAX)
+    };
+    let mut systems = Vec::new();
     for system in dirs(&events)? {
-        for event in dirs(&events.join(&system))? {
+        let dir = events.join(&system);
+        let mut list: Vec<(u64, String)> = dirs(&dir)?
+            .into_iter()
+            .map(|event| (id(&dir.join(&event)), event))
+            .collect();
+        list.sort();
+        let first = list.first().map_or(u64::MAX, |(id, _)| *id);
+        systems.push((first, system, list));
+    }
+    systems.sort();
+    let mut out = Vec::new();
+    for (_, system, list) in systems {
+        for (_, event) in list {
             out.push(TracepointName::new(&system, &event));
         }
     }

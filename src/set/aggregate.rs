@@ -5,6 +5,7 @@
 use super::event_set::EventInfo;
 use super::{Count, EventStatus};
 use crate::read_format::{Counts, Scaled};
+use crate::sysfs::Topology;
 
 /// How counts are grouped.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -41,6 +42,85 @@ pub enum AggrKey {
     Thread(i32),
     /// A core PMU (`cpu_core`); "" for events on no particular PMU.
     CoreType(String),
+    /// A socket (`perf stat --per-socket`, `S0`).
+    Socket(i32),
+    /// A die of a socket (`--per-die`, `S0-D0`).
+    Die {
+        /// The socket.
+        socket: i32,
+        /// The die within it.
+        die: i32,
+    },
+    /// A core (`--per-core`, `S0-D0-C0`): its SMT siblings together.
+    Core {
+        /// The socket.
+        socket: i32,
+        /// The die.
+        die: i32,
+        /// The core id.
+        core: i32,
+    },
+    /// A NUMA node (`--per-node`, `N0`).
+    Node(i32),
+}
+
+/// The topology level of [`aggregate_topology`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TopologyLevel {
+    /// Per core (`--per-core`).
+    Core,
+    /// Per die (`--per-die`).
+    Die,
+    /// Per socket (`--per-socket`).
+    Socket,
+    /// Per NUMA node (`--per-node`).
+    Node,
+}
+
+impl TopologyLevel {
+    /// The key of a CPU at this level (`None`: the CPU's place is unknown,
+    /// or the placement is on any CPU).
+    pub fn key(self, topology: &Topology, cpu: i32) -> Option<AggrKey> {
+        let p = topology.place(u32::try_from(cpu).ok()?)?;
+        Some(match self {
+            TopologyLevel::Core => AggrKey::Core {
+                socket: p.socket,
+                die: p.die,
+                core: p.core,
+            },
+            TopologyLevel::Die => AggrKey::Die {
+                socket: p.socket,
+                die: p.die,
+            },
+            TopologyLevel::Socket => AggrKey::Socket(p.socket),
+            TopologyLevel::Node => AggrKey::Node(p.node),
+        })
+    }
+
+    /// How many CPUs of `topology` share `key` (perf's second column).
+    pub fn cpus_in(self, topology: &Topology, key: &AggrKey) -> usize {
+        topology
+            .iter()
+            .filter(|(cpu, _)| self.key(topology, *cpu as i32).as_ref() == Some(key))
+            .count()
+    }
+}
+
+/// Aggregates CPU-wide counts per core, die, socket or NUMA node of
+/// `topology` (`perf stat -a --per-core` ...): values and times summed
+/// over the CPUs of each key, then scaled once, as [`aggregate`] does.
+/// Counts on a CPU the topology does not know (or on any CPU) fall under
+/// [`AggrKey::Cpu`]. Output in event order, then key order.
+pub fn aggregate_topology(
+    events: &[EventInfo],
+    counts: &[Count],
+    level: TopologyLevel,
+    topology: &Topology,
+    names: HybridNames,
+) -> Vec<Aggregate> {
+    aggregate_keyed(events, counts, names, false, &|c, _| {
+        level.key(topology, c.cpu).unwrap_or(AggrKey::Cpu(c.cpu))
+    })
 }
 
 /// One line of `perf stat` output.
@@ -81,6 +161,24 @@ pub fn aggregate(
     mode: AggrMode,
     names: HybridNames,
 ) -> Vec<Aggregate> {
+    let fold = mode != AggrMode::PerCpu;
+    aggregate_keyed(events, counts, names, fold, &|c, e| match mode {
+        AggrMode::Total => AggrKey::Total,
+        AggrMode::PerCpu => AggrKey::Cpu(c.cpu),
+        AggrMode::PerThread => AggrKey::Thread(c.tid),
+        AggrMode::PerCoreType => AggrKey::CoreType(e.spec.pmu.clone().unwrap_or_default()),
+    })
+}
+
+/// [`aggregate`] with the key of each count given by `key_of`; `fold`
+/// folds a thread's per-CPU fds first.
+fn aggregate_keyed(
+    events: &[EventInfo],
+    counts: &[Count],
+    names: HybridNames,
+    fold: bool,
+    key_of: &dyn Fn(&Count, &EventInfo) -> AggrKey,
+) -> Vec<Aggregate> {
     // One line per event; with Merge, the copies of a hybrid event (same
     // name, each bound to a core PMU) share the line of the first copy.
     let line_of = |i: usize| -> usize {
@@ -95,7 +193,7 @@ pub fn aggregate(
         }
     };
     let folded;
-    let counts = if mode == AggrMode::PerCpu {
+    let counts = if !fold {
         counts
     } else {
         folded = fold_task_cpus(counts);
@@ -111,17 +209,18 @@ pub fn aggregate(
         let mut any = false;
         for c in counts.iter().filter(|c| c.event == i) {
             any = true;
-            let key = match mode {
-                AggrMode::Total => AggrKey::Total,
-                AggrMode::PerCpu => AggrKey::Cpu(c.cpu),
-                AggrMode::PerThread => AggrKey::Thread(c.tid),
-                AggrMode::PerCoreType => AggrKey::CoreType(e.spec.pmu.clone().unwrap_or_default()),
-            };
+            let key = key_of(c, e);
             add(&mut lines, n, key, c.counts, None);
         }
         if !any {
-            let key = match mode {
-                AggrMode::PerCoreType => AggrKey::CoreType(e.spec.pmu.clone().unwrap_or_default()),
+            let none = Count {
+                event: i,
+                cpu: -1,
+                tid: -1,
+                counts: Counts::default(),
+            };
+            let key = match key_of(&none, e) {
+                k @ AggrKey::CoreType(_) => k,
                 _ => AggrKey::Total,
             };
             // Only a placeholder when the name has no line at all yet.

@@ -49,7 +49,10 @@ mod hybrid;
 mod spec;
 mod threads;
 
-pub use aggregate::{aggregate, AggrKey, AggrMode, AggrValue, Aggregate, HybridNames};
+pub use aggregate::{
+    aggregate, aggregate_topology, AggrKey, AggrMode, AggrValue, Aggregate, HybridNames,
+    TopologyLevel,
+};
 pub use budget::{fds_in_use, reserve, BudgetError};
 pub use cpus::{CpuProblem, CpuSelection, CpuSet, Cpus, RejectedCpu};
 pub use event_set::{AttachReport, EventInfo, EventSet, Placement};

@@ -33,6 +33,7 @@ mod limits;
 mod pmu;
 mod probe;
 mod terms;
+mod topology;
 mod tracefs;
 mod tracefs_format;
 
@@ -45,6 +46,7 @@ pub use pmu::{Pmu, Pmus};
 pub use probe::{Probe, ProbeEvent};
 pub(crate) use terms::parse_number;
 pub use terms::{Term, TermLexer, TermProblem, TermSyntaxError, TermValue};
+pub use topology::{CpuPlace, Topology};
 pub use tracefs::{Tracefs, TracepointError};
 pub use tracefs_format::{
     FieldKind, TraceArray, TraceDecodeError, TraceField, TraceFormat, TraceFormatError, TraceValue,

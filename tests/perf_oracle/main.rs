@@ -19,5 +19,7 @@ mod parse_vs_perf;
 mod perf_compare;
 mod sample_example;
 mod stat_example;
+mod stat_options_vs_perf;
 mod stat_set_example;
 mod stat_vs_perf;
+mod stat_windows_vs_perf;

@@ -285,3 +285,166 @@ fn hybrid_aggregation_as_perf_stat_prints_it() {
         ("cpu_atom/cycles/", &AggrKey::Cpu(16))
     );
 }
+
+/// Writes `cpu/cpuN/topology/*` for each (cpu, socket, die, core); `die`
+/// `None` leaves `die_id` out (kernels before 5.2).
+fn topology_tree(tree: &Tree, cpus: &[(u32, i32, Option<i32>, i32)]) {
+    for &(cpu, socket, die, core) in cpus {
+        let dir = format!("cpu/cpu{cpu}/topology");
+        tree.file(&format!("{dir}/physical_package_id"), &socket.to_string());
+        tree.file(&format!("{dir}/core_id"), &core.to_string());
+        if let Some(die) = die {
+            tree.file(&format!("{dir}/die_id"), &die.to_string());
+        }
+    }
+}
+
+fn task_clock_events() -> Vec<EventInfo> {
+    opened(vec![EventSpec::new(
+        "task-clock",
+        Attr::new(Event::Software(Software::TaskClock)),
+    )])
+}
+
+/// One CPU-wide reading per CPU: value `10 * (cpu + 1)`, never multiplexed.
+fn per_cpu_counts(cpus: impl Iterator<Item = u32>) -> Vec<Count> {
+    cpus.map(|cpu| Count {
+        event: 0,
+        cpu: cpu as i32,
+        tid: -1,
+        counts: Counts {
+            value: 10 * (u64::from(cpu) + 1),
+            enabled: Some(1000),
+            running: Some(1000),
+        },
+    })
+    .collect()
+}
+
+fn keyed(lines: &[perf_event_core::set::Aggregate]) -> Vec<(AggrKey, u64)> {
+    lines
+        .iter()
+        .map(|l| (l.key.clone(), l.counts.value))
+        .collect()
+}
+
+#[test]
+fn two_sockets_smt_per_core_die_socket_node() {
+    use perf_event_core::set::{aggregate_topology, TopologyLevel};
+    use perf_event_core::sysfs::Topology;
+    let tree = Tree::new("set-topo-2s");
+    // 2 sockets x 2 cores x 2 SMT threads; siblings numbered as Intel
+    // does (cpu N and N+4 share a core); one die per socket; 2 nodes.
+    let mut cpus = Vec::new();
+    for cpu in 0..8u32 {
+        let socket = ((cpu % 4) / 2) as i32;
+        cpus.push((cpu, socket, Some(0), (cpu % 2) as i32));
+    }
+    topology_tree(&tree, &cpus);
+    tree.file("node/node0/cpulist", "0-1,4-5");
+    tree.file("node/node1/cpulist", "2-3,6-7");
+    let topo = Topology::read_from(tree.root()).unwrap();
+    assert_eq!(topo.iter().count(), 8);
+    let events = task_clock_events();
+    let counts = per_cpu_counts(0..8);
+    let at = |level| aggregate_topology(&events, &counts, level, &topo, HybridNames::Keep);
+    let core = |socket, core| AggrKey::Core {
+        socket,
+        die: 0,
+        core,
+    };
+    // Core (0,0): cpus 0 and 4 -> 10 + 50.
+    assert_eq!(
+        keyed(&at(TopologyLevel::Core)),
+        [
+            (core(0, 0), 60),
+            (core(0, 1), 80),
+            (core(1, 0), 100),
+            (core(1, 1), 120)
+        ]
+    );
+    assert_eq!(
+        keyed(&at(TopologyLevel::Socket)),
+        [(AggrKey::Socket(0), 140), (AggrKey::Socket(1), 220)]
+    );
+    assert_eq!(
+        keyed(&at(TopologyLevel::Die)),
+        [
+            (AggrKey::Die { socket: 0, die: 0 }, 140),
+            (AggrKey::Die { socket: 1, die: 0 }, 220)
+        ]
+    );
+    assert_eq!(
+        keyed(&at(TopologyLevel::Node)),
+        [(AggrKey::Node(0), 140), (AggrKey::Node(1), 220)]
+    );
+    assert_eq!(TopologyLevel::Core.cpus_in(&topo, &core(1, 1)), 2);
+    assert_eq!(TopologyLevel::Socket.cpus_in(&topo, &AggrKey::Socket(0)), 4);
+    // Times are summed then scaled once: never multiplexed.
+    for l in at(TopologyLevel::Core) {
+        assert!(
+            matches!(l.value, AggrValue::Counted(Scaled::Exact(_))),
+            "{l:?}"
+        );
+    }
+}
+
+#[test]
+fn hybrid_without_die_id_and_numa_is_one_die_one_node() {
+    use perf_event_core::set::{aggregate_topology, TopologyLevel};
+    use perf_event_core::sysfs::Topology;
+    let tree = Tree::new("set-topo-hybrid");
+    // Alder-Lake-like: P-cores 0-3 with SMT (core ids 0, 4), E-cores 4-7
+    // each its own core (ids 8-11); no die_id (before 5.2), no node/.
+    topology_tree(
+        &tree,
+        &[
+            (0, 0, None, 0),
+            (1, 0, None, 0),
+            (2, 0, None, 4),
+            (3, 0, None, 4),
+            (4, 0, None, 8),
+            (5, 0, None, 9),
+            (6, 0, None, 10),
+            (7, 0, None, 11),
+        ],
+    );
+    let topo = Topology::read_from(tree.root()).unwrap();
+    let events = task_clock_events();
+    let counts = per_cpu_counts(0..8);
+    let at = |level| aggregate_topology(&events, &counts, level, &topo, HybridNames::Keep);
+    let cores: Vec<(i32, u64)> = at(TopologyLevel::Core)
+        .iter()
+        .map(|l| match l.key {
+            AggrKey::Core {
+                socket: 0,
+                die: 0,
+                core,
+            } => (core, l.counts.value),
+            ref k => panic!("{k:?}"),
+        })
+        .collect();
+    assert_eq!(
+        cores,
+        [(0, 30), (4, 70), (8, 50), (9, 60), (10, 70), (11, 80)]
+    );
+    assert_eq!(keyed(&at(TopologyLevel::Node)), [(AggrKey::Node(0), 360)]);
+    assert_eq!(
+        keyed(&at(TopologyLevel::Die)),
+        [(AggrKey::Die { socket: 0, die: 0 }, 360)]
+    );
+    // A CPU the topology does not know stays apart, keyed by CPU.
+    let mut more = counts.clone();
+    more.extend(per_cpu_counts(9..10));
+    let lines = aggregate_topology(
+        &events,
+        &more,
+        TopologyLevel::Socket,
+        &topo,
+        HybridNames::Keep,
+    );
+    assert_eq!(
+        keyed(&lines),
+        [(AggrKey::Cpu(9), 100), (AggrKey::Socket(0), 360)]
+    );
+}

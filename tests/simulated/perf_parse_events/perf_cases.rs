@@ -10,7 +10,7 @@ pub const EVENTS: &[Row] = &[
     (
         "syscalls:*",
         Intel,
-        &[tp(640), tp(410), tp(700), tp(639)],
+        &[tp(410), tp(639), tp(640), tp(700)],
         &[(1, None), (1, None), (1, None), (1, None)],
     ),
     ("r1a", Intel, &[w(RAW, 0x1a)], G1),
@@ -32,7 +32,7 @@ pub const EVENTS: &[Row] = &[
     (
         "syscalls:*:u",
         Intel,
-        &[tp(640).f(U), tp(410).f(U), tp(700).f(U), tp(639).f(U)],
+        &[tp(410).f(U), tp(639).f(U), tp(640).f(U), tp(700).f(U)],
         &[(1, None), (1, None), (1, None), (1, None)],
     ),
     ("r1a:kp", Intel, &[w(RAW, 0x1a).f(K | P1)], G1),
@@ -104,7 +104,7 @@ pub const EVENTS: &[Row] = &[
     (
         "*:*",
         Intel,
-        &[tp(1500), tp(316), tp(640), tp(410), tp(700), tp(639)],
+        &[tp(316), tp(410), tp(639), tp(640), tp(700), tp(1500)],
         &[
             (1, None),
             (1, None),

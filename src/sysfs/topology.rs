@@ -1,0 +1,133 @@
+//! CPU topology from sysfs, for `perf stat --per-core`, `--per-die`,
+//! `--per-socket` and `--per-node`: where each CPU sits.
+//!
+//! Files (Documentation/ABI/stable/sysfs-devices-system-cpu):
+//! `cpu/cpuN/topology/physical_package_id` (the socket), `die_id` (since
+//! Linux 5.2; absent before: die 0, as perf reads it), `core_id`; NUMA
+//! nodes from `node/nodeN/cpulist` (absent without CONFIG_NUMA: node 0).
+
+use super::{CpuList, Problem, SysfsError};
+use std::collections::BTreeMap;
+use std::path::Path;
+
+/// Where one CPU sits.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct CpuPlace {
+    /// `physical_package_id`: the socket.
+    pub socket: i32,
+    /// `die_id` within the socket (0 before Linux 5.2).
+    pub die: i32,
+    /// `core_id` within the die (SMT siblings share it).
+    pub core: i32,
+    /// The NUMA node (0 without `node/`).
+    pub node: i32,
+}
+
+/// The places of the CPUs that have a `topology/` directory (online ones;
+/// an offline CPU's directory is absent on most architectures).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Topology {
+    places: BTreeMap<u32, CpuPlace>,
+}
+
+impl Topology {
+    /// Reads `/sys/devices/system`.
+    pub fn read() -> Result<Topology, SysfsError> {
+        Topology::read_from(Path::new("/sys/devices/system"))
+    }
+
+    /// Reads a tree laid out as `/sys/devices/system` (`cpu/cpuN/topology`,
+    /// `node/nodeN/cpulist`) under `system`: fixtures, containers.
+    pub fn read_from(system: &Path) -> Result<Topology, SysfsError> {
+        let cpu_dir = system.join("cpu");
+        let entries =
+            std::fs::read_dir(&cpu_dir).map_err(|e| SysfsError::new(&cpu_dir, Problem::Io(e)))?;
+        let mut places = BTreeMap::new();
+        for entry in entries.filter_map(Result::ok) {
+            let name = entry.file_name();
+            let Some(cpu) = name
+                .to_str()
+                .and_then(|n| n.strip_prefix("cpu"))
+                .and_then(|n| n.parse::<u32>().ok())
+            else {
+                continue;
+            };
+            let topo = entry.path().join("topology");
+            if !topo.is_dir() {
+                continue;
+            }
+            let number = |file: &str, absent: i32| -> Result<i32, SysfsError> {
+                let path = topo.join(file);
+                match std::fs::read_to_string(&path) {
+                    Ok(text) => text.trim().parse().map_err(|_| {
+                        SysfsError::new(
+                            &path,
+                            Problem::Number {
+                                text: text.trim().to_owned(),
+                            },
+                        )
+                    }),
+                    Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(absent),
+                    Err(e) => Err(SysfsError::new(&path, Problem::Io(e))),
+                }
+            };
+            places.insert(
+                cpu,
+                CpuPlace {
+                    socket: number("physical_package_id", 0)?,
+                    die: number("die_id", 0)?,
+                    core: number("core_id", cpu as i32)?,
+                    node: 0,
+                },
+            );
+        }
+        let node_dir = system.join("node");
+        if let Ok(nodes) = std::fs::read_dir(&node_dir) {
+            for entry in nodes.filter_map(Result::ok) {
+                let name = entry.file_name();
+                let Some(node) = name
+                    .to_str()
+                    .and_then(|n| n.strip_prefix("node"))
+                    .and_then(|n| n.parse::<i32>().ok())
+                else {
+                    continue;
+                };
+                let path = entry.path().join("cpulist");
+                let text = std::fs::read_to_string(&path)
+                    .map_err(|e| SysfsError::new(&path, Problem::Io(e)))?;
+                let list = CpuList::parse(text.trim()).map_err(|position| {
+                    SysfsError::new(
+                        &path,
+                        Problem::CpuList {
+                            text: text.trim().to_owned(),
+                            position,
+                        },
+                    )
+                })?;
+                for cpu in list.iter() {
+                    if let Some(p) = places.get_mut(&cpu) {
+                        p.node = node;
+                    }
+                }
+            }
+        }
+        Ok(Topology { places })
+    }
+
+    /// Builds a topology from known places (tests, other sources).
+    pub fn from_places(places: impl IntoIterator<Item = (u32, CpuPlace)>) -> Topology {
+        Topology {
+            places: places.into_iter().collect(),
+        }
+    }
+
+    /// Where `cpu` sits, if known.
+    pub fn place(&self, cpu: u32) -> Option<CpuPlace> {
+        self.places.get(&cpu).copied()
+    }
+
+    /// Every known CPU and its place, by CPU number.
+    pub fn iter(&self) -> impl Iterator<Item = (u32, CpuPlace)> + '_ {
+        self.places.iter().map(|(c, p)| (*c, *p))
+    }
+}

@@ -1,0 +1,119 @@
+//! The stat example's `-n`, `--interval-count`, `--timeout`, `--all-user`
+//! / `--all-kernel` and `-B` against perf 6.1 on this machine: the same
+//! lines (numbers masked), the same status. Skipped, saying so, without
+//! perf.
+
+use crate::stat_support::stat_binary;
+use crate::stat_vs_perf::perf;
+
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+/// (status, stderr with every digit as `N`, how long it took).
+fn run(perf: Option<&str>, args: &[&str]) -> (Option<i32>, String, Duration) {
+    let mut cmd = match perf {
+        Some(p) => {
+            let mut c = Command::new(p);
+            c.arg("stat");
+            c
+        }
+        None => Command::new(stat_binary()),
+    };
+    let start = Instant::now();
+    let out = cmd.args(args).output().unwrap();
+    let took = start.elapsed();
+    let text: String = String::from_utf8_lossy(&out.stderr)
+        .chars()
+        .map(|c| if c.is_ascii_digit() { 'N' } else { c })
+        .collect();
+    (out.status.code(), text, took)
+}
+
+/// Collapses runs of `N` and `.` (widths of numbers vary run to run).
+fn shape(text: &str) -> String {
+    let mut out = String::new();
+    for c in text.chars() {
+        if (c == 'N' || c == '.') && out.ends_with(['N', '.']) {
+            continue;
+        }
+        out.push(c);
+    }
+    out.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+#[test]
+fn null_run_prints_only_the_times_as_perf() {
+    let Some(perf) = perf() else { return };
+    for args in [
+        &["-n", "--", "sleep", "0.1"][..],
+        &["-n", "-x,", "--", "sleep", "0.1"][..],
+    ] {
+        let (oc, ours, _) = run(None, args);
+        let (pc, theirs, _) = run(Some(&perf), args);
+        assert_eq!(oc, pc, "{args:?}");
+        assert_eq!(ours, theirs, "{args:?}");
+    }
+}
+
+#[test]
+fn interval_count_stops_after_n_intervals_as_perf() {
+    let Some(perf) = perf() else { return };
+    let args = [
+        "-x,",
+        "-I",
+        "100",
+        "--interval-count",
+        "2",
+        "-e",
+        "task-clock",
+        "--",
+        "sleep",
+        "2",
+    ];
+    let (oc, ours, took) = run(None, &args);
+    let (pc, theirs, _) = run(Some(&perf), &args);
+    assert_eq!(oc, pc);
+    assert!(
+        took < Duration::from_secs(1),
+        "the command was not ended: {took:?}"
+    );
+    assert_eq!(
+        ours.lines().count(),
+        theirs.lines().count(),
+        "{ours}\n---\n{theirs}"
+    );
+    assert_eq!(ours.lines().count(), 2, "{ours}");
+}
+
+#[test]
+fn timeout_ends_the_command_and_reports_as_perf() {
+    let Some(perf) = perf() else { return };
+    let args = [
+        "-x,",
+        "--timeout",
+        "200",
+        "-e",
+        "task-clock",
+        "--",
+        "sleep",
+        "2",
+    ];
+    let (oc, ours, took) = run(None, &args);
+    let (pc, theirs, _) = run(Some(&perf), &args);
+    assert_eq!(oc, pc);
+    assert!(took < Duration::from_secs(1), "{took:?}");
+    assert!(ours.starts_with("sleep: Terminated\n"), "{ours}");
+    assert_eq!(shape(&ours), shape(&theirs));
+}
+
+#[test]
+fn all_user_all_kernel_and_big_num_behave_as_perf() {
+    let Some(perf) = perf() else { return };
+    for opt in ["--all-user", "--all-kernel", "-B"] {
+        let args = [opt, "-x,", "-e", "task-clock,page-faults", "--", "true"];
+        let (oc, ours, _) = run(None, &args);
+        let (pc, theirs, _) = run(Some(&perf), &args);
+        assert_eq!(oc, pc, "{opt}");
+        assert_eq!(shape(&ours), shape(&theirs), "{opt}");
+    }
+}
