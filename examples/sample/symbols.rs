@@ -1,6 +1,9 @@
 //! Addresses to (object, symbol) as `perf report --sort dso,sym` names
 //! them: ELF symbol tables of the mapped files (through the `object` crate)
-//! and /proc/kallsyms for the kernel.
+//! and /proc/kallsyms for the kernel. Rust and C++ names are demangled
+//! (rustc-demangle, cpp_demangle) as perf 6.1 prints them: Rust paths
+//! without the `::h<hash>` suffix, C++ names without their parameter list
+//! (perf shows those only with `-v`).
 
 use object::{Object, ObjectSegment, ObjectSymbol, SymbolKind};
 use std::collections::HashMap;
@@ -35,7 +38,7 @@ impl Symbols {
             .symbols()
             .chain(file.dynamic_symbols())
             .filter(|s| s.kind() == SymbolKind::Text && s.address() != 0)
-            .filter_map(|s| Some((s.address(), s.size(), s.name().ok()?.to_string())))
+            .filter_map(|s| Some((s.address(), s.size(), demangle(s.name().ok()?))))
             .collect();
         syms.sort();
         syms.dedup_by_key(|s| s.0);
@@ -63,6 +66,24 @@ impl Symbols {
             .find(|(off, size, _)| (*off..off + size).contains(&offset))
             .map(|(off, _, va)| offset - off + va)
     }
+}
+
+/// A symbol name as perf report prints it.
+pub fn demangle(name: &str) -> String {
+    if let Ok(d) = rustc_demangle::try_demangle(name) {
+        return format!("{d:#}");
+    }
+    if name.starts_with("_Z") {
+        let opts = cpp_demangle::DemangleOptions::new().no_params();
+        let symbol = cpp_demangle::Symbol::new(name.as_bytes());
+        if let Some(d) = symbol
+            .ok()
+            .and_then(|s| s.demangle_with_options(&opts).ok())
+        {
+            return d;
+        }
+    }
+    name.to_string()
 }
 
 /// Resolves addresses, loading each file once.
