@@ -1,12 +1,11 @@
-//! What the recording keeps: each sample's addresses and the mappings,
-//! forks and names seen before it, copied out of the rings and nothing
-//! more. No symbol is looked up while recording (that is
-//! [`super::report`]'s work, after the capture), so with `-a` the tool's
-//! own samples are only its draining of the rings.
+//! The records of a recording, parsed in time order after it ended: each
+//! sample's addresses with the mappings, forks and names seen before it.
+//! Symbols are looked up later still, by [`super::report`].
 
 use super::symbols::Map;
 use perf_event_core::record::{Callchain, Context, Record};
-use perf_event_core::ringset::{Held, RingSet};
+use perf_event_core::ring::RawRecord;
+use perf_event_core::ringset::RingSet;
 use perf_event_core::sys;
 use std::collections::HashMap;
 
@@ -44,12 +43,8 @@ pub struct Capture {
 }
 
 impl Capture {
-    /// Takes one record, in time order; `scratch` holds it only when it
-    /// wraps the ring's end.
-    pub fn take(&mut self, set: &RingSet, h: &Held, scratch: &mut [u8]) {
-        let (Some(event), Ok(rec)) = (h.event(), set.record(h)) else {
-            return;
-        };
+    /// Takes one record of `event`, in time order.
+    pub fn take(&mut self, set: &RingSet, event: usize, rec: &RawRecord<'_>, scratch: &mut [u8]) {
         let Some(layout) = set.layout(event) else {
             return;
         };

@@ -34,12 +34,19 @@ impl Symbols {
         let Ok(file) = object::File::parse(&*data) else {
             return Symbols::default();
         };
-        let mut syms: Vec<(u64, u64, String)> = file
-            .symbols()
-            .chain(file.dynamic_symbols())
-            .filter(|s| s.kind() == SymbolKind::Text && s.address() != 0)
-            .filter_map(|s| Some((s.address(), s.size(), demangle(s.name().ok()?))))
-            .collect();
+        let mut syms = text_symbols(&file);
+        // A stripped file's full symbol table is in its separate debug
+        // file, found by build id (Debian's -dbg / -dbgsym packages), where
+        // perf looks for it too.
+        let debug = file.build_id().ok().flatten().map(|id| {
+            let hex: String = id.iter().map(|b| format!("{b:02x}")).collect();
+            format!("/usr/lib/debug/.build-id/{}/{}.debug", &hex[..2], &hex[2..])
+        });
+        if let Some(data) = debug.and_then(|p| std::fs::read(p).ok()) {
+            if let Ok(dbg) = object::File::parse(&*data) {
+                syms.extend(text_symbols(&dbg));
+            }
+        }
         syms.sort();
         syms.dedup_by_key(|s| s.0);
         let segments = file
@@ -66,6 +73,16 @@ impl Symbols {
             .find(|(off, size, _)| (*off..off + size).contains(&offset))
             .map(|(off, _, va)| offset - off + va)
     }
+}
+
+/// The function symbols of a file (both tables), as mangled (demangled
+/// when a sample hits them: a large library has 100,000s).
+fn text_symbols(file: &object::File) -> Vec<(u64, u64, String)> {
+    file.symbols()
+        .chain(file.dynamic_symbols())
+        .filter(|s| s.kind() == SymbolKind::Text && s.address() != 0)
+        .filter_map(|s| Some((s.address(), s.size(), s.name().ok()?.to_string())))
+        .collect()
 }
 
 /// A symbol name as perf report prints it.
@@ -145,7 +162,7 @@ impl Resolver {
         let name = syms
             .vaddr(offset)
             .and_then(|va| syms.find(va))
-            .map(str::to_string)
+            .map(demangle)
             .unwrap_or_else(|| format!("{offset:#018x}"));
         (basename(&map.file), "[.]", name)
     }
