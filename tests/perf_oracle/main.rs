@@ -18,6 +18,8 @@ mod stat_support;
 mod parse_vs_perf;
 mod perf_compare;
 mod sample_example;
+mod sample_support;
+mod sample_system_wide;
 mod stat_example;
 mod stat_set_example;
 mod stat_vs_perf;
