@@ -63,11 +63,13 @@
   target exits), records identified by sample id, a time-ordered merge
   holding records in their rings, loss accounting per ring and event.
 - [`set`]: event sets: groups on every CPU, every thread of a running
-  process and every core type, one fd table, read together and aggregated."
+  process and every core type, one fd table, read together and aggregated.
+- [`workload`]: a command held before `exec`, released when the counters
+  are ready, its exit waking the waiter (pidfd) with no polling period."
 )]
 #![cfg_attr(
     not(feature = "std"),
-    doc = "`features`, `sysfs`, `parse`, `ringset` and `set` (not in this build: feature `std` is off)."
+    doc = "`features`, `sysfs`, `parse`, `ringset`, `set` and `workload` (not in this build: feature `std` is off)."
 )]
 //!
 //! ## Features
@@ -111,6 +113,8 @@ pub mod sys;
 pub mod sysfs;
 #[allow(unsafe_code)]
 pub mod userpage;
+#[cfg(feature = "std")]
+pub mod workload;
 
 /// The README's examples, compiled and run as doctests (`cargo test --doc`).
 #[cfg(all(doctest, feature = "std"))]

@@ -30,7 +30,7 @@ mod run;
 mod set_mode;
 
 use run::{Failure, Run};
-use std::ffi::{CStr, CString};
+use std::ffi::CStr;
 use std::io::Write;
 use std::sync::atomic::Ordering;
 
@@ -88,15 +88,14 @@ fn main() {
         set_mode::run(&opts);
     }
     let events = run::wanted(&opts.events, opts.inherit);
-    let argv: Vec<CString> = opts
-        .command
-        .iter()
-        .map(|a| CString::new(a.as_str()).unwrap_or_else(|_| args::usage("NUL in an argument")))
-        .collect();
+    if opts.command.iter().any(|a| a.contains('\0')) {
+        args::usage("NUL in an argument");
+    }
+    let argv = &opts.command;
     let mut runs: Vec<Run> = Vec::new();
     let mut code = 0;
     while opts.runs == 0 || runs.len() < opts.runs {
-        let run = run::run_once(&events, &argv, opts.verbose).unwrap_or_else(|f| fail(f));
+        let run = run::run_once(&events, argv, opts.verbose).unwrap_or_else(|f| fail(f));
         if libc::WIFSIGNALED(run.status) {
             report_signal(&opts.command[0], libc::WTERMSIG(run.status));
         }

@@ -23,8 +23,8 @@ use perf_event_core::open::{open, OpenError, OpenFlags, Scope};
 use perf_event_core::parse::{parse, Builtin, Resolver, System};
 use perf_event_core::read_format::Counts;
 use perf_event_core::sys;
-use std::ffi::CString;
-use std::sync::atomic::{AtomicI32, Ordering};
+use perf_event_core::workload::{Workload, WorkloadError};
+use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
 use std::time::{Duration, Instant};
 
 const TIMES: u64 =
@@ -69,13 +69,15 @@ pub enum Failure {
 pub static RECEIVED: AtomicI32 = AtomicI32::new(0);
 /// The running command (0: none).
 static CHILD: AtomicI32 = AtomicI32::new(0);
+/// Whether a signal to this tool is passed on to the command.
+static FORWARD: AtomicBool = AtomicBool::new(true);
 
 extern "C" fn on_signal(sig: libc::c_int, info: *mut libc::siginfo_t, _: *mut libc::c_void) {
     RECEIVED.store(sig, Ordering::SeqCst);
     // SAFETY: the kernel passes a valid siginfo to an SA_SIGINFO handler.
     let from_terminal = !info.is_null() && unsafe { (*info).si_code } == libc::SI_KERNEL;
     let child = CHILD.load(Ordering::SeqCst);
-    if child > 0 && !from_terminal {
+    if child > 0 && !from_terminal && FORWARD.load(Ordering::SeqCst) {
         // SAFETY: kill is async-signal-safe.
         unsafe { libc::kill(child, sig) };
     }
@@ -127,115 +129,41 @@ pub fn wanted(events: &str, inherit: bool) -> Vec<Wanted> {
     out
 }
 
-/// A pipe, both ends close-on-exec.
-fn pipe() -> [libc::c_int; 2] {
-    let mut fds = [0; 2];
-    // SAFETY: pipe2 fills two fds.
-    if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
-        eprintln!("stat: pipe2: {}", std::io::Error::last_os_error());
-        std::process::exit(255);
-    }
-    fds
-}
-
-/// Waits for `pid` (through EINTR); its wait status and resource usage.
-fn wait(pid: libc::pid_t) -> (i32, libc::rusage) {
-    let mut status = 0;
-    // SAFETY: a zeroed rusage is valid; wait4 fills it.
-    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
-    // SAFETY: waiting for our own child.
-    while unsafe { libc::wait4(pid, &mut status, 0, &mut usage) } < 0
-        && std::io::Error::last_os_error().kind() == std::io::ErrorKind::Interrupted
-    {}
-    (status, usage)
-}
-
-fn close(fd: libc::c_int) {
-    // SAFETY: closing our own pipe end once.
-    unsafe { libc::close(fd) };
-}
-
-fn duration(tv: libc::timeval) -> Duration {
-    Duration::new(tv.tv_sec.max(0) as u64, (tv.tv_usec.max(0) as u32) * 1000)
-}
-
-/// Forks the command, opens the events on it, lets it exec, waits.
-pub fn run_once(events: &[Wanted], argv: &[CString], verbose: bool) -> Result<Run, Failure> {
-    let go = pipe();
-    let failed = pipe();
-    let mut ptrs: Vec<*const libc::c_char> = argv.iter().map(|a| a.as_ptr()).collect();
-    ptrs.push(std::ptr::null());
-    // SAFETY: the child only calls async-signal-safe functions (close,
-    // read, execvp, write, _exit) on memory prepared before the fork.
-    let pid = unsafe { libc::fork() };
-    if pid == 0 {
-        // SAFETY: see above. Without the go byte the child exits unexecuted.
-        unsafe {
-            libc::close(go[1]);
-            libc::close(failed[0]);
-            let mut byte = 0u8;
-            if libc::read(go[0], (&mut byte as *mut u8).cast(), 1) == 1 {
-                libc::execvp(ptrs[0], ptrs.as_ptr());
-                let errno = *libc::__errno_location();
-                libc::write(failed[1], (&errno as *const i32).cast(), 4);
-            }
-            libc::_exit(127);
-        }
-    }
-    if pid < 0 {
-        eprintln!("stat: fork: {}", std::io::Error::last_os_error());
-        std::process::exit(255);
-    }
+/// Forks the command held before exec, opens the events on it, releases
+/// it, waits.
+pub fn run_once(events: &[Wanted], argv: &[String], verbose: bool) -> Result<Run, Failure> {
+    let mut workload = Workload::hold(argv).unwrap_or_else(|e| {
+        eprintln!("stat: {e}");
+        std::process::exit(255)
+    });
+    let pid = workload.pid();
     CHILD.store(pid, Ordering::SeqCst);
-    close(go[0]);
-    close(failed[1]);
-    let opened = open_all(events, pid, verbose);
-    let fds = match opened {
+    let fds = match open_all(events, pid, verbose) {
         Ok(fds) => fds,
         Err(failure) => {
-            close(go[1]); // the child exits without exec
-            close(failed[0]);
-            wait(pid);
+            drop(workload); // the child exits without exec
             CHILD.store(0, Ordering::SeqCst);
             return Err(failure);
         }
     };
     let start = Instant::now();
-    let mut errno = [0u8; 4];
-    // SAFETY: one byte releases the child into exec; the failure pipe then
-    // yields 4 bytes (exec failed) or end of file (exec succeeded).
-    let exec_failed = unsafe {
-        libc::write(go[1], [1u8].as_ptr().cast(), 1);
-        libc::close(go[1]);
-        let mut got = 0;
-        loop {
-            let n = libc::read(failed[0], errno[got..].as_mut_ptr().cast(), 4 - got);
-            if n > 0 {
-                got += n as usize;
-                if got == 4 {
-                    break true;
-                }
-            } else if n == 0
-                || std::io::Error::last_os_error().kind() != std::io::ErrorKind::Interrupted
-            {
-                break false;
-            }
-        }
-    };
-    close(failed[0]);
+    let released = workload.release();
+    if let Err(WorkloadError::Exec { errno, .. }) = released {
+        CHILD.store(0, Ordering::SeqCst);
+        return Err(Failure::Exec(errno.0));
+    }
     // A signal that came while the events were being opened reached the
     // child before exec, where it was caught: pass it on now.
     let early = RECEIVED.load(Ordering::SeqCst);
-    if early != 0 && !exec_failed {
-        // SAFETY: signalling our own child, which has not been waited for.
-        unsafe { libc::kill(pid, early) };
+    if early != 0 && FORWARD.load(Ordering::SeqCst) {
+        let _ = workload.signal(early);
     }
-    let (status, usage) = wait(pid);
+    let exit = workload.reap().unwrap_or_else(|e| {
+        eprintln!("stat: {e}");
+        std::process::exit(255)
+    });
     let elapsed = start.elapsed();
     CHILD.store(0, Ordering::SeqCst);
-    if exec_failed {
-        return Err(Failure::Exec(i32::from_ne_bytes(errno)));
-    }
     let outcomes = fds
         .iter()
         .map(|fd| match fd {
@@ -250,9 +178,9 @@ pub fn run_once(events: &[Wanted], argv: &[CString], verbose: bool) -> Result<Ru
     Ok(Run {
         outcomes,
         elapsed,
-        status,
-        user: duration(usage.ru_utime),
-        sys: duration(usage.ru_stime),
+        status: exit.status,
+        user: exit.user,
+        sys: exit.sys,
     })
 }
 

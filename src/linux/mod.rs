@@ -35,6 +35,8 @@
 //! - [`mmap`]: [`mmap::Mapping`], the one mapping type (user page, ring,
 //!   AUX area), and [`mmap::page_size`], the one page-size function.
 //! - [`system`]: `uname(2)`, `getrlimit(2)`, `gettid(2)`, clock ids.
+//! - `process` (feature `std`): a child held before `exec`, pipes,
+//!   `pidfd_open(2)`, `waitid(2)`, `wait4(2)`, `kill(2)` (the workload launcher's calls).
 //! - [`rlimit`]: `setrlimit(2)` (raising RLIMIT_NOFILE for event sets).
 
 mod debug;
@@ -47,6 +49,8 @@ pub mod ioctl;
 pub mod membarrier;
 pub mod mmap;
 pub mod prctl;
+#[cfg(feature = "std")]
+pub mod process;
 pub mod rlimit;
 mod syscall;
 pub mod system;

@@ -1,0 +1,246 @@
+//! Processes: a child held before `exec`, pipes, `pidfd_open(2)`,
+//! `waitid(2)` / `wait4(2)` and `kill(2)` — what [`crate::workload`] is
+//! built on. With feature `std` only (the fds are [`OwnedFd`]s, the argv
+//! [`CString`]s).
+//!
+//! Kernel facts used here:
+//! - `pipe2(2)` with `O_CLOEXEC` (Linux 2.6.27): a pipe end marked
+//!   close-on-exec is closed by a successful `execve(2)`, so the parent
+//!   reads end of file exactly when the exec succeeded.
+//! - `pidfd_open(2)` (Linux 5.3): an fd that polls readable (`POLLIN`)
+//!   when the process exits; older kernels answer `ENOSYS`.
+//! - `waitid(2)` with `WNOWAIT` (Linux 2.6.9): waits for the exit without
+//!   reaping, so the pid stays valid until [`wait4`].
+
+use super::types::{c_int, pid_t};
+use crate::errno::Errno;
+use std::ffi::CString;
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+
+/// A forked child blocked before `execvp(3)` (see [`fork_held`]).
+#[derive(Debug)]
+pub struct HeldChild {
+    /// The child's pid.
+    pub pid: pid_t,
+    /// Writing one byte here (or closing it) releases the child: with a
+    /// byte it execs, without one (closed) it exits with status 127
+    /// unexecuted.
+    pub go: OwnedFd,
+    /// After the release: 4 bytes (the exec errno, native endian) if the
+    /// exec failed, end of file if it succeeded (see [`read_exec_errno`]).
+    pub exec_errno: OwnedFd,
+}
+
+/// A pipe, both ends close-on-exec: `(read end, write end)`.
+pub fn pipe() -> Result<(OwnedFd, OwnedFd), Errno> {
+    let mut fds = [0 as c_int; 2];
+    // SAFETY: pipe2 writes two fds into a valid 2-element array.
+    if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
+        return Err(Errno::last());
+    }
+    // SAFETY: both fds are new and owned by nobody else.
+    Ok(unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) })
+}
+
+/// Forks a child that waits for a byte on a pipe before
+/// `execvp(argv[0], argv)` (`PATH` searched as the shell does).
+///
+/// The child inherits the caller's signal dispositions until `exec` (which
+/// resets caught signals to their default) and its signal mask. Between
+/// `fork` and `exec` it only calls async-signal-safe functions (`close`,
+/// `read`, `execvp`, `write`, `_exit`) on memory prepared before the fork,
+/// so this is safe in a multi-threaded program. `argv` must not be empty.
+pub fn fork_held(argv: &[CString]) -> Result<HeldChild, Errno> {
+    if argv.is_empty() {
+        return Err(Errno(super::errno::EINVAL));
+    }
+    let (go_read, go_write) = pipe()?;
+    let (failed_read, failed_write) = pipe()?;
+    let mut ptrs: Vec<*const libc::c_char> = argv.iter().map(|a| a.as_ptr()).collect();
+    ptrs.push(core::ptr::null());
+    let (go_fd, failed_fd) = (go_read.as_raw_fd(), failed_write.as_raw_fd());
+    // SAFETY: fork has no memory preconditions; the child branch below
+    // only calls async-signal-safe functions and never returns.
+    let pid = unsafe { libc::fork() };
+    if pid == 0 {
+        // SAFETY: raw fds and a NULL-terminated argv of live CStrings,
+        // all prepared before the fork; _exit never returns, so no Rust
+        // destructor runs in the child.
+        unsafe {
+            let mut byte = 0u8;
+            let got = loop {
+                let n = libc::read(go_fd, (&mut byte as *mut u8).cast(), 1);
+                if n >= 0 || *libc::__errno_location() != libc::EINTR {
+                    break n;
+                }
+            };
+            if got == 1 {
+                libc::execvp(ptrs[0], ptrs.as_ptr());
+                let errno = *libc::__errno_location();
+                libc::write(failed_fd, (&errno as *const c_int).cast(), 4);
+            }
+            libc::_exit(127);
+        }
+    }
+    if pid < 0 {
+        return Err(Errno::last());
+    }
+    drop(go_read);
+    drop(failed_write);
+    Ok(HeldChild {
+        pid,
+        go: go_write,
+        exec_errno: failed_read,
+    })
+}
+
+/// `write(fd, bytes)` once, retried on `EINTR`: the bytes written.
+pub fn write(fd: &OwnedFd, bytes: &[u8]) -> Result<usize, Errno> {
+    loop {
+        // SAFETY: `bytes` is readable for its whole length.
+        let n = unsafe { libc::write(fd.as_raw_fd(), bytes.as_ptr().cast(), bytes.len()) };
+        if n >= 0 {
+            return Ok(n as usize);
+        }
+        let e = Errno::last();
+        if e.0 != libc::EINTR {
+            return Err(e);
+        }
+    }
+}
+
+/// Reads [`HeldChild::exec_errno`] to its end: `Some(errno)` if the exec
+/// failed, `None` if it succeeded (end of file at once).
+pub fn read_exec_errno(fd: &OwnedFd) -> Result<Option<c_int>, Errno> {
+    let mut buf = [0u8; 4];
+    let mut got = 0;
+    while got < 4 {
+        match super::io::read(fd.as_raw_fd(), &mut buf[got..]) {
+            Ok(0) => return Ok(None),
+            Ok(n) => got += n,
+            Err(e) if e.0 == libc::EINTR => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(Some(c_int::from_ne_bytes(buf)))
+}
+
+/// `pidfd_open(pid, 0)` (Linux 5.3): an fd that polls readable once the
+/// process has exited. `ENOSYS` before 5.3, `ESRCH` for no such process.
+pub fn pidfd_open(pid: pid_t) -> Result<OwnedFd, Errno> {
+    // SAFETY: pidfd_open takes two integers and returns a new fd or -1.
+    let fd = unsafe { libc::syscall(libc::SYS_pidfd_open, pid, 0) };
+    if fd < 0 {
+        return Err(Errno::last());
+    }
+    // SAFETY: the fd is new and owned by nobody else.
+    Ok(unsafe { OwnedFd::from_raw_fd(fd as c_int) })
+}
+
+/// `waitid(P_PID, pid, WEXITED | WNOWAIT)`: whether the child `pid` has
+/// exited, without reaping it. `block` waits for the exit (retried on
+/// `EINTR`); otherwise `WNOHANG` answers at once.
+pub fn exited_unreaped(pid: pid_t, block: bool) -> Result<bool, Errno> {
+    let flags = libc::WEXITED | libc::WNOWAIT | if block { 0 } else { libc::WNOHANG };
+    loop {
+        // SAFETY: siginfo_t is plain C data; all-zero is valid (si_pid 0
+        // is how WNOHANG says "not yet").
+        let mut info: libc::siginfo_t = unsafe { core::mem::zeroed() };
+        // SAFETY: `info` is a valid, writable siginfo_t.
+        let r = unsafe { libc::waitid(libc::P_PID, pid as libc::id_t, &mut info, flags) };
+        if r == 0 {
+            // SAFETY: waitid filled the SIGCHLD fields (or left zeros).
+            return Ok(unsafe { info.si_pid() } != 0);
+        }
+        let e = Errno::last();
+        if e.0 != libc::EINTR {
+            return Err(e);
+        }
+    }
+}
+
+/// What [`wait4`] reports of a reaped child.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Reaped {
+    /// The wait status (`WIFEXITED`, `WEXITSTATUS`, `WTERMSIG` decode it;
+    /// see [`exit_code`] and [`term_signal`]).
+    pub status: c_int,
+    /// User CPU time of the child and its waited-for children, in µs.
+    pub user_us: u64,
+    /// System CPU time, in µs.
+    pub sys_us: u64,
+}
+
+/// `wait4(pid, &status, 0, &rusage)`, retried on `EINTR`: reaps the child.
+pub fn wait4(pid: pid_t) -> Result<Reaped, Errno> {
+    let mut status = 0;
+    // SAFETY: rusage is plain C data; all-zero is valid.
+    let mut usage: libc::rusage = unsafe { core::mem::zeroed() };
+    loop {
+        // SAFETY: `status` and `usage` are valid and writable.
+        if unsafe { libc::wait4(pid, &mut status, 0, &mut usage) } == pid {
+            break;
+        }
+        let e = Errno::last();
+        if e.0 != libc::EINTR {
+            return Err(e);
+        }
+    }
+    let us = |tv: libc::timeval| tv.tv_sec.max(0) as u64 * 1_000_000 + tv.tv_usec.max(0) as u64;
+    Ok(Reaped {
+        status,
+        user_us: us(usage.ru_utime),
+        sys_us: us(usage.ru_stime),
+    })
+}
+
+/// `SIGKILL`: cannot be caught or ignored.
+pub const SIGKILL: c_int = libc::SIGKILL;
+/// `SIGINT`: what Ctrl-C sends.
+pub const SIGINT: c_int = libc::SIGINT;
+/// `SIGTERM`: the default of kill(1).
+pub const SIGTERM: c_int = libc::SIGTERM;
+
+/// `kill(pid, sig)`.
+pub fn kill(pid: pid_t, sig: c_int) -> Result<(), Errno> {
+    // SAFETY: kill takes two integers.
+    if unsafe { libc::kill(pid, sig) } != 0 {
+        return Err(Errno::last());
+    }
+    Ok(())
+}
+
+/// The exit code of a wait status, if the child exited (`WIFEXITED`).
+pub const fn exit_code(status: c_int) -> Option<c_int> {
+    if libc::WIFEXITED(status) {
+        Some(libc::WEXITSTATUS(status))
+    } else {
+        None
+    }
+}
+
+/// The signal that killed the child, if one did (`WIFSIGNALED`).
+pub const fn term_signal(status: c_int) -> Option<c_int> {
+    if libc::WIFSIGNALED(status) {
+        Some(libc::WTERMSIG(status))
+    } else {
+        None
+    }
+}
+
+/// `strerror(errno)`: the C library's text for an errno ("No such file or
+/// directory"), as perf prints it.
+pub fn strerror(errno: c_int) -> String {
+    // SAFETY: strerror returns a NUL-terminated string, copied at once.
+    unsafe { std::ffi::CStr::from_ptr(libc::strerror(errno)) }
+        .to_string_lossy()
+        .into_owned()
+}
+
+/// `strsignal(sig)`: the C library's text for a signal ("Terminated").
+pub fn strsignal(sig: c_int) -> String {
+    // SAFETY: strsignal returns a NUL-terminated string, copied at once.
+    unsafe { std::ffi::CStr::from_ptr(libc::strsignal(sig)) }
+        .to_string_lossy()
+        .into_owned()
+}
