@@ -1,104 +1,62 @@
-//! The workload: forked and held before exec until the events are open,
-//! then released; an exec failure comes back through a close-on-exec pipe
-//! as its errno (perf 6.1 sends it with SIGUSR1 from the child and prints
-//! `Failed to collect '<event>' for the '<cmd>' workload: <error>`, exit
-//! status 255, no report). And Ctrl-C: SIGINT / SIGTERM end the recording,
-//! the report is printed, then the signal is raised again, as perf record's
+//! The workload and the signals. The command is started with the
+//! library's [`Workload`]: forked and held before exec until the events
+//! are open, then released; an exec failure comes back as its errno and is
+//! reported as perf 6.1 reports it (`Failed to collect '<event>' for the
+//! '<cmd>' workload: <error>`, exit status 255, no report). SIGCHLD
+//! interrupts the wait for the rings, so the recording ends at the
+//! command's exit. Ctrl-C: SIGINT / SIGTERM end the recording, the report
+//! is printed, then the signal is raised again, as perf record's
 //! `record__sig_exit` does.
 
-use std::ffi::CString;
+use perf_event_core::workload::{Workload, WorkloadError};
 use std::sync::atomic::{AtomicI32, Ordering};
 
-/// A child held before exec.
-pub struct Workload {
-    pub pid: i32,
-    release: i32,
-    exec_error: i32,
-}
-
-/// Forks `command`, held before exec until [`Workload::release`].
+/// Forks `command`, held before exec.
 pub fn spawn(command: &[String]) -> Workload {
-    let argv: Vec<CString> = command
-        .iter()
-        .map(|a| {
-            CString::new(a.as_str()).unwrap_or_else(|_| super::args::usage("NUL in an argument"))
-        })
-        .collect();
-    let mut ptrs: Vec<*const libc::c_char> = argv.iter().map(|a| a.as_ptr()).collect();
-    ptrs.push(std::ptr::null());
-    let (mut go, mut err) = ([0; 2], [0; 2]);
-    // SAFETY: pipe2 fills two fds each.
-    let rc = unsafe {
-        libc::pipe2(go.as_mut_ptr(), libc::O_CLOEXEC)
-            | libc::pipe2(err.as_mut_ptr(), libc::O_CLOEXEC)
-    };
-    assert_eq!(rc, 0, "pipe2");
-    // SAFETY: the child makes only async-signal-safe calls before exec.
-    let pid = unsafe { libc::fork() };
-    if pid == 0 {
-        // SAFETY: as above; the buffers are the child's own copies.
-        unsafe {
-            let mut b = 0u8;
-            libc::read(go[0], (&mut b as *mut u8).cast(), 1);
-            libc::execvp(ptrs[0], ptrs.as_ptr());
-            let e = *libc::__errno_location();
-            libc::write(err[1], (&e as *const i32).cast(), 4);
-            libc::_exit(127);
+    Workload::hold(command).unwrap_or_else(|e| {
+        eprintln!("sample: {e}");
+        std::process::exit(255)
+    })
+}
+
+/// Lets the command exec; on failure prints perf's message (naming the
+/// first event as perf does) and exits 255.
+pub fn release(w: &mut Workload, event: &str, command: &str) {
+    match w.release() {
+        Ok(()) => {}
+        Err(WorkloadError::Exec { errno, .. }) => {
+            eprintln!(
+                "Failed to collect '{event}' for the '{command}' workload: {}",
+                strerror(errno.0)
+            );
+            std::process::exit(255)
         }
-    }
-    // SAFETY: closing our copies of the child's ends.
-    unsafe {
-        libc::close(go[0]);
-        libc::close(err[1]);
-    }
-    Workload {
-        pid,
-        release: go[1],
-        exec_error: err[0],
+        Err(e) => {
+            eprintln!("sample: {e}");
+            std::process::exit(255)
+        }
     }
 }
 
-impl Workload {
-    /// Lets the child exec; `Err(errno)` when the exec failed (the child
-    /// has then exited and is reaped here).
-    pub fn release(&self) -> Result<(), i32> {
-        let mut e = 0i32;
-        // SAFETY: one byte from a local buffer; then a read into a local i32
-        // that returns 0 (EOF) once the exec closed the pipe's write end.
-        let n = unsafe {
-            libc::write(self.release, [1u8].as_ptr().cast(), 1);
-            libc::close(self.release);
-            let n = libc::read(self.exec_error, (&mut e as *mut i32).cast(), 4);
-            libc::close(self.exec_error);
-            n
-        };
-        if n == 4 {
-            // SAFETY: reaping our own child.
-            unsafe { libc::waitpid(self.pid, std::ptr::null_mut(), 0) };
-            return Err(e);
-        }
-        Ok(())
-    }
-}
-
-/// perf's message for a workload that could not be executed.
-pub fn exec_failed(event: &str, command: &str, errno: i32) -> ! {
+/// The C library's text for an errno, without Rust's " (os error N)".
+fn strerror(errno: i32) -> String {
     let text = std::io::Error::from_raw_os_error(errno).to_string();
-    let text = text.split(" (os error").next().unwrap_or(&text);
-    eprintln!("Failed to collect '{event}' for the '{command}' workload: {text}");
-    std::process::exit(255)
+    text.split(" (os error").next().unwrap_or(&text).to_string()
 }
 
 /// The signal that asked us to stop (0: none yet).
 static STOP: AtomicI32 = AtomicI32::new(0);
 
 extern "C" fn on_signal(sig: libc::c_int) {
-    STOP.store(sig, Ordering::Relaxed);
+    if sig != libc::SIGCHLD {
+        STOP.store(sig, Ordering::Relaxed);
+    }
 }
 
-/// SIGINT and SIGTERM only set [`stopped`] from now on.
+/// SIGINT and SIGTERM only set [`stopped`] from now on; SIGCHLD only
+/// interrupts the wait.
 pub fn catch_stop_signals() {
-    for sig in [libc::SIGINT, libc::SIGTERM] {
+    for sig in [libc::SIGINT, libc::SIGTERM, libc::SIGCHLD] {
         // SAFETY: a zeroed sigaction with a handler that only stores to an
         // atomic (async-signal-safe); no SA_RESTART, so a wait is interrupted.
         unsafe {

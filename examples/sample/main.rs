@@ -54,7 +54,7 @@ use perf_event_core::ringset::{Entry, Options, RingSet, Sharing};
 use perf_event_core::sys;
 use recording::Recording;
 use report::Report;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 /// The attrs to open: the user's events, or cycles / cpu-clock.
 fn attrs(a: &Args) -> Vec<(String, Attr)> {
@@ -139,12 +139,12 @@ fn main() {
         Target::Command(c) | Target::All(Some(c)) => Some(c.clone()),
         _ => None,
     };
-    let workload = command.as_deref().map(launch::spawn);
+    let mut workload = command.as_deref().map(launch::spawn);
     // Where each event is opened: per CPU (command: inherited by its
     // children; -a: every task), or per thread of a running process.
     let places: Vec<(i32, Option<u32>)> = match &a.target {
         Target::Command(_) => {
-            let pid = workload.as_ref().map_or(-1, |w| w.pid);
+            let pid = workload.as_ref().map_or(-1, |w| w.pid());
             online_cpus().into_iter().map(|c| (pid, Some(c))).collect()
         }
         Target::All(_) => online_cpus().into_iter().map(|c| (-1, Some(c))).collect(),
@@ -206,25 +206,19 @@ fn main() {
             let _ = set.fd(e).map(|f| f.enable(false));
         }
     }
-    if let (Some(w), Some(c)) = (&workload, &command) {
-        if let Err(errno) = w.release() {
-            launch::exec_failed(&names[0], &c[0], errno);
-        }
+    if let (Some(w), Some(c)) = (&mut workload, &command) {
+        launch::release(w, &names[0], &c[0]);
     }
 
     let start = Instant::now();
-    let mut status = None;
     loop {
+        // SIGCHLD interrupts the wait at the command's exit.
         let _ = set.wait(100);
-        if let (Some(w), None) = (&workload, status) {
-            let mut st = 0;
-            // SAFETY: polling our own child.
-            if unsafe { libc::waitpid(w.pid, &mut st, libc::WNOHANG) } == w.pid {
-                status = Some(st);
-            }
-        }
+        let exited = workload
+            .as_mut()
+            .is_some_and(|w| w.wait_exit(Some(Duration::ZERO)).unwrap_or(true));
         let done = launch::stopped().is_some()
-            || status.is_some()
+            || exited
             || match (&workload, a.duration) {
                 (Some(_), _) => false,
                 (None, Some(d)) => start.elapsed() >= d || set.all_gone(),
@@ -242,15 +236,12 @@ fn main() {
     }
     // Stopped by a signal while the command runs: perf record sends it
     // SIGTERM and waits for it.
-    if let (Some(w), None) = (&workload, status) {
-        let mut st = 0;
-        // SAFETY: signalling and reaping our own child.
-        unsafe {
-            libc::kill(w.pid, libc::SIGTERM);
-            libc::waitpid(w.pid, &mut st, 0);
+    let exit = workload.as_mut().map(|w| {
+        if !w.wait_exit(Some(Duration::ZERO)).unwrap_or(true) {
+            let _ = w.signal(libc::SIGTERM);
         }
-        status = Some(st);
-    }
+        w.reap()
+    });
 
     // A record is at most 64 KiB (its size is a u16).
     let mut scratch = vec![0u8; 1 << 16];
@@ -287,12 +278,14 @@ fn main() {
         );
     }
     launch::raise_stop_signal();
-    if let Some(st) = status {
-        let code = if libc::WIFEXITED(st) {
-            libc::WEXITSTATUS(st)
-        } else {
-            128 + libc::WTERMSIG(st)
-        };
-        std::process::exit(code);
+    match exit {
+        Some(Ok(e)) => {
+            std::process::exit(e.code().unwrap_or_else(|| 128 + e.signal().unwrap_or(0)))
+        }
+        Some(Err(e)) => {
+            eprintln!("sample: {e}");
+            std::process::exit(255)
+        }
+        None => {}
     }
 }
