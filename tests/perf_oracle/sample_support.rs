@@ -1,6 +1,6 @@
 //! What the sample example's tests against perf share: the hot workload
-//! (a C program, frame pointers kept, leaf functions included, so perf and
-//! the example see the same callchains), the optimized example (the
+//! (a C program built with frame pointers, so perf and the example walk
+//! the same callchains), the optimized example (the
 //! tool's own share of `-a` samples is measured: a debug build copies
 //! records several times slower than the release build users run), and
 //! the checks that perf and cc are here.
