@@ -1,8 +1,14 @@
 //! A mini `perf record` + `perf report --sort dso,sym`: samples a command,
-//! a running process or the whole machine with one or more events, reads
-//! every CPU's (or thread's) ring through one ring set, merges the records
-//! in time order (so each sample meets the mappings made before it) and
-//! prints, per event, the share of samples per object and symbol.
+//! a running process or the whole machine with one or more events, drains
+//! every CPU's (or thread's) ring through one ring set, copying the records
+//! as perf record copies them into perf.data; once the recording ended it
+//! puts them in time order (so each sample meets the mappings made before
+//! it) and prints, per event, the share of samples per object and symbol.
+//!
+//! Output, messages and exit statuses follow perf 6.1 (the perf this was
+//! checked against, tests/perf_oracle/sample_*.rs); where a newer perf
+//! words or names something differently (its default event's name, say),
+//! this follows 6.1.
 //!
 //! ```sh
 //! cargo run --release --example sample -- [-e EVENT]... [-c PERIOD | -F HZ] [-g] CMD ARGS
