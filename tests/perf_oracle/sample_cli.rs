@@ -2,8 +2,9 @@
 //! during `-p PID` ends the recording, prints the report of what was
 //! recorded and dies of SIGINT (perf record keeps its data and does the
 //! same); a command that cannot be executed gets perf record's message and
-//! exit status 255; a Rust function is named as perf report names it
-//! (demangled, without the hash).
+//! exit status 255; a Rust function and a C++ method are named as perf
+//! report names them (demangled; Rust without the hash, C++ without the
+//! parameters).
 
 use crate::sample_support::{
     build_sample, hot, ok, perf_report, rows, sample, scratch, tools_here,
@@ -137,6 +138,78 @@ fn main() {
 }
 "#;
 
+/// perf report and the example both name the hottest row `dso` `name`.
+fn both_name(dir: &std::path::Path, exe: &std::path::Path, dso: &str, name: &str) {
+    let n = "200000000";
+    let data = dir.join("r.data");
+    let rec = Command::new("perf")
+        .args(["record", "-q", "-e", "cpu-clock", "-o"])
+        .arg(&data)
+        .arg("--")
+        .arg(exe)
+        .arg(n)
+        .output()
+        .unwrap();
+    assert!(rec.status.success(), "{rec:?}");
+    let perf = rows(&perf_report(&data, &["--sort", "dso,sym"]));
+    let out = sample()
+        .args(["-e", "cpu-clock", "--"])
+        .arg(exe)
+        .arg(n)
+        .output()
+        .unwrap();
+    let ours = rows(&ok(out, "sample"));
+    for (who, r) in [("perf", &perf), ("sample", &ours)] {
+        assert!(
+            r.iter().any(|r| r.0 == dso && r.1 == name && r.2 > 50.0),
+            "{who} names {name}: {r:?}"
+        );
+    }
+}
+
+const CPP_WORKLOAD: &str = r#"
+#include <cstdint>
+#include <cstdlib>
+namespace ns {
+template <typename T> struct Box {
+    __attribute__((noinline)) T spin(T n) {
+        T x = 1;
+        for (T i = 0; i < n; i++) x = x * 6364136223846793005ULL + i;
+        return x;
+    }
+};
+}
+int main(int argc, char **argv) {
+    ns::Box<uint64_t> b;
+    volatile uint64_t r = b.spin(argc > 1 ? strtoull(argv[1], 0, 10) : 100000000ULL);
+    return r == 0;
+}
+"#;
+
+#[test]
+fn a_cpp_method_is_demangled_as_perf_report_names_it() {
+    if !tools_here() {
+        return;
+    }
+    let dir = scratch("cpp");
+    let src = dir.join("box.cc");
+    let exe = dir.join("box");
+    std::fs::write(&src, CPP_WORKLOAD).unwrap();
+    let built = Command::new("c++")
+        .args(["-O1", "-o"])
+        .arg(&exe)
+        .arg(&src)
+        .status();
+    if !built.is_ok_and(|s| s.success()) {
+        crate::lab_support::skip("needs c++", "no C++ compiler (c++) for the workload");
+        return;
+    }
+    // perf 6.1 prints C++ names without their parameters (with them only
+    // under -v).
+    both_name(&dir, &exe, "box", "ns::Box<unsigned long>::spin");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 #[test]
 fn a_rust_function_is_demangled_as_perf_report_names_it() {
     if !tools_here() {
@@ -155,33 +228,6 @@ fn a_rust_function_is_demangled_as_perf_report_names_it() {
         crate::lab_support::skip("needs rustc", "rustc cannot build the Rust workload");
         return;
     }
-    let n = "200000000";
-    let data = dir.join("r.data");
-    let rec = Command::new("perf")
-        .args(["record", "-q", "-e", "cpu-clock", "-o"])
-        .arg(&data)
-        .arg("--")
-        .arg(&exe)
-        .arg(n)
-        .output()
-        .unwrap();
-    assert!(rec.status.success(), "{rec:?}");
-    let perf = rows(&perf_report(&data, &["--sort", "dso,sym"]));
-    let ours = rows(&ok(
-        sample()
-            .args(["-e", "cpu-clock", "--"])
-            .arg(&exe)
-            .arg(n)
-            .output()
-            .unwrap(),
-        "sample",
-    ));
-    let name = "spin::work::spin_loop";
-    for (who, r) in [("perf", &perf), ("sample", &ours)] {
-        assert!(
-            r.iter().any(|r| r.0 == "spin" && r.1 == name && r.2 > 50.0),
-            "{who} names {name}: {r:?}"
-        );
-    }
+    both_name(&dir, &exe, "spin", "spin::work::spin_loop");
     let _ = std::fs::remove_dir_all(&dir);
 }
