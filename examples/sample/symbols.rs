@@ -194,3 +194,27 @@ pub fn proc_maps(pid: u32) -> Vec<Map> {
         })
         .collect()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::demangle;
+
+    #[test]
+    fn names_as_perf_report_prints_them() {
+        // Rust legacy and v0 manglings: the path, no hash.
+        assert_eq!(
+            demangle("_ZN4spin4work9spin_loop17he11b2887626830efE"),
+            "spin::work::spin_loop"
+        );
+        assert_eq!(
+            demangle("_RNvNtCs1234_4spin4work9spin_loop"),
+            "spin::work::spin_loop"
+        );
+        // C++: no parameter list (perf 6.1 shows it only with -v).
+        assert_eq!(
+            demangle("_ZN2ns3BoxImE4spinEm"),
+            "ns::Box<unsigned long>::spin"
+        );
+        assert_eq!(demangle("hot_twice"), "hot_twice");
+    }
+}
