@@ -33,7 +33,11 @@ pub struct Report {
 fn frame(key: &Key) -> String {
     let (dso, _, sym) = key;
     if sym.starts_with("0x") {
-        format!("[{dso}]")
+        if dso.starts_with('[') {
+            dso.clone()
+        } else {
+            format!("[{dso}]")
+        }
     } else {
         sym.clone()
     }
