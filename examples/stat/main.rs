@@ -21,8 +21,9 @@
 //! - The command's exit status is passed through. A command killed by a
 //!   signal is reported as perf does (`CMD: Terminated`, status 0, the
 //!   counts); a command that cannot be run prints perf's
-//!   `Workload failed: ...` and exits 255 with no table. SIGINT / SIGTERM
-//!   are passed on to the command; the counts so far are printed.
+//!   `Workload failed: ...` and exits 255 with no table. SIGINT to the
+//!   tool alone lets the command finish (perf 6.1); SIGTERM ends the tool
+//!   at once (status 143), as it ends perf.
 
 mod args;
 mod output;
@@ -82,6 +83,10 @@ fn started_on() -> String {
 }
 
 fn main() {
+    // Rust ignores SIGPIPE; perf dies of it when its reader goes away
+    // (`stat -I 100 -- cmd 2>&1 | head -3`: status 141).
+    // SAFETY: restoring a signal's default action.
+    unsafe { libc::signal(libc::SIGPIPE, libc::SIG_DFL) };
     let opts = args::options();
     run::catch_signals();
     if opts.set.active() {
@@ -102,7 +107,8 @@ fn main() {
         // perf's status: the command's exit code (0 when a signal ended it).
         code = libc::WEXITSTATUS(run.status);
         runs.push(run);
-        if run::RECEIVED.load(Ordering::SeqCst) != 0 {
+        // -r 0 repeats until Ctrl-C; perf runs every one of -r N.
+        if opts.runs == 0 && run::RECEIVED.load(Ordering::SeqCst) != 0 {
             break;
         }
     }

@@ -165,8 +165,10 @@ pub fn report(command: &[String], csv: Option<&str>, events: &[Wanted], runs: &[
                         Summary::NotSupported => "<not supported>",
                         _ => "<not counted>",
                     };
+                    // perf keeps the clocks' unit on these lines too.
+                    let unit = if is_clock(&ev.name) { "msec" } else { "" };
                     format!(
-                        "{what}{sep}{sep}{}{sep}{}0{sep}100.00{sep}{sep}",
+                        "{what}{sep}{unit}{sep}{}{sep}{}0{sep}100.00{sep}{sep}",
                         ev.name,
                         variance(0.0)
                     )
@@ -204,12 +206,14 @@ pub fn report(command: &[String], csv: Option<&str>, events: &[Wanted], runs: &[
     ));
     for (i, ev) in events.iter().enumerate() {
         let line = match stats[i] {
-            Summary::NotSupported => format!(
-                "{:>18} {:<4} {:<32}{:28}",
-                "<not supported>", "", ev.name, ""
-            ),
-            Summary::NotCounted => {
-                format!("{:>18} {:<4} {:<32}{:28}", "<not counted>", "", ev.name, "")
+            Summary::NotSupported | Summary::NotCounted => {
+                let what = match stats[i] {
+                    Summary::NotSupported => "<not supported>",
+                    _ => "<not counted>",
+                };
+                // perf keeps the clocks' unit on these lines too.
+                let unit = if is_clock(&ev.name) { "msec" } else { "" };
+                format!("{what:>18} {unit:<4} {:<32}{:28}", ev.name, "")
             }
             Summary::Counted {
                 value,

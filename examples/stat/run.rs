@@ -11,10 +11,9 @@
 //! group (reported `<not counted>`, the member `<not supported>`), so no
 //! event ever counts outside its group or before exec.
 //!
-//! SIGINT and SIGTERM to this tool are passed on to the command (unless
-//! the terminal sent them to the whole foreground group, so the command
-//! has them already); the tool keeps waiting for the command, as perf
-//! does, then prints what was counted and stops repeating.
+//! SIGINT to this tool alone is not passed on: the command runs to its
+//! end, as perf 6.1 lets it (Ctrl-C from the terminal reaches the command
+//! itself). SIGTERM is not caught: the tool dies of it, as perf does.
 
 use crate::args::usage;
 use perf_event_core::attr::Attr;
@@ -24,7 +23,7 @@ use perf_event_core::parse::{parse, Builtin, Resolver, System};
 use perf_event_core::read_format::Counts;
 use perf_event_core::sys;
 use perf_event_core::workload::{Workload, WorkloadError};
-use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
+use std::sync::atomic::{AtomicI32, Ordering};
 use std::time::{Duration, Instant};
 
 const TIMES: u64 =
@@ -67,33 +66,58 @@ pub enum Failure {
 
 /// The signal received (0: none).
 pub static RECEIVED: AtomicI32 = AtomicI32::new(0);
-/// The running command (0: none).
-static CHILD: AtomicI32 = AtomicI32::new(0);
-/// Whether a signal to this tool is passed on to the command.
-static FORWARD: AtomicBool = AtomicBool::new(true);
+/// The write end of the self-pipe the handler writes to (-1: none).
+static WAKE: AtomicI32 = AtomicI32::new(-1);
+/// Its read end, polled beside the exit watches.
+static WAKE_READ: AtomicI32 = AtomicI32::new(-1);
 
-extern "C" fn on_signal(sig: libc::c_int, info: *mut libc::siginfo_t, _: *mut libc::c_void) {
+extern "C" fn on_signal(sig: libc::c_int) {
     RECEIVED.store(sig, Ordering::SeqCst);
-    // SAFETY: the kernel passes a valid siginfo to an SA_SIGINFO handler.
-    let from_terminal = !info.is_null() && unsafe { (*info).si_code } == libc::SI_KERNEL;
-    let child = CHILD.load(Ordering::SeqCst);
-    if child > 0 && !from_terminal && FORWARD.load(Ordering::SeqCst) {
-        // SAFETY: kill is async-signal-safe.
-        unsafe { libc::kill(child, sig) };
+    let fd = WAKE.load(Ordering::SeqCst);
+    if fd >= 0 {
+        // SAFETY: write is async-signal-safe; a full pipe just drops it.
+        unsafe { libc::write(fd, [1u8].as_ptr().cast(), 1) };
     }
 }
 
-/// Catches SIGINT and SIGTERM for the whole session.
+/// Catches SIGINT for the whole session, as perf 6.1 does: it is not
+/// passed on to the command (Ctrl-C from the terminal reaches the command
+/// itself), the command runs to its end; with no command it ends counting
+/// and, after the report, the tool dies of it ([`die_of_signal`]).
+/// SIGTERM keeps its default action: the tool dies at once (perf: 143).
 pub fn catch_signals() {
-    for sig in [libc::SIGINT, libc::SIGTERM] {
-        // SAFETY: a zeroed sigaction with our handler and an empty mask.
-        unsafe {
-            let mut action: libc::sigaction = std::mem::zeroed();
-            action.sa_sigaction = on_signal as *const () as usize;
-            action.sa_flags = libc::SA_SIGINFO | libc::SA_RESTART;
-            libc::sigemptyset(&mut action.sa_mask);
-            libc::sigaction(sig, &action, std::ptr::null_mut());
-        }
+    let mut fds = [-1; 2];
+    // SAFETY: pipe2 fills two fds; both ends non-blocking, close-on-exec.
+    if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC | libc::O_NONBLOCK) } == 0 {
+        WAKE_READ.store(fds[0], Ordering::SeqCst);
+        WAKE.store(fds[1], Ordering::SeqCst);
+    }
+    // SAFETY: a zeroed sigaction with our handler and an empty mask.
+    unsafe {
+        let mut action: libc::sigaction = std::mem::zeroed();
+        action.sa_sigaction = on_signal as *const () as usize;
+        action.sa_flags = libc::SA_RESTART;
+        libc::sigemptyset(&mut action.sa_mask);
+        libc::sigaction(libc::SIGINT, &action, std::ptr::null_mut());
+    }
+}
+
+/// The read end of the signal self-pipe: readable once a signal came.
+pub fn signal_fd() -> i32 {
+    WAKE_READ.load(Ordering::SeqCst)
+}
+
+/// Ends the process by the signal received, if any (perf's `sig_atexit`:
+/// the shell sees 128 + the signal); returns when none came.
+pub fn die_of_signal() {
+    let sig = RECEIVED.load(Ordering::SeqCst);
+    if sig == 0 {
+        return;
+    }
+    // SAFETY: restoring the default action, then raising the signal.
+    unsafe {
+        libc::signal(sig, libc::SIG_DFL);
+        libc::raise(sig);
     }
 }
 
@@ -137,33 +161,23 @@ pub fn run_once(events: &[Wanted], argv: &[String], verbose: bool) -> Result<Run
         std::process::exit(255)
     });
     let pid = workload.pid();
-    CHILD.store(pid, Ordering::SeqCst);
     let fds = match open_all(events, pid, verbose) {
         Ok(fds) => fds,
         Err(failure) => {
             drop(workload); // the child exits without exec
-            CHILD.store(0, Ordering::SeqCst);
             return Err(failure);
         }
     };
     let start = Instant::now();
     let released = workload.release();
     if let Err(WorkloadError::Exec { errno, .. }) = released {
-        CHILD.store(0, Ordering::SeqCst);
         return Err(Failure::Exec(errno.0));
-    }
-    // A signal that came while the events were being opened reached the
-    // child before exec, where it was caught: pass it on now.
-    let early = RECEIVED.load(Ordering::SeqCst);
-    if early != 0 && FORWARD.load(Ordering::SeqCst) {
-        let _ = workload.signal(early);
     }
     let exit = workload.reap().unwrap_or_else(|e| {
         eprintln!("stat: {e}");
         std::process::exit(255)
     });
     let elapsed = start.elapsed();
-    CHILD.store(0, Ordering::SeqCst);
     let outcomes = fds
         .iter()
         .map(|fd| match fd {

@@ -18,15 +18,16 @@
 use crate::args::{usage, Options};
 use crate::output;
 use crate::run::{self, Outcome, Run, Wanted};
+use perf_event_core::linux::process::strsignal;
 use perf_event_core::read_format::Counts;
 use perf_event_core::set::{
     aggregate, AggrKey, AggrMode, AggrValue, Aggregate, BudgetPolicy, CorePmus, Count, Cpus,
     EventSet, EventSpec, HybridNames, Target, ThreadSet,
 };
 use perf_event_core::sysfs::{CpuList, Pmus};
+use perf_event_core::workload::{ExitWatch, Workload};
 use std::collections::HashMap;
-use std::ffi::CString;
-use std::sync::atomic::{AtomicI32, Ordering};
+use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
 /// The options this module serves (parsed in `args`).
@@ -79,9 +80,6 @@ struct Chosen {
 }
 
 fn choose(s: &SetOptions, inherit: bool, child: Option<i32>) -> Chosen {
-    if s.no_aggr && !(s.all_cpus || s.cpus.is_some()) {
-        usage("-A/--no-aggr is only available in system-wide mode (-a or -C)");
-    }
     if let Some(list) = &s.cpus {
         let list = CpuList::parse(list)
             .unwrap_or_else(|at| usage(&format!("bad CPU list `{list}' at byte {at}")));
@@ -158,7 +156,9 @@ fn fail(msg: &str) -> ! {
 }
 
 /// The events as groups of set specs, expanded per core PMU.
-fn groups(wanted: &[Wanted]) -> Vec<Vec<EventSpec>> {
+/// `on_exec`: the targets are the held command's tasks, so leaders stay
+/// `enable_on_exec` (the kernel enables them at the exec).
+fn groups(wanted: &[Wanted], on_exec: bool) -> Vec<Vec<EventSpec>> {
     let core = match (Pmus::read(), Cpus::read()) {
         (Ok(p), Ok(c)) => CorePmus::find(&p, &c),
         _ => CorePmus::default(),
@@ -171,73 +171,13 @@ fn groups(wanted: &[Wanted]) -> Vec<Vec<EventSpec>> {
         let group: Vec<EventSpec> = wanted
             .iter()
             .filter(|m| m.leader == i)
-            // The set enables the leaders itself: no exec to wait for.
-            .map(|m| EventSpec::new(&m.name, m.attr.enable_on_exec(false)))
+            // CPU-wide and attached sets are enabled right before the
+            // release: no exec to wait for.
+            .map(|m| EventSpec::new(&m.name, m.attr.enable_on_exec(on_exec && m.leader == i)))
             .collect();
         out.extend(core.expand_group(&group));
     }
     out
-}
-
-/// The held command's exit code (perf passes it on).
-static EXIT: AtomicI32 = AtomicI32::new(0);
-
-/// A command held before exec until [`Held::release`].
-struct Held {
-    pid: i32,
-    go: i32,
-}
-
-impl Held {
-    fn start(argv: &[CString]) -> Held {
-        let mut fds = [0; 2];
-        // SAFETY: pipe2 fills two fds.
-        if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
-            fail(&format!("pipe2: {}", std::io::Error::last_os_error()));
-        }
-        let mut ptrs: Vec<*const libc::c_char> = argv.iter().map(|a| a.as_ptr()).collect();
-        ptrs.push(std::ptr::null());
-        // SAFETY: the child only calls async-signal-safe functions on
-        // memory prepared before the fork.
-        let pid = unsafe { libc::fork() };
-        if pid == 0 {
-            // SAFETY: see above.
-            unsafe {
-                libc::close(fds[1]);
-                let mut byte = 0u8;
-                if libc::read(fds[0], (&mut byte as *mut u8).cast(), 1) == 1 {
-                    libc::execvp(ptrs[0], ptrs.as_ptr());
-                    libc::_exit(127);
-                }
-                libc::_exit(0);
-            }
-        }
-        if pid < 0 {
-            fail(&format!("fork: {}", std::io::Error::last_os_error()));
-        }
-        // SAFETY: our read end, closed once.
-        unsafe { libc::close(fds[0]) };
-        Held { pid, go: fds[1] }
-    }
-
-    fn release(&self) {
-        // SAFETY: one byte lets the child exec; then our end is closed.
-        unsafe {
-            libc::write(self.go, [1u8].as_ptr().cast(), 1);
-            libc::close(self.go);
-        }
-    }
-
-    /// Whether it has exited (reaped); its exit code is kept.
-    fn exited(&self) -> bool {
-        let mut status = 0;
-        // SAFETY: polling our own child.
-        let done = unsafe { libc::waitpid(self.pid, &mut status, libc::WNOHANG) } == self.pid;
-        if done {
-            EXIT.store(libc::WEXITSTATUS(status), Ordering::SeqCst);
-        }
-        done
-    }
 }
 
 /// Whether a process or thread still runs (a zombie counts as gone).
@@ -341,7 +281,7 @@ fn key_prefix(key: &AggrKey, csv: Option<&str>, comms: &HashMap<i32, String>) ->
     let sep = csv.unwrap_or(" ");
     match key {
         AggrKey::Cpu(c) if csv.is_some() => format!("CPU{c}{sep}"),
-        AggrKey::Cpu(c) => format!("CPU{c:<4}{sep}"),
+        AggrKey::Cpu(c) => format!("CPU{c:<7}{sep}"),
         AggrKey::Thread(t) => {
             let comm = comms.get(t).map_or("?", String::as_str);
             if csv.is_some() {
@@ -378,11 +318,38 @@ fn lines_for(
 ) -> String {
     let lines = aggregate(set.events(), counts, mode(&opts.set), HybridNames::Keep);
     let csv = opts.csv.as_deref();
+    let keyed: Vec<(String, Vec<Outcome>, Vec<String>)> = outcomes_by_key(events.len(), &lines)
+        .into_iter()
+        .map(|(key, outcomes)| {
+            let text = table_lines(events, outcomes.clone(), elapsed, csv);
+            (key_prefix(&key, csv, comms), outcomes, text)
+        })
+        .collect();
     let mut out = String::new();
-    for (key, outcomes) in outcomes_by_key(events.len(), &lines) {
-        let prefix = key_prefix(&key, csv, comms);
-        for line in table_lines(events, outcomes, elapsed, csv) {
-            out.push_str(&format!("{stamp}{prefix}{line}\n"));
+    if keyed.iter().any(|(_, _, text)| text.len() != events.len()) {
+        // Not one line per event: keep each key's lines together.
+        for (prefix, _, text) in &keyed {
+            for line in text {
+                out.push_str(&format!("{stamp}{prefix}{line}\n"));
+            }
+        }
+        return out;
+    }
+    // perf 6.1 prints event by event, each event's lines by key (CPU
+    // order for -A; for --per-thread the largest count first).
+    let per_thread = mode(&opts.set) == AggrMode::PerThread;
+    for e in 0..events.len() {
+        let mut order: Vec<usize> = (0..keyed.len()).collect();
+        if per_thread {
+            let value = |k: usize| match keyed[k].1[e] {
+                Outcome::Counted(c) => c.value,
+                _ => 0,
+            };
+            order.sort_by_key(|&k| std::cmp::Reverse(value(k)));
+        }
+        for k in order {
+            let (prefix, _, text) = &keyed[k];
+            out.push_str(&format!("{stamp}{prefix}{}\n", text[e]));
         }
     }
     out
@@ -410,26 +377,130 @@ fn sub(a: Option<u64>, b: Option<u64>) -> Option<u64> {
     Some(a?.saturating_sub(b.unwrap_or(0)))
 }
 
+/// perf's refusal of an option combination: its message, the options
+/// concerned, status 234 (perf returns -EINVAL from main).
+fn refuse(head: &str, options: &[&str]) -> ! {
+    eprint!("{head}");
+    for o in options {
+        eprintln!("{o}");
+    }
+    std::process::exit(234)
+}
+
+/// Writes report text to stderr. A closed pipe kills the tool by SIGPIPE
+/// (its default action is restored in `main`), as it kills perf.
+fn write_report(text: &str) {
+    use std::io::Write;
+    let _ = std::io::stderr().write_all(text.as_bytes());
+}
+
+/// Exits with the command's status, or dies of the signal that ended
+/// counting (Ctrl-C with no command: perf's 130).
+fn finish(code: i32) -> ! {
+    run::die_of_signal();
+    std::process::exit(code)
+}
+
+/// What ended a wait.
+enum Wake {
+    /// The deadline passed.
+    Timeout,
+    /// A watched process exited (its index).
+    Exited(usize),
+    /// A signal came (see `run::RECEIVED`).
+    Signal,
+}
+
+/// Sleeps in poll(2) until a watched process exits, a signal comes or
+/// `deadline` passes (`None`: no deadline; `fallback`: re-check the
+/// watched ids every 50 ms, for threads a pidfd cannot watch).
+fn wait(watches: &[&ExitWatch], deadline: Option<Instant>, fallback: bool) -> Wake {
+    let mut fds: Vec<libc::pollfd> = watches
+        .iter()
+        .map(|w| libc::pollfd {
+            fd: w.fd(),
+            events: libc::POLLIN,
+            revents: 0,
+        })
+        .collect();
+    fds.push(libc::pollfd {
+        fd: run::signal_fd(),
+        events: libc::POLLIN,
+        revents: 0,
+    });
+    let mut ms = deadline.map_or(-1, |d| {
+        let left = d.saturating_duration_since(Instant::now());
+        left.as_micros().div_ceil(1000).min(i32::MAX as u128) as i32
+    });
+    if fallback && !(0..=50).contains(&ms) {
+        ms = 50;
+    }
+    if run::RECEIVED.load(Ordering::SeqCst) != 0 {
+        return Wake::Signal;
+    }
+    // SAFETY: `fds` is a valid, writable array of pollfd of this length.
+    let n = unsafe { libc::poll(fds.as_mut_ptr(), fds.len() as libc::nfds_t, ms) };
+    if run::RECEIVED.load(Ordering::SeqCst) != 0 {
+        return Wake::Signal;
+    }
+    if n > 0 {
+        if let Some(i) = fds[..watches.len()].iter().position(|p| p.revents != 0) {
+            return Wake::Exited(i);
+        }
+    }
+    Wake::Timeout
+}
+
 /// Runs the event-set path and exits.
+///
+/// The counting window is exact: CPU-wide and attached sets are enabled
+/// right before the command is released into exec (per-task ones are
+/// enabled by the exec itself) and disabled the moment its exit (or the
+/// watched processes' exit, or Ctrl-C) wakes the poll; intervals tick at
+/// their deadlines, the last one at that moment.
 pub fn run(opts: &Options) -> ! {
     let s = &opts.set;
-    let argv: Vec<CString> = opts
-        .command
-        .iter()
-        .map(|a| CString::new(a.as_str()).unwrap_or_else(|_| usage("NUL in an argument")))
-        .collect();
+    if !s.has_target() && s.per_thread && !opts.command.is_empty() {
+        refuse(
+            "The --per-thread option is only available when monitoring via -p -t -a options or only --per-thread.\n",
+            &[
+                "    -p, --pid <pid>       stat events on existing process id",
+                "    -t, --tid <tid>       stat events on existing thread id",
+            ],
+        );
+    }
+    if s.no_aggr && !(s.all_cpus || s.cpus.is_some()) {
+        refuse(
+            "both cgroup and no-aggregation modes only available in system-wide mode\n\n Usage: perf stat [<options>] [<command>]\n\n",
+            &[
+                "    -G, --cgroup <name>   monitor event in cgroup name only",
+                "    -A, --no-aggr         disable CPU count aggregation",
+                "    -a, --all-cpus        system-wide collection from all CPUs",
+                "        --for-each-cgroup <name>",
+                "                          expand events for each cgroup",
+            ],
+        );
+    }
+    let mut workload = (!opts.command.is_empty())
+        .then(|| Workload::hold(&opts.command).unwrap_or_else(|e| fail(&e.to_string())));
     // With a target the command is a timer; without, it is the target.
-    let held = (!s.has_target() && !argv.is_empty()).then(|| Held::start(&argv));
-    let chosen = choose(s, opts.inherit, held.as_ref().map(|h| h.pid));
+    let child_is_target = !s.has_target() && workload.is_some();
+    let chosen = choose(
+        s,
+        opts.inherit,
+        workload
+            .as_ref()
+            .filter(|_| child_is_target)
+            .map(Workload::pid),
+    );
     let wanted = run::wanted(&opts.events, opts.inherit);
-    let mut set = EventSet::open(groups(&wanted), chosen.target, BudgetPolicy::Fail)
-        .unwrap_or_else(|e| {
-            if let Some(h) = &held {
-                // SAFETY: ending our own held child.
-                unsafe { libc::kill(h.pid, libc::SIGKILL) };
-            }
-            fail(&e.to_string())
-        });
+    // An error drops the held command, which then exits unexecuted.
+    let mut set = EventSet::open(
+        groups(&wanted, child_is_target),
+        chosen.target,
+        BudgetPolicy::Fail,
+    )
+    .unwrap_or_else(|e| fail(&e.to_string()));
     if opts.verbose {
         for e in set.events() {
             if let Some(err) = &e.unsupported {
@@ -440,64 +511,84 @@ pub fn run(opts: &Options) -> ! {
     }
     let events = report_events(&set);
     let mut comms = read_comms(&set);
-    set.enable().unwrap_or_else(|e| fail(&e.to_string()));
+    // Processes whose exit ends counting: the command, else -p / -t.
+    let mut watches: Vec<ExitWatch> = Vec::new();
+    let mut fallback: Vec<i32> = Vec::new();
+    if workload.is_none() {
+        for &id in &chosen.watched {
+            match ExitWatch::process(id) {
+                Ok(w) => watches.push(w),
+                Err(_) => fallback.push(id),
+            }
+        }
+    }
+    if !child_is_target {
+        set.enable().unwrap_or_else(|e| fail(&e.to_string()));
+    }
     let start = Instant::now();
-    let mut timer = if held.is_none() && !argv.is_empty() {
-        Some(
-            std::process::Command::new(&opts.command[0])
-                .args(&opts.command[1..])
-                .spawn()
-                .unwrap_or_else(|e| fail(&format!("Workload failed: {e}"))),
-        )
-    } else {
-        None
-    };
-    if let Some(h) = &held {
-        h.release();
+    if let Some(w) = workload.as_mut() {
+        if let Err(e) = w.release() {
+            eprintln!("{e}");
+            std::process::exit(255);
+        }
+        // The command's name is the program's after exec.
+        if child_is_target {
+            comms = read_comms(&set);
+        }
     }
     let interval = s.interval_ms.map(Duration::from_millis);
     let mut next = interval.map(|i| start + i);
     let mut before: Vec<Count> = Vec::new();
     let mut last_tick = start;
+    let mut ended = start;
     if interval.is_some() && opts.csv.is_none() {
         eprintln!("#           time             counts unit events");
     }
+    let mut print_interval = |set: &mut EventSet, at: Instant| {
+        let counts = set
+            .read_all()
+            .unwrap_or_else(|e| fail(&e.to_string()))
+            .to_vec();
+        let d = delta(&counts, &before);
+        let since = at - start;
+        let sep = opts.csv.as_deref().unwrap_or(" ");
+        let stamp = format!("{:6}.{:09}{sep}", since.as_secs(), since.subsec_nanos());
+        let text = lines_for(set, &comms, &events, &d, opts, at - last_tick, &stamp);
+        write_report(&text);
+        before = counts;
+        last_tick = at;
+    };
     loop {
-        let now = Instant::now();
-        let wait = next.map_or(Duration::from_millis(50), |n| {
-            n.saturating_duration_since(now)
-                .min(Duration::from_millis(50))
-        });
-        std::thread::sleep(wait);
-        if held.is_some() {
-            // The held command's name is the program's after exec.
-            for (tid, name) in read_comms(&set) {
-                if name != "?" {
-                    comms.insert(tid, name);
+        let wake = match &workload {
+            Some(w) => wait(&[w.exit_watch()], next, false),
+            None => wait(
+                &watches.iter().collect::<Vec<_>>(),
+                next,
+                !fallback.is_empty(),
+            ),
+        };
+        let done = match wake {
+            Wake::Exited(i) => {
+                if workload.is_none() {
+                    watches.remove(i);
                 }
+                workload.is_some() || (watches.is_empty() && fallback.iter().all(|&f| !alive(f)))
             }
+            // With a command, SIGINT to the tool alone lets it finish
+            // (perf 6.1), except in interval mode.
+            Wake::Signal => workload.is_none() || interval.is_some(),
+            Wake::Timeout => {
+                !fallback.is_empty() && watches.is_empty() && fallback.iter().all(|&f| !alive(f))
+            }
+        };
+        let now = Instant::now();
+        if done {
+            set.disable().unwrap_or_else(|e| fail(&e.to_string()));
+            ended = now;
         }
-        let done = run::RECEIVED.load(Ordering::SeqCst) != 0
-            || held.as_ref().is_some_and(Held::exited)
-            || timer
-                .as_mut()
-                .is_some_and(|t| matches!(t.try_wait(), Ok(Some(_))))
-            || (!chosen.watched.is_empty() && !chosen.watched.iter().any(|&w| alive(w)));
         if let Some(n) = next {
-            if Instant::now() >= n || done {
-                let counts = set
-                    .read_all()
-                    .unwrap_or_else(|e| fail(&e.to_string()))
-                    .to_vec();
-                let d = delta(&counts, &before);
-                let t = Instant::now();
-                let since = t - start;
-                let sep = opts.csv.as_deref().unwrap_or(" ");
-                let stamp = format!("{:6}.{:09}{sep}", since.as_secs(), since.subsec_nanos());
-                let text = lines_for(&set, &comms, &events, &d, opts, t - last_tick, &stamp);
-                eprint!("{text}");
-                before = counts;
-                last_tick = t;
+            if now >= n || done {
+                print_interval(&mut set, if done { now } else { n.max(now) });
                 next = Some(n + interval.unwrap_or_default());
             }
         }
@@ -505,10 +596,19 @@ pub fn run(opts: &Options) -> ! {
             break;
         }
     }
-    let elapsed = start.elapsed();
-    set.disable().unwrap_or_else(|e| fail(&e.to_string()));
+    let elapsed = ended - start;
+    let code = match workload.as_mut().map(Workload::reap) {
+        Some(Ok(exit)) => {
+            if let Some(sig) = exit.signal() {
+                eprintln!("{}: {}", opts.command[0], strsignal(sig));
+            }
+            exit.code().unwrap_or(0)
+        }
+        Some(Err(e)) => fail(&e.to_string()),
+        None => 0,
+    };
     if interval.is_some() {
-        std::process::exit(EXIT.load(Ordering::SeqCst));
+        finish(code);
     }
     let counts = set
         .read_all()
@@ -544,7 +644,8 @@ pub fn run(opts: &Options) -> ! {
             .collect::<String>()
             .trim_end()
             .to_owned()
-            + "\n\n"
+            // CSV ends with its last line; the table with a blank one.
+            + if opts.csv.is_some() { "\n" } else { "\n\n" }
     } else {
         let lines = lines_for(&set, &comms, &events, &counts, opts, elapsed, "");
         if opts.csv.is_some() {
@@ -557,6 +658,6 @@ pub fn run(opts: &Options) -> ! {
             )
         }
     };
-    eprint!("{text}");
-    std::process::exit(EXIT.load(Ordering::SeqCst))
+    write_report(&text);
+    finish(code)
 }

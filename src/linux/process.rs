@@ -46,7 +46,9 @@ pub fn pipe() -> Result<(OwnedFd, OwnedFd), Errno> {
 /// `execvp(argv[0], argv)` (`PATH` searched as the shell does).
 ///
 /// The child inherits the caller's signal dispositions until `exec` (which
-/// resets caught signals to their default) and its signal mask. Between
+/// resets caught signals to their default; `SIGPIPE` is reset to its
+/// default before the exec, as `std::process::Command` does) and its
+/// signal mask. Between
 /// `fork` and `exec` it only calls async-signal-safe functions (`close`,
 /// `read`, `execvp`, `write`, `_exit`) on memory prepared before the fork,
 /// so this is safe in a multi-threaded program. `argv` must not be empty.
@@ -59,6 +61,9 @@ pub fn fork_held(argv: &[CString]) -> Result<HeldChild, Errno> {
     let mut ptrs: Vec<*const libc::c_char> = argv.iter().map(|a| a.as_ptr()).collect();
     ptrs.push(core::ptr::null());
     let (go_fd, failed_fd) = (go_read.as_raw_fd(), failed_write.as_raw_fd());
+    // The child closes the parent's ends: its own copy of `go`'s write end
+    // would keep the read from ever seeing end of file.
+    let (parent_go, parent_failed) = (go_write.as_raw_fd(), failed_read.as_raw_fd());
     // SAFETY: fork has no memory preconditions; the child branch below
     // only calls async-signal-safe functions and never returns.
     let pid = unsafe { libc::fork() };
@@ -67,6 +72,8 @@ pub fn fork_held(argv: &[CString]) -> Result<HeldChild, Errno> {
         // all prepared before the fork; _exit never returns, so no Rust
         // destructor runs in the child.
         unsafe {
+            libc::close(parent_go);
+            libc::close(parent_failed);
             let mut byte = 0u8;
             let got = loop {
                 let n = libc::read(go_fd, (&mut byte as *mut u8).cast(), 1);
@@ -75,6 +82,10 @@ pub fn fork_held(argv: &[CString]) -> Result<HeldChild, Errno> {
                 }
             };
             if got == 1 {
+                // As std::process::Command does: the command starts with
+                // SIGPIPE at its default action (Rust programs ignore it,
+                // and an ignored signal stays ignored across exec).
+                libc::signal(libc::SIGPIPE, libc::SIG_DFL);
                 libc::execvp(ptrs[0], ptrs.as_ptr());
                 let errno = *libc::__errno_location();
                 libc::write(failed_fd, (&errno as *const c_int).cast(), 4);

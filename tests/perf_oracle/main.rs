@@ -25,3 +25,4 @@ mod sample_system_wide;
 mod stat_example;
 mod stat_set_example;
 mod stat_vs_perf;
+mod stat_windows_vs_perf;

@@ -16,7 +16,7 @@ use std::collections::BTreeMap;
 use std::process::Command;
 
 /// `perf`, if installed and able to count a software event.
-fn perf() -> Option<String> {
+pub(crate) fn perf() -> Option<String> {
     let found = std::env::var_os("PATH").and_then(|paths| {
         std::env::split_paths(&paths)
             .map(|p| p.join("perf"))

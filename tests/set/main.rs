@@ -14,3 +14,4 @@ mod lab_support;
 mod set_support;
 
 mod set_kernel;
+mod workload_kernel;
