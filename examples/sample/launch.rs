@@ -54,8 +54,11 @@ extern "C" fn on_signal(sig: libc::c_int) {
 }
 
 /// SIGINT and SIGTERM only set [`stopped`] from now on; SIGCHLD only
-/// interrupts the wait.
+/// interrupts the wait. SIGPIPE ends the tool quietly, as it ends perf
+/// (`sample ... | head`), instead of Rust's "failed printing" panic.
 pub fn catch_stop_signals() {
+    // SAFETY: restoring the default action of a signal.
+    unsafe { libc::signal(libc::SIGPIPE, libc::SIG_DFL) };
     for sig in [libc::SIGINT, libc::SIGTERM, libc::SIGCHLD] {
         // SAFETY: a zeroed sigaction with a handler that only stores to an
         // atomic (async-signal-safe); no SA_RESTART, so a wait is interrupted.

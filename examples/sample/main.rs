@@ -218,8 +218,13 @@ fn main() {
 
     let start = Instant::now();
     loop {
-        // SIGCHLD interrupts the wait at the command's exit.
-        let _ = set.wait(100);
+        // Woken by the rings (half full), their hang-up (-p: the process
+        // exited), SIGCHLD (the command exited), SIGINT / SIGTERM, or the
+        // end of -d: few wake-ups, each a cost counted in -a's samples.
+        let left = a.duration.map_or(1000, |d| {
+            d.saturating_sub(start.elapsed()).as_millis().clamp(1, 1000) as i32
+        });
+        let _ = set.wait(left);
         let exited = workload
             .as_mut()
             .is_some_and(|w| w.wait_exit(Some(Duration::ZERO)).unwrap_or(true));

@@ -7,7 +7,8 @@
 //! 40,000 samples a run; medians of three runs of each, interleaved).
 
 use crate::sample_support::{
-    build_sample, hot, median, ok, perf_report, sample, scratch, tools_here,
+    build_sample, hot, median, ok, one_busy_test_at_a_time, perf_report, sample, scratch,
+    tools_here,
 };
 use std::collections::{HashMap, HashSet};
 use std::process::Command;
@@ -72,6 +73,7 @@ fn folded_stacks_match_perf_report_children() {
     let dir = scratch("callchains");
     let exe = hot(&dir);
     build_sample();
+    let _busy = one_busy_test_at_a_time();
     let folded = dir.join("out.folded");
     let (mut perf, mut ours) = (Vec::new(), Vec::new());
     for _ in 0..3 {

@@ -8,7 +8,8 @@
 //! two runs by far more than a point.
 
 use crate::sample_support::{
-    build_sample, hot, median, ok, perf_report, rows, sample, scratch, share_within, tools_here,
+    build_sample, hot, median, ok, one_busy_test_at_a_time, perf_report, rows, sample, scratch,
+    share_within, tools_here,
 };
 use std::process::Command;
 
@@ -80,6 +81,7 @@ fn own_share_and_hot_shares_match_perf_record_a() {
     let dir = scratch("system-wide");
     let exe = hot(&dir);
     build_sample();
+    let _busy = one_busy_test_at_a_time();
     let (mut perf, mut ours) = (Vec::new(), Vec::new());
     for _ in 0..3 {
         let Some(p) = perf_run(&dir, &exe) else {
