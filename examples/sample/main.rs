@@ -1,123 +1,66 @@
 //! A mini `perf record` + `perf report --sort dso,sym`: samples a command,
-//! a running process or the whole machine with one or more events, reads
-//! every CPU's (or thread's) ring through one ring set, merges the records
-//! in time order (so each sample meets the mappings made before it) and
-//! prints, per event, the share of samples per object and symbol.
+//! a running process or the whole machine with one or more events, drains
+//! every CPU's (or thread's) ring through one ring set, copying the records
+//! as perf record copies them into perf.data; once the recording ended it
+//! puts them in time order (so each sample meets the mappings made before
+//! it) and prints, per event, the share of samples per object and symbol.
+//!
+//! Output, messages and exit statuses follow perf 6.1 (the perf this was
+//! checked against, tests/perf_oracle/sample_*.rs); where a newer perf
+//! words or names something differently (its default event's name, say),
+//! this follows 6.1.
 //!
 //! ```sh
-//! cargo run --release --example sample -- [-e EVENT]... [-c PERIOD | -F HZ] CMD ARGS
-//! cargo run --release --example sample -- -a [-d SECONDS] [-e EVENT]...
-//! cargo run --release --example sample -- -p PID [-d SECONDS] [-e EVENT]...
+//! cargo run --release --example sample -- [-e EVENT]... [-c PERIOD | -F HZ] [-g] CMD ARGS
+//! cargo run --release --example sample -- -a [-d SECONDS | -- CMD ARGS]
+//! cargo run --release --example sample -- -p PID [-d SECONDS]
+//! cargo run --release --example sample -- -g --folded out.folded -- CMD ARGS
 //! ```
 //!
-//! Events are perf event strings (`cycles`, `cpu-clock`, `sched:sched_switch`,
-//! `cpu/event=0x3c/`). Without `-e`: `cycles` when the machine has a PMU,
-//! else `cpu-clock`. Without `-c`/`-F`: 4000 Hz. Symbols come from the ELF
-//! symbol tables of the mapped files and /proc/kallsyms, as perf does
-//! without debug info. The report lists shares by period, like perf report.
+//! Options are read as perf reads them: `-c100000`, `-F999`, `-ecpu-clock`,
+//! `-ag`, `--freq=999`. Events are perf event strings (`cycles`,
+//! `cpu-clock`, `sched:sched_switch`, `cpu/event=0x3c/`). Without `-e`:
+//! `cycles` when the machine has a PMU, else `cpu-clock` (named
+//! `cpu-clock:pppH` in messages, as perf 6.1 names its fallback). Without
+//! `-c`/`-F`: 4000 Hz. `-a` without a command records for `-d` seconds
+//! (1 by default; perf records until Ctrl-C).
+//!
+//! `-g` (or `--call-graph fp`) records callchains (frame pointers) and adds
+//! a "Children" column, each symbol's share of the samples it is on the
+//! stack of, as `perf report --children` (perf 6.1's default with
+//! callchains). `--folded FILE` (implies `-g`) writes the first event's
+//! stacks as `comm;caller;...;callee count` lines, the input of
+//! flamegraph.pl (`-` for stdout instead of the report).
+//!
+//! Symbols come from the ELF symbol tables of the mapped files and
+//! /proc/kallsyms, as perf does without debug info, demangled (Rust, C++),
+//! and are looked up only after the recording ended: while recording, the
+//! tool only copies addresses out of the rings, so with `-a` its own share
+//! of the samples (printed as "Samples of this tool") stays as small as
+//! perf record's. Ctrl-C (SIGINT) or SIGTERM ends the recording; the report
+//! of what was recorded is printed, then the tool dies of that signal, as
+//! perf record does. A command that cannot be executed gets perf's message
+//! and exit status 255; otherwise the exit status is the command's.
 
+mod args;
+mod capture;
+mod launch;
+mod recording;
+mod report;
 mod symbols;
 
+use args::{usage, Args, Target};
+use capture::Capture;
 use perf_event_core::attr::Attr;
 use perf_event_core::event::{Event, Hardware, Software};
 use perf_event_core::open::{open, OpenFlags, Scope};
 use perf_event_core::parse::{parse, Builtin, System};
-use perf_event_core::record::{Record, SampleLayout};
+use perf_event_core::record::SampleLayout;
 use perf_event_core::ringset::{Entry, Options, RingSet, Sharing};
 use perf_event_core::sys;
-use std::collections::HashMap;
-use std::ffi::CString;
+use recording::Recording;
+use report::Report;
 use std::time::{Duration, Instant};
-use symbols::{proc_maps, Key, Map, Resolver};
-
-enum Target {
-    Command(Vec<String>),
-    Pid(u32),
-    All,
-}
-
-struct Args {
-    events: Vec<String>,
-    period: Option<u64>,
-    freq: u64,
-    duration: Option<Duration>,
-    target: Target,
-}
-
-fn usage(why: &str) -> ! {
-    eprintln!(
-        "sample: {why}\nusage: sample [-e EVENT]... [-c PERIOD | -F HZ] (CMD ARGS | -a | -p PID) \
-         [-d SECONDS]"
-    );
-    std::process::exit(129)
-}
-
-fn args() -> Args {
-    let mut a = Args {
-        events: Vec::new(),
-        period: None,
-        freq: 4000,
-        duration: None,
-        target: Target::All,
-    };
-    let mut it = std::env::args().skip(1).peekable();
-    let mut all = false;
-    let mut pid = None;
-    let value = |it: &mut std::iter::Peekable<std::iter::Skip<std::env::Args>>, opt: &str| {
-        it.next()
-            .unwrap_or_else(|| usage(&format!("{opt} needs a value")))
-    };
-    let mut command = Vec::new();
-    while let Some(arg) = it.next() {
-        match arg.as_str() {
-            "-e" => a.events.push(value(&mut it, "-e")),
-            "-c" => {
-                a.period = Some(
-                    value(&mut it, "-c")
-                        .parse()
-                        .unwrap_or_else(|_| usage("-c N")),
-                )
-            }
-            "-F" => {
-                a.freq = value(&mut it, "-F")
-                    .parse()
-                    .unwrap_or_else(|_| usage("-F HZ"))
-            }
-            "-d" => {
-                let s: f64 = value(&mut it, "-d")
-                    .parse()
-                    .unwrap_or_else(|_| usage("-d SECONDS"));
-                a.duration = Some(Duration::from_secs_f64(s));
-            }
-            "-a" => all = true,
-            "-p" => {
-                pid = Some(
-                    value(&mut it, "-p")
-                        .parse()
-                        .unwrap_or_else(|_| usage("-p PID")),
-                )
-            }
-            "--" => {
-                command.extend(it.by_ref());
-            }
-            s if s.starts_with('-') => usage(&format!("unknown option {s}")),
-            _ => {
-                command.push(arg);
-                command.extend(it.by_ref());
-            }
-        }
-    }
-    a.target = match (all, pid, command.is_empty()) {
-        (true, None, true) => Target::All,
-        (false, Some(p), true) => Target::Pid(p),
-        (false, None, false) => Target::Command(command),
-        _ => usage("give exactly one of CMD, -a, -p PID"),
-    };
-    if matches!(a.target, Target::All | Target::Pid(_)) && a.duration.is_none() && pid.is_none() {
-        a.duration = Some(Duration::from_secs(1));
-    }
-    a
-}
 
 /// The attrs to open: the user's events, or cycles / cpu-clock.
 fn attrs(a: &Args) -> Vec<(String, Attr)> {
@@ -126,7 +69,12 @@ fn attrs(a: &Args) -> Vec<(String, Attr)> {
         | sys::PERF_SAMPLE_TID
         | sys::PERF_SAMPLE_TIME
         | sys::PERF_SAMPLE_CPU
-        | sys::PERF_SAMPLE_PERIOD) as u64;
+        | sys::PERF_SAMPLE_PERIOD) as u64
+        | if a.callchain {
+            sys::PERF_SAMPLE_CALLCHAIN as u64
+        } else {
+            0
+        };
     let inherit = matches!(a.target, Target::Command(_));
     let setup = |attr: Attr| {
         let attr = attr
@@ -148,9 +96,10 @@ fn attrs(a: &Args) -> Vec<(String, Attr)> {
         out.push(if fine {
             ("cycles".to_string(), cycles)
         } else {
-            eprintln!("sample: no cycles event here; sampling cpu-clock");
+            // perf 6.1 falls back the same way and names the event
+            // after its default `cycles:P` with the modifiers it kept.
             let e = Attr::new(Event::Software(Software::CpuClock));
-            ("cpu-clock".to_string(), setup(e))
+            ("cpu-clock:pppH".to_string(), setup(e))
         });
     }
     let system = System::discover();
@@ -164,9 +113,10 @@ fn attrs(a: &Args) -> Vec<(String, Attr)> {
             out.push((text.clone(), setup(attr)));
         }
     }
-    // The first event also reports mappings and exec names (once is enough).
+    // The first event also reports mappings, exec names and forks (once is
+    // enough).
     if let Some((_, first)) = out.first_mut() {
-        *first = first.mmap(true).mmap2(true).comm(true);
+        *first = first.mmap(true).mmap2(true).comm(true).task(true);
     }
     out
 }
@@ -186,52 +136,24 @@ fn online_cpus() -> Vec<u32> {
     cpus
 }
 
-/// Forks `command`, held before exec until the returned pipe is written.
-fn spawn(command: &[String]) -> (i32, i32) {
-    let argv: Vec<CString> = command
-        .iter()
-        .map(|a| CString::new(a.as_str()).unwrap_or_else(|_| usage("NUL in an argument")))
-        .collect();
-    let mut ptrs: Vec<*const libc::c_char> = argv.iter().map(|a| a.as_ptr()).collect();
-    ptrs.push(std::ptr::null());
-    let mut pipe = [0; 2];
-    // SAFETY: pipe2 fills two fds.
-    let rc = unsafe { libc::pipe2(pipe.as_mut_ptr(), libc::O_CLOEXEC) };
-    assert_eq!(rc, 0);
-    // SAFETY: the child makes only async-signal-safe calls before exec.
-    let pid = unsafe { libc::fork() };
-    if pid == 0 {
-        // SAFETY: as above.
-        unsafe {
-            let mut b = 0u8;
-            libc::read(pipe[0], (&mut b as *mut u8).cast(), 1);
-            libc::execvp(ptrs[0], ptrs.as_ptr());
-            libc::_exit(127);
-        }
-    }
-    // SAFETY: closing our copy of the read end.
-    unsafe { libc::close(pipe[0]) };
-    (pid, pipe[1])
-}
-
 fn main() {
-    let a = args();
+    let words: Vec<String> = std::env::args().skip(1).collect();
+    let a = args::parse(&words);
     let attrs = attrs(&a);
-    let (child, release) = match &a.target {
-        Target::Command(c) => {
-            let (pid, w) = spawn(c);
-            (Some(pid), Some(w))
-        }
-        _ => (None, None),
+    let names: Vec<String> = attrs.iter().map(|(n, _)| n.clone()).collect();
+    let command = match &a.target {
+        Target::Command(c) | Target::All(Some(c)) => Some(c.clone()),
+        _ => None,
     };
+    let mut workload = command.as_deref().map(launch::spawn);
     // Where each event is opened: per CPU (command: inherited by its
     // children; -a: every task), or per thread of a running process.
     let places: Vec<(i32, Option<u32>)> = match &a.target {
-        Target::Command(_) => online_cpus()
-            .into_iter()
-            .map(|c| (child.unwrap_or(-1), Some(c)))
-            .collect(),
-        Target::All => online_cpus().into_iter().map(|c| (-1, Some(c))).collect(),
+        Target::Command(_) => {
+            let pid = workload.as_ref().map_or(-1, |w| w.pid());
+            online_cpus().into_iter().map(|c| (pid, Some(c))).collect()
+        }
+        Target::All(_) => online_cpus().into_iter().map(|c| (-1, Some(c))).collect(),
         Target::Pid(p) => std::fs::read_dir(format!("/proc/{p}/task"))
             .unwrap_or_else(|e| usage(&format!("process {p}: {e}")))
             .flatten()
@@ -273,158 +195,108 @@ fn main() {
         eprintln!("sample: {e}");
         std::process::exit(1)
     });
-    if child.is_none() {
+    let mut cap = Capture::default();
+    // Processes running before the recording: their mappings and names now,
+    // while nothing is enabled (perf synthesizes them the same way).
+    match &a.target {
+        Target::All(_) => cap.snapshot(capture::all_pids()),
+        Target::Pid(p) => cap.snapshot([*p]),
+        Target::Command(_) => {}
+    }
+    // 32 MiB touched now, before anything is enabled: about 500,000
+    // records of `-a` without callchains are copied without a page fault.
+    let mut recording = Recording::with_reserve(32 << 20);
+    launch::catch_stop_signals();
+    if !matches!(a.target, Target::Command(_)) {
         for e in 0..set.entries() {
             let _ = set.fd(e).map(|f| f.enable(false));
         }
     }
-    if let Some(w) = release {
-        // SAFETY: one byte from a local buffer lets the child exec.
-        unsafe {
-            libc::write(w, [1u8].as_ptr().cast(), 1);
-            libc::close(w);
-        }
+    if let (Some(w), Some(c)) = (&mut workload, &command) {
+        launch::release(w, &names[0], &c[0]);
     }
 
-    let mut report = Report::default();
-    // A record is at most 64 KiB (its size is a u16).
-    let mut scratch = vec![0u8; 1 << 16];
     let start = Instant::now();
-    let mut status = 0;
     loop {
-        let _ = set.wait(100);
-        let done = match (child, a.duration) {
-            // SAFETY: polling our own child.
-            (Some(pid), _) => (unsafe { libc::waitpid(pid, &mut status, libc::WNOHANG) }) == pid,
-            (None, Some(d)) => start.elapsed() >= d || set.all_gone(),
-            (None, None) => set.all_gone(),
-        };
+        // Woken by the rings (half full), their hang-up (-p: the process
+        // exited), SIGCHLD (the command exited), SIGINT / SIGTERM, or the
+        // end of -d: few wake-ups, each a cost counted in -a's samples.
+        let left = a.duration.map_or(1000, |d| {
+            d.saturating_sub(start.elapsed()).as_millis().clamp(1, 1000) as i32
+        });
+        let _ = set.wait(left);
+        let exited = workload
+            .as_mut()
+            .is_some_and(|w| w.wait_exit(Some(Duration::ZERO)).unwrap_or(true));
+        let done = launch::stopped().is_some()
+            || exited
+            || match (&workload, a.duration) {
+                (Some(_), _) => false,
+                (None, Some(d)) => start.elapsed() >= d || set.all_gone(),
+                (None, None) => set.all_gone(),
+            };
         if done {
             for e in 0..set.entries() {
                 let _ = set.fd(e).map(|f| f.disable(false));
             }
         }
-        set.fill();
-        while let Some(h) = set.next_ordered() {
-            report.take(&set, &h, &mut scratch);
-            set.release(h);
-        }
+        recording.drain(&mut set);
         if done {
-            set.fill();
-            while let Some(h) = set.flush_next() {
-                report.take(&set, &h, &mut scratch);
-                set.release(h);
-            }
             break;
         }
     }
-    report.print(&attrs, &set);
-    if child.is_some() {
-        let code = if libc::WIFEXITED(status) {
-            libc::WEXITSTATUS(status)
+    // Stopped by a signal while the command runs: perf record sends it
+    // SIGTERM and waits for it.
+    let exit = workload.as_mut().map(|w| {
+        if !w.wait_exit(Some(Duration::ZERO)).unwrap_or(true) {
+            let _ = w.signal(libc::SIGTERM);
+        }
+        w.reap()
+    });
+
+    // A record is at most 64 KiB (its size is a u16).
+    let mut scratch = vec![0u8; 1 << 16];
+    let recorded = recording.len();
+    recording.in_time_order(&set, |event, rec| cap.take(&set, event, rec, &mut scratch));
+    let report = Report::new(&cap, attrs.len(), a.folded.is_some());
+    let to_stdout = a.folded.as_deref() == Some("-");
+    if let Some(path) = a.folded.as_deref() {
+        let written = if to_stdout {
+            report.write_folded(&mut std::io::stdout().lock())
         } else {
-            128 + libc::WTERMSIG(status)
+            std::fs::File::create(path)
+                .and_then(|f| report.write_folded(&mut std::io::BufWriter::new(f)))
         };
-        std::process::exit(code);
-    }
-}
-
-#[derive(Default)]
-struct Report {
-    /// Mappings per pid, in the order they were made.
-    maps: HashMap<u32, Vec<Map>>,
-    /// Per event: period per (object, mode, symbol).
-    hits: HashMap<usize, HashMap<Key, u64>>,
-    samples: HashMap<usize, u64>,
-    resolver: Resolver,
-}
-
-impl Report {
-    /// One record, in time order; `scratch` holds it only when it wraps the
-    /// ring's end (otherwise it is parsed where it lies).
-    fn take(&mut self, set: &RingSet, h: &perf_event_core::ringset::Held, scratch: &mut [u8]) {
-        let (Some(event), Ok(rec)) = (h.event(), set.record(h)) else {
-            return;
-        };
-        let Some(layout) = set.layout(event) else {
-            return;
-        };
-        let Ok(parsed) = rec.parse(layout, scratch) else {
-            return;
-        };
-        match parsed.record {
-            Record::Mmap2 {
-                pid,
-                addr,
-                len,
-                pgoff,
-                filename,
-                ..
-            } => {
-                let file = String::from_utf8_lossy(filename).into_owned();
-                self.maps.entry(pid).or_default().push(Map {
-                    start: addr,
-                    end: addr + len,
-                    pgoff,
-                    file,
-                });
-            }
-            Record::Sample(s) => {
-                let (Some(ip), Some((pid, _))) = (s.ip(), s.pid_tid()) else {
-                    return;
-                };
-                *self.samples.entry(event).or_default() += 1;
-                let kernel = rec.header.cpumode() == sys::PERF_RECORD_MISC_KERNEL as u16;
-                let key = if kernel {
-                    self.resolver.kernel(ip)
-                } else {
-                    let maps = self.maps.entry(pid).or_insert_with(|| proc_maps(pid));
-                    let map = maps.iter().rev().find(|m| (m.start..m.end).contains(&ip));
-                    self.resolver.user(ip, map)
-                };
-                *self.hits.entry(event).or_default().entry(key).or_default() +=
-                    s.period().unwrap_or(1);
-            }
-            _ => {}
+        if let Err(e) = written {
+            eprintln!("sample: {path}: {e}");
         }
     }
-
-    fn print(&self, attrs: &[(String, Attr)], set: &RingSet) {
-        for (event, (name, _)) in attrs.iter().enumerate() {
-            let lost = set.event_losses(event);
-            println!(
-                "# Event '{name}': {} samples, {} lost",
-                self.samples.get(&event).copied().unwrap_or(0),
-                lost.dropped()
-            );
-            println!("# Overhead  Shared Object  Symbol");
-            let Some(hits) = self.hits.get(&event) else {
-                println!();
-                continue;
-            };
-            let total: u64 = hits.values().sum();
-            let mut rows: Vec<(&Key, &u64)> = hits.iter().collect();
-            rows.sort_by(|a, b| b.1.cmp(a.1).then(a.0.cmp(b.0)));
-            for ((dso, mode, sym), n) in rows {
-                println!(
-                    "{:8.2}%  {dso}  {mode} {sym}",
-                    100.0 * *n as f64 / total.max(1) as f64
-                );
-            }
-            println!();
-        }
+    if !to_stdout {
+        let lost: Vec<u64> = (0..attrs.len())
+            .map(|e| set.event_losses(e).dropped())
+            .collect();
+        let system_wide = matches!(a.target, Target::All(_));
+        report.print(&names, &lost, a.callchain, system_wide);
         let t = set.total_losses();
-        let m = set.merge_stats();
         println!(
-            "# rings: {}, lost {} (LOST records {}, overruns {}, {} bytes skipped); merge: {} \
-             records, {} forced out of order",
+            "# rings: {}, {recorded} bytes recorded, lost {} (LOST records {}, overruns {}, {} \
+             bytes skipped)",
             set.rings().len(),
             t.dropped(),
             t.lost_records,
             t.overruns,
             t.bytes_skipped,
-            m.released,
-            m.forced
         );
+    }
+    launch::raise_stop_signal();
+    match exit {
+        Some(Ok(e)) => {
+            std::process::exit(e.code().unwrap_or_else(|| 128 + e.signal().unwrap_or(0)))
+        }
+        Some(Err(e)) => {
+            eprintln!("sample: {e}");
+            std::process::exit(255)
+        }
+        None => {}
     }
 }

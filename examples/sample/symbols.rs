@@ -1,6 +1,9 @@
 //! Addresses to (object, symbol) as `perf report --sort dso,sym` names
 //! them: ELF symbol tables of the mapped files (through the `object` crate)
-//! and /proc/kallsyms for the kernel.
+//! and /proc/kallsyms for the kernel. Rust and C++ names are demangled
+//! (rustc-demangle, cpp_demangle) as perf 6.1 prints them: Rust paths
+//! without the `::h<hash>` suffix, C++ names without their parameter list
+//! (perf shows those only with `-v`).
 
 use object::{Object, ObjectSegment, ObjectSymbol, SymbolKind};
 use std::collections::HashMap;
@@ -31,12 +34,19 @@ impl Symbols {
         let Ok(file) = object::File::parse(&*data) else {
             return Symbols::default();
         };
-        let mut syms: Vec<(u64, u64, String)> = file
-            .symbols()
-            .chain(file.dynamic_symbols())
-            .filter(|s| s.kind() == SymbolKind::Text && s.address() != 0)
-            .filter_map(|s| Some((s.address(), s.size(), s.name().ok()?.to_string())))
-            .collect();
+        let mut syms = text_symbols(&file);
+        // A stripped file's full symbol table is in its separate debug
+        // file, found by build id (Debian's -dbg / -dbgsym packages), where
+        // perf looks for it too.
+        let debug = file.build_id().ok().flatten().map(|id| {
+            let hex: String = id.iter().map(|b| format!("{b:02x}")).collect();
+            format!("/usr/lib/debug/.build-id/{}/{}.debug", &hex[..2], &hex[2..])
+        });
+        if let Some(data) = debug.and_then(|p| std::fs::read(p).ok()) {
+            if let Ok(dbg) = object::File::parse(&*data) {
+                syms.extend(text_symbols(&dbg));
+            }
+        }
         syms.sort();
         syms.dedup_by_key(|s| s.0);
         let segments = file
@@ -63,6 +73,34 @@ impl Symbols {
             .find(|(off, size, _)| (*off..off + size).contains(&offset))
             .map(|(off, _, va)| offset - off + va)
     }
+}
+
+/// The function symbols of a file (both tables), as mangled (demangled
+/// when a sample hits them: a large library has 100,000s).
+fn text_symbols(file: &object::File) -> Vec<(u64, u64, String)> {
+    file.symbols()
+        .chain(file.dynamic_symbols())
+        .filter(|s| s.kind() == SymbolKind::Text && s.address() != 0)
+        .filter_map(|s| Some((s.address(), s.size(), s.name().ok()?.to_string())))
+        .collect()
+}
+
+/// A symbol name as perf report prints it.
+pub fn demangle(name: &str) -> String {
+    if let Ok(d) = rustc_demangle::try_demangle(name) {
+        return format!("{d:#}");
+    }
+    if name.starts_with("_Z") {
+        let opts = cpp_demangle::DemangleOptions::new().no_params();
+        let symbol = cpp_demangle::Symbol::new(name.as_bytes());
+        if let Some(d) = symbol
+            .ok()
+            .and_then(|s| s.demangle_with_options(&opts).ok())
+        {
+            return d;
+        }
+    }
+    name.to_string()
 }
 
 /// Resolves addresses, loading each file once.
@@ -124,7 +162,7 @@ impl Resolver {
         let name = syms
             .vaddr(offset)
             .and_then(|va| syms.find(va))
-            .map(str::to_string)
+            .map(demangle)
             .unwrap_or_else(|| format!("{offset:#018x}"));
         (basename(&map.file), "[.]", name)
     }
@@ -155,4 +193,28 @@ pub fn proc_maps(pid: u32) -> Vec<Map> {
             })
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::demangle;
+
+    #[test]
+    fn names_as_perf_report_prints_them() {
+        // Rust legacy and v0 manglings: the path, no hash.
+        assert_eq!(
+            demangle("_ZN4spin4work9spin_loop17he11b2887626830efE"),
+            "spin::work::spin_loop"
+        );
+        assert_eq!(
+            demangle("_RNvNtCs1234_4spin4work9spin_loop"),
+            "spin::work::spin_loop"
+        );
+        // C++: no parameter list (perf 6.1 shows it only with -v).
+        assert_eq!(
+            demangle("_ZN2ns3BoxImE4spinEm"),
+            "ns::Box<unsigned long>::spin"
+        );
+        assert_eq!(demangle("hot_twice"), "hot_twice");
+    }
 }

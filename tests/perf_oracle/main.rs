@@ -17,7 +17,11 @@ mod stat_support;
 
 mod parse_vs_perf;
 mod perf_compare;
+mod sample_callchains;
+mod sample_cli;
 mod sample_example;
+mod sample_support;
+mod sample_system_wide;
 mod stat_example;
 mod stat_options_vs_perf;
 mod stat_set_example;

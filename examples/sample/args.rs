@@ -1,0 +1,166 @@
+//! The command line, parsed the way perf's parse-options reads it: short
+//! options with the value attached (`-c100000`, `-F999`, `-ecpu-clock`) or
+//! as the next word, flags clustered (`-ag`), long options with `=` or a
+//! space, `--` before the command.
+
+use std::time::Duration;
+
+/// What is sampled.
+pub enum Target {
+    /// A command started by the tool (and its children).
+    Command(Vec<String>),
+    /// The threads of a running process.
+    Pid(u32),
+    /// Every task on every CPU, for `-d` seconds, or while a command runs
+    /// (`-a -- CMD`).
+    All(Option<Vec<String>>),
+}
+
+/// The options.
+pub struct Args {
+    pub events: Vec<String>,
+    pub period: Option<u64>,
+    pub freq: u64,
+    pub duration: Option<Duration>,
+    /// `-g` / `--call-graph fp`: PERF_SAMPLE_CALLCHAIN, the report with
+    /// children totals.
+    pub callchain: bool,
+    /// `--folded FILE`: folded stacks (`comm;caller;callee count`) written
+    /// to FILE (`-` for stdout, instead of the report); implies `-g`.
+    pub folded: Option<String>,
+    pub target: Target,
+}
+
+pub const USAGE: &str = "usage: sample [-e EVENT]... [-c PERIOD | -F HZ] [-g] [--folded FILE] \
+                         (CMD ARGS | -a [-- CMD ARGS] | -p PID) [-d SECONDS]";
+
+pub fn usage(why: &str) -> ! {
+    eprintln!("sample: {why}\n{USAGE}");
+    std::process::exit(129)
+}
+
+fn number<T: std::str::FromStr>(opt: &str, v: &str) -> T {
+    v.parse()
+        .unwrap_or_else(|_| usage(&format!("{opt}: '{v}' is not a valid number")))
+}
+
+/// Parses `words` (the arguments after the program name).
+pub fn parse(words: &[String]) -> Args {
+    let mut a = Args {
+        events: Vec::new(),
+        period: None,
+        freq: 4000,
+        duration: None,
+        callchain: false,
+        folded: None,
+        target: Target::All(None),
+    };
+    let (mut all, mut pid, mut command) = (false, None::<u32>, Vec::new());
+    let mut i = 0;
+    // Takes the value of an option: the rest of the word, or the next word.
+    let take = |i: &mut usize, attached: &str, opt: &str| -> String {
+        if !attached.is_empty() {
+            return attached.to_string();
+        }
+        *i += 1;
+        words
+            .get(*i)
+            .cloned()
+            .unwrap_or_else(|| usage(&format!("{opt} needs a value")))
+    };
+    while i < words.len() {
+        let w = words[i].as_str();
+        if w == "--" {
+            command.extend(words[i + 1..].iter().cloned());
+            break;
+        }
+        if let Some(long) = w.strip_prefix("--") {
+            let (name, attached) = long.split_once('=').unwrap_or((long, ""));
+            let opt = format!("--{name}");
+            match name {
+                "event" => a.events.push(take(&mut i, attached, &opt)),
+                "count" => a.period = Some(number(&opt, &take(&mut i, attached, &opt))),
+                "freq" => a.freq = number(&opt, &take(&mut i, attached, &opt)),
+                "all-cpus" => all = true,
+                "pid" => pid = Some(number(&opt, &take(&mut i, attached, &opt))),
+                "call-graph" => {
+                    let mode = take(&mut i, attached, &opt);
+                    if mode != "fp" {
+                        usage(&format!(
+                            "--call-graph {mode}: only fp (frame pointers) here"
+                        ));
+                    }
+                    a.callchain = true;
+                }
+                "folded" => {
+                    a.folded = Some(take(&mut i, attached, &opt));
+                    a.callchain = true;
+                }
+                "help" => usage("help"),
+                _ => usage(&format!("unknown option {opt}")),
+            }
+            i += 1;
+            continue;
+        }
+        let Some(cluster) = w.strip_prefix('-').filter(|c| !c.is_empty()) else {
+            command.extend(words[i..].iter().cloned());
+            break;
+        };
+        for (at, flag) in cluster.char_indices() {
+            let rest = &cluster[at + flag.len_utf8()..];
+            let opt = format!("-{flag}");
+            match flag {
+                'a' => all = true,
+                'g' => a.callchain = true,
+                'e' => a.events.push(take(&mut i, rest, &opt)),
+                'c' => a.period = Some(number(&opt, &take(&mut i, rest, &opt))),
+                'F' => a.freq = number(&opt, &take(&mut i, rest, &opt)),
+                'p' => pid = Some(number(&opt, &take(&mut i, rest, &opt))),
+                'd' => {
+                    let s: f64 = number(&opt, &take(&mut i, rest, &opt));
+                    a.duration = Some(Duration::from_secs_f64(s));
+                }
+                'h' => usage("help"),
+                _ => usage(&format!("unknown option {opt}")),
+            }
+            if matches!(flag, 'e' | 'c' | 'F' | 'p' | 'd') {
+                break;
+            }
+        }
+        i += 1;
+    }
+    a.target = match (all, pid, command.is_empty()) {
+        (true, None, true) => Target::All(None),
+        (true, None, false) => Target::All(Some(command)),
+        (false, Some(p), true) => Target::Pid(p),
+        (false, None, false) => Target::Command(command),
+        _ => usage("give exactly one of CMD, -a [-- CMD], -p PID"),
+    };
+    if matches!(a.target, Target::All(None)) && a.duration.is_none() {
+        a.duration = Some(Duration::from_secs(1));
+    }
+    a
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn p(s: &str) -> Args {
+        parse(&s.split_whitespace().map(String::from).collect::<Vec<_>>())
+    }
+
+    #[test]
+    fn perf_idioms() {
+        let a = p("-c100000 -ecpu-clock -ag -- sleep 1");
+        assert_eq!(a.period, Some(100000));
+        assert_eq!(a.events, ["cpu-clock"]);
+        assert!(a.callchain);
+        assert!(matches!(a.target, Target::All(Some(ref c)) if c == &["sleep", "1"]));
+        let a = p("-F 999 -e task-clock --folded=out.txt ./hot 5");
+        assert_eq!(a.freq, 999);
+        assert_eq!(a.folded.as_deref(), Some("out.txt"));
+        assert!(matches!(a.target, Target::Command(ref c) if c == &["./hot", "5"]));
+        assert!(matches!(p("-p42").target, Target::Pid(42)));
+    }
+}

@@ -1,0 +1,233 @@
+//! The sample example's behaviour as a command, against perf 6.1's: Ctrl-C
+//! during `-p PID` ends the recording, prints the report of what was
+//! recorded and dies of SIGINT (perf record keeps its data and does the
+//! same); a command that cannot be executed gets perf record's message and
+//! exit status 255; a Rust function and a C++ method are named as perf
+//! report names them (demangled; Rust without the hash, C++ without the
+//! parameters).
+
+use crate::sample_support::{
+    build_sample, hot, ok, perf_report, rows, sample, scratch, tools_here,
+};
+use std::os::unix::process::ExitStatusExt;
+use std::path::PathBuf;
+use std::process::{Command, Stdio};
+use std::time::Duration;
+
+/// The optimized example's binary (built by `build_sample`), run directly
+/// so that a signal reaches it and not cargo.
+fn sample_binary() -> PathBuf {
+    // target/debug/deps/perf_oracle-HASH -> target/release/examples/sample
+    let exe = std::env::current_exe().unwrap();
+    let target = exe
+        .parent()
+        .and_then(|d| d.parent())
+        .and_then(|d| d.parent())
+        .unwrap();
+    target.join("release/examples/sample")
+}
+
+/// Runs `cmd` for `after`, sends it SIGINT, returns its output.
+fn interrupted(mut cmd: Command, after: Duration) -> std::process::Output {
+    let child = cmd
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(after);
+    // SAFETY: signalling our own child.
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    child.wait_with_output().unwrap()
+}
+
+#[test]
+fn ctrl_c_during_p_prints_the_report_as_perf_keeps_its_data() {
+    if !tools_here() {
+        return;
+    }
+    let dir = scratch("ctrl-c");
+    let exe = hot(&dir);
+    build_sample();
+    let mut work = Command::new(&exe).arg("30000000000").spawn().unwrap();
+    let pid = work.id().to_string();
+
+    let data = dir.join("p.data");
+    let mut perf = Command::new("perf");
+    perf.args(["record", "-q", "-e", "cpu-clock", "-p", &pid, "-o"])
+        .arg(&data);
+    let perf = interrupted(perf, Duration::from_secs(2));
+    let mut ours = Command::new(sample_binary());
+    ours.args(["-e", "cpu-clock", "-p", &pid]);
+    let ours = interrupted(ours, Duration::from_secs(2));
+    let _ = work.kill();
+    let _ = work.wait();
+
+    let text = String::from_utf8_lossy(&ours.stdout);
+    println!("perf: {:?}\nsample: {:?}\n{text}", perf.status, ours.status);
+    assert_eq!(
+        perf.status.signal(),
+        Some(libc::SIGINT),
+        "perf record dies of SIGINT"
+    );
+    assert_eq!(ours.status.signal(), Some(libc::SIGINT), "{text}");
+    let perf_rows = rows(&perf_report(&data, &["--sort", "dso,sym"]));
+    for r in [&perf_rows, &rows(&text)] {
+        assert!(
+            r.iter()
+                .any(|r| r.0 == "hot" && r.1 == "hot_twice" && r.2 > 20.0),
+            "hot_twice in both reports: {r:?}\n{text}"
+        );
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn a_missing_command_gets_perfs_message_and_status() {
+    if !tools_here() {
+        return;
+    }
+    let dir = scratch("missing");
+    build_sample();
+    let missing = "no-such-command-for-sample";
+    for events in [&["-e", "cpu-clock"][..], &["-e", "task-clock"], &[]] {
+        let perf = Command::new("perf")
+            .arg("record")
+            .args(events)
+            .arg("-o")
+            .arg(dir.join("m.data"))
+            .args(["--", missing])
+            .output()
+            .unwrap();
+        let ours = sample()
+            .args(events)
+            .args(["--", missing])
+            .output()
+            .unwrap();
+        let line = |o: &std::process::Output| {
+            String::from_utf8_lossy(&o.stderr)
+                .lines()
+                .find(|l| l.starts_with("Failed to collect"))
+                .map(str::to_string)
+        };
+        println!(
+            "{events:?}: perf {:?}, sample {:?}",
+            line(&perf),
+            line(&ours)
+        );
+        assert!(line(&perf).is_some(), "perf 6.1's message: {perf:?}");
+        assert_eq!(line(&ours), line(&perf), "{events:?}");
+        assert_eq!(ours.status.code(), Some(255));
+        assert_eq!(perf.status.code(), Some(255));
+        assert!(ours.stdout.is_empty(), "no report");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+const RUST_WORKLOAD: &str = r#"
+mod work {
+    #[inline(never)]
+    pub fn spin_loop(n: u64) -> u64 {
+        let mut x = 1u64;
+        for i in 0..n { x = x.wrapping_mul(6364136223846793005).wrapping_add(i); }
+        x
+    }
+}
+fn main() {
+    let n = std::env::args().nth(1).and_then(|a| a.parse().ok()).unwrap_or(100_000_000u64);
+    println!("{}", work::spin_loop(std::hint::black_box(n)));
+}
+"#;
+
+/// perf report and the example both name the hottest row `dso` `name`.
+fn both_name(dir: &std::path::Path, exe: &std::path::Path, dso: &str, name: &str) {
+    let n = "200000000";
+    let data = dir.join("r.data");
+    let rec = Command::new("perf")
+        .args(["record", "-q", "-e", "cpu-clock", "-o"])
+        .arg(&data)
+        .arg("--")
+        .arg(exe)
+        .arg(n)
+        .output()
+        .unwrap();
+    assert!(rec.status.success(), "{rec:?}");
+    let perf = rows(&perf_report(&data, &["--sort", "dso,sym"]));
+    let out = sample()
+        .args(["-e", "cpu-clock", "--"])
+        .arg(exe)
+        .arg(n)
+        .output()
+        .unwrap();
+    let ours = rows(&ok(out, "sample"));
+    for (who, r) in [("perf", &perf), ("sample", &ours)] {
+        assert!(
+            r.iter().any(|r| r.0 == dso && r.1 == name && r.2 > 50.0),
+            "{who} names {name}: {r:?}"
+        );
+    }
+}
+
+const CPP_WORKLOAD: &str = r#"
+#include <cstdint>
+#include <cstdlib>
+namespace ns {
+template <typename T> struct Box {
+    __attribute__((noinline)) T spin(T n) {
+        T x = 1;
+        for (T i = 0; i < n; i++) x = x * 6364136223846793005ULL + i;
+        return x;
+    }
+};
+}
+int main(int argc, char **argv) {
+    ns::Box<uint64_t> b;
+    volatile uint64_t r = b.spin(argc > 1 ? strtoull(argv[1], 0, 10) : 100000000ULL);
+    return r == 0;
+}
+"#;
+
+#[test]
+fn a_cpp_method_is_demangled_as_perf_report_names_it() {
+    if !tools_here() {
+        return;
+    }
+    let dir = scratch("cpp");
+    let src = dir.join("box.cc");
+    let exe = dir.join("box");
+    std::fs::write(&src, CPP_WORKLOAD).unwrap();
+    let built = Command::new("c++")
+        .args(["-O1", "-o"])
+        .arg(&exe)
+        .arg(&src)
+        .status();
+    if !built.is_ok_and(|s| s.success()) {
+        crate::lab_support::skip("needs c++", "no C++ compiler (c++) for the workload");
+        return;
+    }
+    // perf 6.1 prints C++ names without their parameters (with them only
+    // under -v).
+    both_name(&dir, &exe, "box", "ns::Box<unsigned long>::spin");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn a_rust_function_is_demangled_as_perf_report_names_it() {
+    if !tools_here() {
+        return;
+    }
+    let dir = scratch("rust");
+    let src = dir.join("spin.rs");
+    let exe = dir.join("spin");
+    std::fs::write(&src, RUST_WORKLOAD).unwrap();
+    let built = Command::new("rustc")
+        .args(["-O", "-o"])
+        .arg(&exe)
+        .arg(&src)
+        .status();
+    if !built.is_ok_and(|s| s.success()) {
+        crate::lab_support::skip("needs rustc", "rustc cannot build the Rust workload");
+        return;
+    }
+    both_name(&dir, &exe, "spin", "spin::work::spin_loop");
+    let _ = std::fs::remove_dir_all(&dir);
+}

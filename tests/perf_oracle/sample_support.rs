@@ -1,0 +1,163 @@
+//! What the sample example's tests against perf share: the hot workload
+//! (a C program built with frame pointers, so perf and the example walk
+//! the same callchains), the optimized example (the
+//! tool's own share of `-a` samples is measured: a debug build copies
+//! records several times slower than the release build users run), and
+//! the checks that perf and cc are here.
+
+use crate::lab_support;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::sync::{Mutex, MutexGuard};
+
+/// Held by the tests that keep a CPU busy for many seconds (a hot loop
+/// under perf, then under the example, three times), so that they do not
+/// also load the machine for each other: on 2 CPUs that would double the
+/// noise of what they measure.
+pub fn one_busy_test_at_a_time() -> MutexGuard<'static, ()> {
+    static BUSY: Mutex<()> = Mutex::new(());
+    BUSY.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// `hot_twice` then `hot_once`, ten times: two thirds and one third of the
+/// time, both called from `work`, called from `main`.
+const HOT: &str = r#"
+#include <stdint.h>
+#include <stdlib.h>
+volatile uint64_t sink;
+__attribute__((noinline)) void hot_twice(uint64_t n) {
+    uint64_t x = 1;
+    for (uint64_t i = 0; i < n; i++) x = x * 6364136223846793005ULL + i;
+    sink = x;
+}
+__attribute__((noinline)) void hot_once(uint64_t n) {
+    uint64_t x = 3;
+    for (uint64_t i = 0; i < n; i++) x = x * 2862933555777941757ULL + i;
+    sink = x;
+}
+__attribute__((noinline)) void work(uint64_t n) {
+    for (int r = 0; r < 10; r++) { hot_twice(2 * n / 10); hot_once(n / 10); }
+}
+int main(int argc, char **argv) {
+    work(argc > 1 ? strtoull(argv[1], 0, 10) : 100000000ULL);
+    return 0;
+}
+"#;
+
+fn have(tool: &str) -> bool {
+    Command::new(tool)
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success())
+}
+
+/// Whether perf and cc are here (else the test is reported as skipped).
+pub fn tools_here() -> bool {
+    if !have("perf") {
+        lab_support::skip(
+            "needs perf",
+            "perf is not installed (apt-get install linux-perf)",
+        );
+        return false;
+    }
+    if !have("cc") {
+        lab_support::skip("needs cc", "no C compiler (cc) for the workload");
+        return false;
+    }
+    true
+}
+
+/// A scratch directory for one test.
+pub fn scratch(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("sample-{name}-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+/// Builds the hot workload in `dir`; returns its path (its file name is `hot`).
+pub fn hot(dir: &Path) -> PathBuf {
+    let src = dir.join("hot.c");
+    let exe = dir.join("hot");
+    std::fs::write(&src, HOT).unwrap();
+    let st = Command::new("cc")
+        .args([
+            "-O1",
+            "-fno-omit-frame-pointer",
+            "-mno-omit-leaf-frame-pointer",
+            "-o",
+        ])
+        .arg(&exe)
+        .arg(&src)
+        .status()
+        .unwrap();
+    assert!(st.success(), "cc failed");
+    exe
+}
+
+/// `cargo run --release --example sample -- ARGS`.
+pub fn sample() -> Command {
+    let mut c = Command::new(env!("CARGO"));
+    c.args(["run", "--quiet", "--release", "--example", "sample", "--"]);
+    c
+}
+
+/// Builds the optimized example (so that timing starts with the tool).
+pub fn build_sample() {
+    let st = Command::new(env!("CARGO"))
+        .args(["build", "--quiet", "--release", "--example", "sample"])
+        .status()
+        .unwrap();
+    assert!(st.success(), "cargo build --release --example sample");
+}
+
+/// The output, asserted successful.
+pub fn ok(out: Output, what: &str) -> String {
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(
+        out.status.success(),
+        "{what}: {:?}\n{text}\n{}",
+        out.status,
+        String::from_utf8_lossy(&out.stderr)
+    );
+    text
+}
+
+/// The median of `v`.
+pub fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(f64::total_cmp);
+    v[v.len() / 2]
+}
+
+/// `(dso, symbol, percent)` from report lines `  12.34%  dso  [.] sym`.
+pub fn rows(text: &str) -> Vec<(String, String, f64)> {
+    text.lines()
+        .filter(|l| !l.starts_with('#'))
+        .filter_map(|l| {
+            let mut f = l.split_whitespace();
+            let pct: f64 = f.next()?.strip_suffix('%')?.parse().ok()?;
+            let dso = f.next()?.to_string();
+            let _mode = f.next()?;
+            Some((dso, f.collect::<Vec<_>>().join(" "), pct))
+        })
+        .collect()
+}
+
+/// `symbol`'s share of the samples in object `dso` (percent).
+pub fn share_within(rows: &[(String, String, f64)], dso: &str, symbol: &str) -> f64 {
+    let own = rows.iter().filter(|r| r.0 == dso);
+    let total: f64 = own.clone().map(|r| r.2).sum();
+    let sym: f64 = own.filter(|r| r.1 == symbol).map(|r| r.2).sum();
+    100.0 * sym / total.max(1e-9)
+}
+
+/// `perf report --stdio ARGS -i DATA`.
+pub fn perf_report(data: &Path, args: &[&str]) -> String {
+    let out = Command::new("perf")
+        .args(["report", "--stdio"])
+        .args(args)
+        .arg("-i")
+        .arg(data)
+        .output()
+        .unwrap();
+    ok(out, "perf report")
+}
