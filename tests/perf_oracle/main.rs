@@ -15,6 +15,15 @@ mod set_support;
 #[path = "../support/stat_support.rs"]
 mod stat_support;
 
+/// Held by every test of this binary that keeps a CPU busy or measures a
+/// time window against perf (sample's hot loops, stat's windows and
+/// timing comparisons): one at a time, so that on 2 CPUs they do not add
+/// to each other's noise while libtest runs the rest in parallel.
+pub fn one_busy_test_at_a_time() -> std::sync::MutexGuard<'static, ()> {
+    static BUSY: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    BUSY.lock().unwrap_or_else(|e| e.into_inner())
+}
+
 mod parse_vs_perf;
 mod perf_compare;
 mod sample_callchains;

@@ -8,16 +8,8 @@
 use crate::lab_support;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
-use std::sync::{Mutex, MutexGuard};
 
-/// Held by the tests that keep a CPU busy for many seconds (a hot loop
-/// under perf, then under the example, three times), so that they do not
-/// also load the machine for each other: on 2 CPUs that would double the
-/// noise of what they measure.
-pub fn one_busy_test_at_a_time() -> MutexGuard<'static, ()> {
-    static BUSY: Mutex<()> = Mutex::new(());
-    BUSY.lock().unwrap_or_else(|e| e.into_inner())
-}
+pub use crate::one_busy_test_at_a_time;
 
 /// `hot_twice` then `hot_once`, ten times: two thirds and one third of the
 /// time, both called from `work`, called from `main`.

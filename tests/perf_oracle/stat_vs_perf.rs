@@ -174,6 +174,7 @@ const TIMING_RUNS: usize = 9;
 #[test]
 fn timing_dependent_counts_match_perf_within_10_percent() {
     let Some(perf) = perf() else { return };
+    let _one = crate::one_busy_test_at_a_time();
     let args = [
         "-x,",
         "-e",

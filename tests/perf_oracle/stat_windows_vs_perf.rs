@@ -16,12 +16,9 @@ use std::os::unix::process::{CommandExt, ExitStatusExt};
 use std::process::{Child, Command, ExitStatus, Stdio};
 use std::time::Duration;
 
-/// One timing test at a time: they measure windows on a shared machine.
-static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
-
-fn serial() -> std::sync::MutexGuard<'static, ()> {
-    SERIAL.lock().unwrap_or_else(|e| e.into_inner())
-}
+/// One timing test at a time (the binary-wide lock): they measure windows
+/// on a shared machine.
+use crate::one_busy_test_at_a_time as serial;
 
 /// `tool stat ARGS` (tool: perf's path, or the example when `None`).
 fn tool(perf: Option<&str>) -> Command {
