@@ -83,7 +83,7 @@ fn own_share_and_hot_shares_match_perf_record_a() {
     build_sample();
     let _busy = one_busy_test_at_a_time();
     let (mut perf, mut ours) = (Vec::new(), Vec::new());
-    for _ in 0..3 {
+    for _ in 0..5 {
         let Some(p) = perf_run(&dir, &exe) else {
             crate::lab_support::skip("needs perf", "perf record -a cannot sample here");
             return;
@@ -94,9 +94,17 @@ fn own_share_and_hot_shares_match_perf_record_a() {
     println!("perf (own %, hot_twice %, hot_once %): {perf:?}\nsample: {ours:?}");
     let col =
         |v: &[(f64, f64, f64)], i: usize| median(v.iter().map(|t| [t.0, t.1, t.2][i]).collect());
+    // Own shares are tenths of a percent and move by several hundredths
+    // from run to run (CI saw perf's at 0.14, 0.15 and 0.19 % in one run):
+    // ours is no larger than perf's median plus perf's own run-to-run
+    // spread.
+    let perf_own: Vec<f64> = perf.iter().map(|t| t.0).collect();
+    let spread = perf_own.iter().copied().fold(f64::MIN, f64::max)
+        - perf_own.iter().copied().fold(f64::MAX, f64::min);
     assert!(
-        col(&ours, 0) <= col(&perf, 0),
-        "the tool's own share {:.2} % > perf record's {:.2} %\nperf: {perf:?}\nours: {ours:?}",
+        col(&ours, 0) <= col(&perf, 0) + spread,
+        "the tool's own share {:.2} % > perf record's {:.2} % (+ its spread {spread:.2})\n\
+         perf: {perf:?}\nours: {ours:?}",
         col(&ours, 0),
         col(&perf, 0)
     );
