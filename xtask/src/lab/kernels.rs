@@ -114,14 +114,14 @@ pub fn lab_cache() -> PathBuf {
 
 /// One package to fetch: a pin, or a record of a signed index.
 #[derive(Clone, Debug, PartialEq, Eq)]
-struct Remote {
-    suite: String,
-    package: String,
-    version: String,
-    filename: String,
-    size: u64,
-    sha256: String,
-    member: String,
+pub(super) struct Remote {
+    pub(super) suite: String,
+    pub(super) package: String,
+    pub(super) version: String,
+    pub(super) filename: String,
+    pub(super) size: u64,
+    pub(super) sha256: String,
+    pub(super) member: String,
 }
 
 impl Remote {
@@ -137,7 +137,11 @@ impl Remote {
         }
     }
 
-    fn of_stanza(suite: &str, s: &Stanza, member: &str) -> std::result::Result<Remote, String> {
+    pub(super) fn of_stanza(
+        suite: &str,
+        s: &Stanza,
+        member: &str,
+    ) -> std::result::Result<Remote, String> {
         let field = |name: &str| {
             s.field(name)
                 .map(str::to_owned)
@@ -190,21 +194,25 @@ impl Remote {
 /// Signed indexes fetched so far (and failures, so a broken index is asked
 /// for once per run).
 #[derive(Default)]
-struct Indexes {
+pub(super) struct Indexes {
     releases: HashMap<String, std::result::Result<Arc<Release>, Failure>>,
     packages: HashMap<(String, String), std::result::Result<Arc<Packages>, Failure>>,
 }
 
 /// The one fetcher of a run: source, indexes, notes for the report.
-struct Run<'a> {
-    source: &'a Source,
-    indexes: Mutex<Indexes>,
-    stale: Mutex<Vec<String>>,
+pub(super) struct Run<'a> {
+    pub(super) source: &'a Source,
+    pub(super) indexes: Mutex<Indexes>,
+    pub(super) stale: Mutex<Vec<String>>,
 }
 
 impl Run<'_> {
     /// The verified `Packages` of `suite` for `arch`.
-    fn packages(&self, suite: &str, arch: &str) -> std::result::Result<Arc<Packages>, Failure> {
+    pub(super) fn packages(
+        &self,
+        suite: &str,
+        arch: &str,
+    ) -> std::result::Result<Arc<Packages>, Failure> {
         let mut idx = self.indexes.lock().expect("no panic while holding it");
         let key = (suite.to_owned(), arch.to_owned());
         if let Some(known) = idx.packages.get(&key) {
@@ -634,113 +642,4 @@ fn dependency(depends: &str, prefix: &str) -> Option<String> {
         .map(|d| d.split_whitespace().next().unwrap_or_default())
         .find(|name| name.starts_with(prefix))
         .map(str::to_owned)
-}
-
-/// What `--update-pins` did.
-pub struct PinUpdate {
-    /// `old -> new` per rewritten pin.
-    pub changed: Vec<String>,
-    /// Pins whose index could not be read, with the reason (left as they
-    /// are).
-    pub unchecked: Vec<String>,
-}
-
-/// `cargo xtask lab --update-pins`: every pin checked against its suite's
-/// signed index; a pin whose exact version is gone is rewritten in
-/// `xtask/src/lab/pins.rs` to the newest of its series. A pin whose index
-/// cannot be read is left as it is and reported.
-pub fn update_pins(source: &Source, pins: &[Pin], file: &Path) -> Result<PinUpdate> {
-    let run = Run {
-        source,
-        indexes: Mutex::default(),
-        stale: Mutex::default(),
-    };
-    let mut text = std::fs::read_to_string(file).map_err(|e| format!("{}: {e}", file.display()))?;
-    let mut changed = Vec::new();
-    let mut unchecked = Vec::new();
-    for pin in pins {
-        let packages = match run.packages(pin.suite, pin.arch.debian()) {
-            Ok(p) => p,
-            Err(e) => {
-                unchecked.push(format!("{} ({}): {e}", pin.package, pin.arch.debian()));
-                continue;
-            }
-        };
-        if packages
-            .records(pin.package)
-            .any(|s| s.version() == pin.version && s.field("SHA256") == Some(pin.sha256))
-        {
-            continue;
-        }
-        let now = packages
-            .newest_matching(|n| index::glob(pin.family, n))
-            .ok_or_else(|| {
-                format!(
-                    "{} lists no package of the series {}: edit the pin by hand",
-                    packages.url, pin.family
-                )
-            })?;
-        let now = Remote::of_stanza(pin.suite, now, pin.member)?;
-        text = rewrite(&text, pin, &now)?;
-        changed.push(format!(
-            "{} {} ({}) -> {} {}",
-            pin.package,
-            pin.version,
-            pin.arch.debian(),
-            now.package,
-            now.version
-        ));
-    }
-    if !changed.is_empty() {
-        std::fs::write(file, text).map_err(|e| format!("{}: {e}", file.display()))?;
-    }
-    Ok(PinUpdate { changed, unchecked })
-}
-
-/// `pins.rs` text with one pin's fields replaced.
-fn rewrite(text: &str, pin: &Pin, now: &Remote) -> Result<String> {
-    let at = text
-        .find(&format!("sha256: \"{}\"", pin.sha256))
-        .ok_or_else(|| format!("pins.rs has no pin with sha256 {}", pin.sha256))?;
-    let start = text[..at]
-        .rfind("Pin {")
-        .ok_or("pins.rs: no `Pin {` before the hash")?;
-    let end = at
-        + text[at..]
-            .find("},")
-            .ok_or("pins.rs: no `},` after the hash")?;
-    let mut block = text[start..end].to_owned();
-    for (field, old, new) in [
-        (
-            "package",
-            format!("\"{}\"", pin.package),
-            format!("\"{}\"", now.package),
-        ),
-        (
-            "version",
-            format!("\"{}\"", pin.version),
-            format!("\"{}\"", now.version),
-        ),
-        (
-            "filename",
-            format!("\"{}\"", pin.filename),
-            format!("\"{}\"", now.filename),
-        ),
-        ("size", pin.size.to_string(), now.size.to_string()),
-        (
-            "sha256",
-            format!("\"{}\"", pin.sha256),
-            format!("\"{}\"", now.sha256),
-        ),
-    ] {
-        let from = format!("{field}: {old},");
-        if !block.contains(&from) {
-            return Err(format!(
-                "pins.rs: the pin of {} has no `{from}`",
-                pin.package
-            ));
-        }
-        block = block.replace(&from, &format!("{field}: {new},"));
-    }
-    Ok(format!("{}{block}{}", &text[..start], &text[end..]))
 }

@@ -30,6 +30,7 @@ mod pins;
 mod qemu;
 mod results;
 mod testbins;
+mod update_pins;
 
 use crate::shell::{self, Result};
 use guests::{Arch, Only};
@@ -157,7 +158,7 @@ pub fn run(args: impl Iterator<Item = String>) -> Result<Report> {
     if args.update_pins {
         let file = shell::root().join("xtask/src/lab/pins.rs");
         let all: Vec<pins::Pin> = pins::KERNELS.iter().chain(pins::BUSYBOX).copied().collect();
-        let update = kernels::update_pins(&source, &all, &file)?;
+        let update = update_pins::update_pins(&source, &all, &file)?;
         for c in &update.changed {
             eprintln!("pin moved: {c}");
         }
