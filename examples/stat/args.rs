@@ -449,6 +449,13 @@ pub fn parse(args: impl IntoIterator<Item = String>) -> Options {
         );
         std::process::exit(234);
     }
+    if opts.timeout_ms.is_some() && opts.set.interval_ms.is_some() {
+        // perf 6.1: the message, each option under its own usage line, 234.
+        eprintln!(
+            "timeout option is not supported with interval-print.\n\n{USAGE}\n\n        --timeout <n>     stop workload and print counts after a timeout period in ms (>= 10ms)\n\n{USAGE}\n\n    -I, --interval-print <n>\n                          print counts at regular interval in ms (overhead is possible for values <= 100ms)"
+        );
+        std::process::exit(234);
+    }
     opts.events = if opts.null {
         String::new()
     } else if opts.event_list.is_empty() {

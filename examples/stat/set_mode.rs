@@ -89,6 +89,9 @@ struct Chosen {
     label: String,
     /// Processes/threads whose exit ends counting.
     watched: Vec<i32>,
+    /// `watched` are thread ids (`-t`), watched as threads where the
+    /// kernel can (Linux 6.9), not as whole processes.
+    threads: bool,
 }
 
 fn choose(s: &SetOptions, inherit: bool, child: Option<i32>) -> Chosen {
@@ -106,6 +109,7 @@ fn choose(s: &SetOptions, inherit: bool, child: Option<i32>) -> Chosen {
             target: Target::Cpus(sel.cpus),
             label: "'CPU(s) ".to_owned() + &list.to_string() + "'",
             watched: Vec::new(),
+            threads: false,
         };
     }
     if s.all_cpus {
@@ -113,6 +117,7 @@ fn choose(s: &SetOptions, inherit: bool, child: Option<i32>) -> Chosen {
             target: Target::Cpus(cpus().online().clone()),
             label: "'system wide'".to_owned(),
             watched: Vec::new(),
+            threads: false,
         };
     }
     if let Some(list) = &s.pids {
@@ -140,6 +145,7 @@ fn choose(s: &SetOptions, inherit: bool, child: Option<i32>) -> Chosen {
             target,
             label: format!("process id '{list}'"),
             watched: pids,
+            threads: false,
         };
     }
     let (tids, label) = match (&s.tids, child) {
@@ -155,6 +161,7 @@ fn choose(s: &SetOptions, inherit: bool, child: Option<i32>) -> Chosen {
         },
         label,
         watched: tids,
+        threads: child.is_none(),
     }
 }
 
@@ -468,7 +475,8 @@ enum Wake {
 
 /// Sleeps in poll(2) until a watched process exits, a signal comes or
 /// `deadline` passes (`None`: no deadline; `fallback`: re-check the
-/// watched ids every 50 ms, for threads a pidfd cannot watch).
+/// watched ids every 50 ms, for threads a pidfd cannot watch: kernels
+/// before 6.9).
 fn wait(watches: &[&ExitWatch], deadline: Option<Instant>, fallback: bool) -> Wake {
     let mut fds: Vec<libc::pollfd> = watches
         .iter()
@@ -571,7 +579,12 @@ pub fn run(opts: &Options) -> ! {
     let mut fallback: Vec<i32> = Vec::new();
     if workload.is_none() {
         for &id in &chosen.watched {
-            match ExitWatch::process(id) {
+            let watch = if chosen.threads {
+                ExitWatch::thread(id)
+            } else {
+                ExitWatch::process(id)
+            };
+            match watch {
                 Ok(w) => watches.push(w),
                 Err(_) => fallback.push(id),
             }
@@ -593,6 +606,9 @@ pub fn run(opts: &Options) -> ! {
     }
     let interval = s.interval_ms.map(Duration::from_millis);
     let mut next = interval.map(|i| start + i);
+    // --timeout (never with -I: refused when parsed): counting ends there,
+    // and a command of ours gets SIGTERM.
+    let end = opts.timeout_ms.map(|ms| start + Duration::from_millis(ms));
     let mut before: Vec<Count> = Vec::new();
     let mut last_tick = start;
     let mut ended = start;
@@ -616,11 +632,12 @@ pub fn run(opts: &Options) -> ! {
         last_tick = at;
     };
     loop {
+        let deadline = next.or(end);
         let wake = match &workload {
-            Some(w) => wait(&[w.exit_watch()], next, false),
+            Some(w) => wait(&[w.exit_watch()], deadline, false),
             None => wait(
                 &watches.iter().collect::<Vec<_>>(),
-                next,
+                deadline,
                 !fallback.is_empty(),
             ),
         };
@@ -634,6 +651,12 @@ pub fn run(opts: &Options) -> ! {
             // With a command, SIGINT to the tool alone lets it finish
             // (perf 6.1), except in interval mode.
             Wake::Signal => workload.is_none() || interval.is_some(),
+            Wake::Timeout if end.is_some_and(|e| Instant::now() >= e) => {
+                if let Some(w) = &workload {
+                    let _ = w.signal(libc::SIGTERM);
+                }
+                true
+            }
             Wake::Timeout => {
                 !fallback.is_empty() && watches.is_empty() && fallback.iter().all(|&f| !alive(f))
             }

@@ -51,7 +51,18 @@ impl ExitWatch {
         })
     }
 
-    /// The watched pid.
+    /// Watches one thread, by its tid, leader or not: needs
+    /// `pidfd_open(2)` with `PIDFD_THREAD` (Linux 6.9; `EINVAL` before, so
+    /// the caller can fall back to checking `/proc`). `ESRCH`: no such
+    /// thread.
+    pub fn thread(tid: i32) -> Result<ExitWatch, Errno> {
+        Ok(ExitWatch {
+            fd: process::pidfd_open_thread(tid)?,
+            pid: tid,
+        })
+    }
+
+    /// The watched pid (or tid, for [`ExitWatch::thread`]).
     pub fn pid(&self) -> i32 {
         self.pid
     }

@@ -106,6 +106,62 @@ fn timeout_ends_the_command_and_reports_as_perf() {
     assert_eq!(shape(&ours), shape(&theirs));
 }
 
+/// The `seconds time elapsed` of a table report (CSV prints none).
+fn elapsed(text: &str) -> f64 {
+    text.lines()
+        .find_map(|l| l.trim().strip_suffix("seconds time elapsed"))
+        .and_then(|v| v.trim().parse().ok())
+        .unwrap_or_else(|| panic!("no elapsed time in {text}"))
+}
+
+#[test]
+fn timeout_ends_system_wide_and_attached_counting_as_perf() {
+    let Some(perf) = perf() else { return };
+    let _busy = crate::one_busy_test_at_a_time();
+    let mut sleeper = Command::new("sleep").arg("5").spawn().unwrap();
+    let pid = sleeper.id().to_string();
+    let runs: [&[&str]; 3] = [
+        &["-a", "--timeout", "300", "-e", "task-clock"],
+        &["-a", "--timeout", "300", "-e", "task-clock", "--", "sleep", "2"],
+        &["-p", &pid, "--timeout", "300", "-e", "task-clock"],
+    ];
+    for args in runs {
+        let text = |perf: Option<&str>| {
+            let mut cmd = match perf {
+                Some(p) => {
+                    let mut c = Command::new(p);
+                    c.arg("stat");
+                    c
+                }
+                None => Command::new(stat_binary()),
+            };
+            let start = Instant::now();
+            let out = cmd.args(args).output().unwrap();
+            let text = String::from_utf8_lossy(&out.stderr).into_owned();
+            (out.status.code(), text, start.elapsed())
+        };
+        let (oc, ours, took) = text(None);
+        let (pc, theirs, _) = text(Some(&perf));
+        assert_eq!(oc, pc, "{args:?}: {ours}");
+        assert!(took < Duration::from_secs(1), "{args:?} took {took:?}");
+        let (e_ours, e_perf) = (elapsed(&ours), elapsed(&theirs));
+        assert!(
+            (e_ours - e_perf).abs() <= 0.005,
+            "{args:?}: elapsed {e_ours} s, perf {e_perf} s"
+        );
+        let masked = |t: &str| {
+            shape(
+                &t.chars()
+                    .map(|c| if c.is_ascii_digit() { 'N' } else { c })
+                    .collect::<String>(),
+            )
+        };
+        assert_eq!(masked(&ours), masked(&theirs), "{args:?}");
+    }
+    let _ = sleeper.kill();
+    let _ = sleeper.wait();
+}
+
 #[test]
 fn all_user_all_kernel_and_big_num_behave_as_perf() {
     let Some(perf) = perf() else { return };

@@ -155,3 +155,64 @@ fn interval_prints_timestamped_counts() {
         assert_eq!(f[3], "task-clock", "{line}");
     }
 }
+
+/// `pidfd_open(tid, PIDFD_THREAD)` works here (Linux 6.9+).
+fn thread_pidfds() -> bool {
+    // SAFETY: gettid takes no arguments.
+    let tid = unsafe { libc::gettid() };
+    // SAFETY: pidfd_open takes two integers; a new fd is closed at once.
+    let fd = unsafe { libc::syscall(libc::SYS_pidfd_open, tid, libc::O_EXCL) };
+    if fd < 0 {
+        return false;
+    }
+    lab_support::close(fd as libc::c_int);
+    true
+}
+
+/// `-t TID` of a thread that is not its process's leader: counting ends
+/// when that thread exits (a thread pidfd wakes the tool), not at the next
+/// turn of a polling loop (perf 6.1 looks in /proc once a second). Four
+/// runs, each must end within 15 ms of the thread's exit; a 50 ms poll
+/// would pass all four by chance with probability 0.3^4 < 1 %.
+#[test]
+fn attached_thread_exit_ends_counting_at_once() {
+    if !thread_pidfds() {
+        lab_support::skip(
+            "stat_set_example::attached_thread_exit",
+            "pidfd_open(PIDFD_THREAD) needs Linux 6.9",
+        );
+        return;
+    }
+    let _busy = crate::one_busy_test_at_a_time();
+    for run in 0..4 {
+        let (tx, rx) = std::sync::mpsc::channel::<i32>();
+        let (go_tx, go_rx) = std::sync::mpsc::channel::<()>();
+        let thread = std::thread::spawn(move || {
+            // SAFETY: gettid takes no arguments.
+            tx.send(unsafe { libc::gettid() }).unwrap();
+            go_rx.recv().unwrap();
+            std::thread::sleep(Duration::from_millis(200));
+            Instant::now()
+        });
+        let tid = rx.recv().unwrap().to_string();
+        let child = Command::new(stat_binary())
+            .args(["-t", &tid, "-x,", "-e", "task-clock"])
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        // Time for the tool to open and enable (it prints nothing first).
+        std::thread::sleep(Duration::from_millis(300));
+        go_tx.send(()).unwrap();
+        let exited = thread.join().unwrap();
+        let out = child.wait_with_output().unwrap();
+        let late = exited.elapsed();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success(), "run {run}: {err}");
+        assert_eq!(csv_lines(&err).len(), 1, "run {run}: {err}");
+        // `late` is measured after wait: it bounds the tool's own end.
+        assert!(
+            late < Duration::from_millis(15),
+            "run {run}: the tool ended {late:?} after the thread (-t {tid}): {err}"
+        );
+    }
+}

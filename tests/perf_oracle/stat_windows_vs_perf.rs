@@ -255,6 +255,7 @@ fn refused_combinations_exit_as_perf() {
     for args in [
         &["-A", "-e", "task-clock", "--", "true"][..],
         &["--per-thread", "-e", "task-clock", "--", "true"][..],
+        &["-I", "100", "--timeout", "300", "-a", "-e", "task-clock"][..],
     ] {
         let theirs = tool(Some(&perf)).args(args).output().unwrap();
         let ours = tool(None).args(args).output().unwrap();
