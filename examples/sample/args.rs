@@ -11,8 +11,8 @@ pub enum Target {
     Command(Vec<String>),
     /// The threads of a running process.
     Pid(u32),
-    /// Every task on every CPU, for `-d` seconds, or while a command runs
-    /// (`-a -- CMD`).
+    /// Every task on every CPU, while a command runs (`-a -- CMD`), for
+    /// `-d` seconds, or else until Ctrl-C / SIGTERM (as perf record).
     All(Option<Vec<String>>),
 }
 
@@ -136,9 +136,6 @@ pub fn parse(words: &[String]) -> Args {
         (false, None, false) => Target::Command(command),
         _ => usage("give exactly one of CMD, -a [-- CMD], -p PID"),
     };
-    if matches!(a.target, Target::All(None)) && a.duration.is_none() {
-        a.duration = Some(Duration::from_secs(1));
-    }
     a
 }
 

@@ -22,8 +22,9 @@
 //! `cpu-clock`, `sched:sched_switch`, `cpu/event=0x3c/`). Without `-e`:
 //! `cycles` when the machine has a PMU, else `cpu-clock` (named
 //! `cpu-clock:pppH` in messages, as perf 6.1 names its fallback). Without
-//! `-c`/`-F`: 4000 Hz. `-a` without a command records for `-d` seconds
-//! (1 by default; perf records until Ctrl-C).
+//! `-c`/`-F`: 4000 Hz. `-a` and `-p` without a command record until Ctrl-C
+//! or SIGTERM (`-p`: or the process's exit), as perf record does, or for
+//! `-d SECONDS` (this tool's option; perf record's `-d` is `--data`).
 //!
 //! `-g` (or `--call-graph fp`) records callchains (frame pointers) and adds
 //! a "Children" column, each symbol's share of the samples it is on the

@@ -81,6 +81,49 @@ fn ctrl_c_during_p_prints_the_report_as_perf_keeps_its_data() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// `-a` with no command records until Ctrl-C, as `perf record -a` does:
+/// still recording after 1.5 s, then the report of what was recorded and
+/// death by SIGINT.
+#[test]
+fn all_cpus_without_a_command_records_until_ctrl_c_as_perf() {
+    if !tools_here() {
+        return;
+    }
+    let _busy = crate::one_busy_test_at_a_time();
+    let dir = scratch("ctrl-c-a");
+    let exe = hot(&dir);
+    build_sample();
+    let mut work = Command::new(&exe).arg("30000000000").spawn().unwrap();
+    let data = dir.join("a.data");
+    let mut perf = Command::new("perf");
+    perf.args(["record", "-q", "-a", "-e", "cpu-clock", "-o"])
+        .arg(&data);
+    let perf = interrupted(perf, Duration::from_millis(1500));
+    let start = std::time::Instant::now();
+    let mut ours = Command::new(sample_binary());
+    ours.args(["-a", "-e", "cpu-clock"]);
+    let ours = interrupted(ours, Duration::from_millis(1500));
+    let took = start.elapsed();
+    let _ = work.kill();
+    let _ = work.wait();
+
+    let text = String::from_utf8_lossy(&ours.stdout);
+    assert_eq!(perf.status.signal(), Some(libc::SIGINT), "perf record -a");
+    assert_eq!(ours.status.signal(), Some(libc::SIGINT), "{text}");
+    assert!(took >= Duration::from_millis(1500), "{took:?}");
+    let recorded: f64 = rows(&text)
+        .iter()
+        .filter(|r| r.0 == "hot")
+        .map(|r| r.2)
+        .sum();
+    assert!(
+        recorded > 20.0,
+        "the hot loop was recorded until Ctrl-C:\n{text}"
+    );
+    assert!(!rows(&perf_report(&data, &["--sort", "dso,sym"])).is_empty());
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 #[test]
 fn a_missing_command_gets_perfs_message_and_status() {
     if !tools_here() {

@@ -122,7 +122,16 @@ fn timeout_ends_system_wide_and_attached_counting_as_perf() {
     let pid = sleeper.id().to_string();
     let runs: [&[&str]; 3] = [
         &["-a", "--timeout", "300", "-e", "task-clock"],
-        &["-a", "--timeout", "300", "-e", "task-clock", "--", "sleep", "2"],
+        &[
+            "-a",
+            "--timeout",
+            "300",
+            "-e",
+            "task-clock",
+            "--",
+            "sleep",
+            "2",
+        ],
         &["-p", &pid, "--timeout", "300", "-e", "task-clock"],
     ];
     for args in runs {
