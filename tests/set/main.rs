@@ -14,4 +14,5 @@ mod lab_support;
 mod set_support;
 
 mod set_kernel;
+mod workload_instructions;
 mod workload_kernel;

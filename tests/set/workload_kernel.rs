@@ -19,7 +19,7 @@ const BURN_TEST: &str = "burn_counted_per_task_and_cpu_wide_window_ends_at_exit"
 /// The CPU time the child burns.
 const BURN_MS: u64 = 150;
 
-fn clock_ns(clock: libc::clockid_t) -> u64 {
+pub(crate) fn clock_ns(clock: libc::clockid_t) -> u64 {
     let mut ts = libc::timespec {
         tv_sec: 0,
         tv_nsec: 0,
@@ -29,15 +29,19 @@ fn clock_ns(clock: libc::clockid_t) -> u64 {
     ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
 }
 
+/// The value of `ROLE:NAME=VALUE` among this process's arguments (`--skip`
+/// values, which libtest accepts and ignores), in a child.
+pub(crate) fn role_value(name: &str) -> Option<String> {
+    let prefix = format!("ROLE:{name}=");
+    std::env::args().find_map(|a| a.strip_prefix(&prefix).map(str::to_owned))
+}
+
 /// In the child: `ROLE:burn` and `ROLE:file=PATH` among the arguments.
 fn role_args() -> Option<String> {
     let args: Vec<String> = std::env::args().collect();
-    args.iter().any(|a| a == "ROLE:burn").then(|| {
-        args.iter()
-            .find_map(|a| a.strip_prefix("ROLE:file="))
-            .unwrap_or("/dev/null")
-            .to_owned()
-    })
+    args.iter()
+        .any(|a| a == "ROLE:burn")
+        .then(|| role_value("file").unwrap_or_else(|| "/dev/null".to_owned()))
 }
 
 /// The child's work: `BURN_MS` of its own CPU time, then its

@@ -1,0 +1,161 @@
+//! The workload launcher with a hardware counter, where the lab gives one
+//! (the aarch64 guests: PMUv3, `-icount shift=0`, 4 CPUs): a child that
+//! runs a loop of a known static instruction count, counted per task
+//! (`enable_on_exec`, user space only) and CPU-wide on every CPU (enabled
+//! right before the release, disabled when the exit wakes us).
+//!
+//! - Per task: within 1 % of the static count (the child's start-up, the
+//!   test binary's own, is in the count; a second child with an empty loop
+//!   measures it, and the difference is within 0.1 % of the static count).
+//! - CPU-wide: the window ends within one scheduler tick of the child's
+//!   exit, and the CPU-wide count holds the child's (with no more than
+//!   1 % besides: nothing else runs in the guest's user space).
+
+use crate::kernel_support;
+use crate::lab_support::{self, Need};
+use crate::set_support;
+use crate::workload_kernel::{clock_ns, role_value};
+
+use perf_event_core::attr::Attr;
+use perf_event_core::event::{Event, Hardware};
+use perf_event_core::open::{open, OpenFlags, Scope};
+use perf_event_core::set::{BudgetPolicy, Cpus, EventSet, EventSpec, Target, ThreadSet};
+use perf_event_core::workload::Workload;
+
+const TEST: &str = "static_instruction_count_per_task_and_cpu_wide_window_ends_within_a_tick";
+/// Iterations of `kernel_support::additions` (3 instructions each).
+const LOOPS: u64 = 30_000_000;
+
+/// One scheduler tick in ns: 1 / CONFIG_HZ from the running kernel's
+/// config when /boot has it, else Debian's CONFIG_HZ=250 (4 ms; the lab's
+/// kernels are Debian's).
+fn tick_ns() -> u64 {
+    let release = lab_support::kernel_release();
+    std::fs::read_to_string(format!("/boot/config-{release}"))
+        .ok()
+        .and_then(|c| {
+            c.lines()
+                .find_map(|l| l.strip_prefix("CONFIG_HZ="))
+                .and_then(|v| v.trim().parse::<u64>().ok())
+        })
+        .map_or(4_000_000, |hz| 1_000_000_000 / hz)
+}
+
+fn instructions(enable_on_exec: bool) -> EventSpec {
+    let attr = Attr::new(Event::Hardware(Hardware::Instructions))
+        .exclude_kernel(true)
+        .exclude_hv(true)
+        .enable_on_exec(enable_on_exec);
+    EventSpec::new("instructions:u", attr)
+}
+
+/// One child run: (per-task instructions, CPU-wide instructions, CPU-wide
+/// window's end after the child's last instant in ns).
+fn run_child(loops: u64) -> (u64, u64, u64) {
+    let file = std::env::temp_dir().join(format!("workload-instr-{}", std::process::id()));
+    let exe = std::env::current_exe().unwrap();
+    let argv = [
+        exe.to_str().unwrap().to_owned(),
+        "--exact".into(),
+        set_support::libtest_name(module_path!(), TEST),
+        "--nocapture".into(),
+        "--test-threads=1".into(),
+        "--skip".into(),
+        format!("ROLE:loops={loops}"),
+        "--skip".into(),
+        format!("ROLE:file={}", file.display()),
+    ];
+    let mut workload = Workload::hold(&argv).unwrap();
+    let per_task = Target::Threads {
+        threads: ThreadSet::from_tids([workload.pid()]),
+        cpus: None,
+        inherit: true,
+    };
+    let mut task = EventSet::open(vec![vec![instructions(true)]], per_task, BudgetPolicy::Fail)
+        .unwrap_or_else(|e| panic!("per-task instructions: {e}"));
+    let online = Cpus::read().unwrap().online().clone();
+    let mut wide = EventSet::open(
+        vec![vec![instructions(false)]],
+        Target::Cpus(online),
+        BudgetPolicy::Fail,
+    )
+    .unwrap_or_else(|e| panic!("CPU-wide instructions (the lab runs as root): {e}"));
+    assert_eq!(task.read_all().unwrap()[0].counts.value, 0, "before exec");
+    wide.enable().unwrap();
+    workload.release().unwrap();
+    assert!(workload.wait_exit(None).unwrap());
+    wide.disable().unwrap();
+    let disabled_at = clock_ns(libc::CLOCK_MONOTONIC);
+    let exit = workload.reap().unwrap();
+    assert_eq!(exit.code(), Some(0), "{exit:?}");
+    let exited_at: u64 = std::fs::read_to_string(&file).unwrap().parse().unwrap();
+    let _ = std::fs::remove_file(&file);
+    let sum = |set: &mut EventSet| -> u64 {
+        set.read_all().unwrap().iter().map(|c| c.counts.value).sum()
+    };
+    (
+        sum(&mut task),
+        sum(&mut wide),
+        disabled_at.saturating_sub(exited_at),
+    )
+}
+
+#[test]
+fn static_instruction_count_per_task_and_cpu_wide_window_ends_within_a_tick() {
+    if let Some(loops) = role_value("loops") {
+        let n = kernel_support::additions(std::hint::black_box(loops.parse().unwrap()));
+        std::hint::black_box(n);
+        let file = role_value("file").unwrap();
+        std::fs::write(file, clock_ns(libc::CLOCK_MONOTONIC).to_string()).unwrap();
+        std::process::exit(0);
+    }
+    if !cfg!(target_arch = "aarch64") {
+        lab_support::not_applicable(
+            Need::Aarch64Pmu,
+            &format!(
+                "the static-count loop is aarch64's (this is {})",
+                std::env::consts::ARCH
+            ),
+        );
+        return;
+    }
+    let probe = Attr::new(Event::Hardware(Hardware::Instructions)).exclude_kernel(true);
+    if let Err(e) = open(&probe, Scope::thread(0), None, OpenFlags::new()) {
+        lab_support::not_applicable(Need::Aarch64Pmu, &format!("no hardware PMU here: {e}"));
+        return;
+    }
+    let static_count = 3 * LOOPS;
+    let (start_up, _, _) = run_child(1);
+    let (per_task, wide, late) = run_child(LOOPS);
+    let tick = tick_ns();
+    let off = per_task.abs_diff(static_count) as f64 / static_count as f64;
+    let loop_only = per_task.saturating_sub(start_up);
+    let loop_off = loop_only.abs_diff(static_count) as f64 / static_count as f64;
+    println!(
+        "per task {per_task} (static {static_count}, off {:.3} %; start-up {start_up}, the loop \
+         alone off {:.4} %); CPU-wide {wide}; window ended {} us after the exit (tick {} us)",
+        off * 100.0,
+        loop_off * 100.0,
+        late / 1000,
+        tick / 1000
+    );
+    assert!(
+        off <= 0.01,
+        "per task {:.3} % from the static count",
+        off * 100.0
+    );
+    assert!(
+        loop_off <= 0.001,
+        "the loop alone {:.4} % off",
+        loop_off * 100.0
+    );
+    assert!(
+        late <= tick,
+        "the CPU-wide window ended {late} ns after the exit, a tick is {tick} ns"
+    );
+    assert!(wide >= per_task, "CPU-wide {wide} < per task {per_task}");
+    assert!(
+        (wide - per_task) as f64 <= per_task as f64 * 0.01,
+        "CPU-wide {wide} counts more than 1 % besides the child's {per_task}"
+    );
+}
