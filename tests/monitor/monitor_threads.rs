@@ -258,8 +258,11 @@ fn inherit_counts_the_threads_instructions() {
         (Threads::CallerAndNew, 1 + THREADS as u64),
         (Threads::Caller, 1),
     ] {
-        let with_loops = region(threads, N);
-        let without = region(threads, 0);
+        // Another vCPU busy for a moment (a kernel worker) only adds to a
+        // count (see above): the least of three regions is the loops'.
+        let least = |n| (0..3).map(|_| region(threads, n)).min().unwrap();
+        let with_loops = least(N);
+        let without = least(0);
         let loops_only = with_loops.saturating_sub(without);
         let want = 3 * N * loops;
         println!(
