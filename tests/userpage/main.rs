@@ -1,6 +1,7 @@
 //! The user-space counter reader against the running kernel: the read(2)
 //! fallback of software events on the host, the counter instructions on the
-//! lab's aarch64, riscv64 and armhf PMUs.
+//! lab's aarch64, riscv64 and armhf PMUs, and the instruction cost of a
+//! read against libperf's.
 //!
 //! Kernel-facing: `cargo xtask lab` runs this binary, every module of it,
 //! on the host and in each QEMU guest (`TARGETS` in
@@ -10,6 +11,7 @@
 #[path = "../support/lab_support.rs"]
 mod lab_support;
 
+mod libperf_compare;
 mod pmu_user_access;
 mod userpage_host;
 mod userpage_pmu;

@@ -36,9 +36,9 @@ use std::io::Error;
 use crate::lab_support;
 
 /// `attr.config1` bit 0 of the arm64 PMU: a 64-bit counter (`long`).
-const CONFIG1_LONG: u64 = 1 << 0;
+pub(crate) const CONFIG1_LONG: u64 = 1 << 0;
 /// `attr.config1` bit 1 of the arm64 PMU: user-space access (`rdpmc`).
-const CONFIG1_USER: u64 = 1 << 1;
+pub(crate) const CONFIG1_USER: u64 = 1 << 1;
 /// The agreement required between the instruction path and `read(2)`.
 const TOLERANCE: f64 = 0.001;
 /// Iterations of the first measured loop; each next loop doubles it.
@@ -94,7 +94,7 @@ fn cpu_part() -> String {
 }
 
 /// Whether this machine can run the tests; if not, says why for the lab.
-fn pmu_with_user_access() -> bool {
+pub(crate) fn pmu_with_user_access() -> bool {
     if !cfg!(target_arch = "aarch64") {
         not_applicable(&format!(
             "this is {}, not aarch64 (the reader falls back to read(2) here; \
@@ -140,7 +140,7 @@ fn within(user: u64, syscall: u64) -> bool {
 
 /// Whether this is a riscv64 machine whose PMU user space may read; if
 /// not, says why for the lab.
-fn riscv64_pmu_with_user_access() -> bool {
+pub(crate) fn riscv64_pmu_with_user_access() -> bool {
     if !cfg!(target_arch = "riscv64") {
         not_applicable_for(
             lab_support::Need::Riscv64Pmu,
@@ -545,7 +545,7 @@ fn counts_through_read_only(here: bool, need: lab_support::Need, pmu: &str, qemu
 }
 
 /// Reads per measured batch of [`read_cost`].
-const COST_READS: u64 = 100_000;
+pub(crate) const COST_READS: u64 = 100_000;
 
 /// Opens a user+kernel instructions counter on this thread (read(2) only).
 fn open_all_modes_instructions() -> libc::c_int {
@@ -585,10 +585,9 @@ fn read_plain(fd: libc::c_int) -> u64 {
 
 /// The guest PMU's instruction count (user + kernel) of [`COST_READS`]
 /// reads of a user-readable counter through `read(2)` and through the
-/// user-space instruction path (`CounterReader::read`), per read. Prints a
-/// `LAB-BENCH` line (BENCHMARKS.md quotes it) and requires the user path
-/// to cost fewer instructions.
-fn read_cost(arch: &str, config1: u64) {
+/// user-space instruction path (`CounterReader::read`), per read:
+/// `(read(2), user-space path)`.
+pub(crate) fn read_costs(config1: u64) -> (f64, f64) {
     let fd = open(sys::PERF_COUNT_HW_CPU_CYCLES, config1).expect("cycles open");
     let reader = CounterReader::new(
         UserPage::map(fd).unwrap_or_else(|e| panic!("{e}")),
@@ -618,11 +617,6 @@ fn read_cost(arch: &str, config1: u64) {
     let syscall = per_read(true);
     let user = per_read(false);
     std::hint::black_box(sink);
-    println!(
-        "LAB-BENCH {arch} counter read, guest instructions (user+kernel) per read over \
-         {COST_READS} reads: read(2) {syscall:.1}, user-space path {user:.1}, ratio {:.1}x",
-        syscall / user
-    );
     // Closed before the verdict: a leaked cycles event would keep QEMU's
     // one cycles counter from the next test.
     // SAFETY: the fds opened above, no longer used.
@@ -632,6 +626,18 @@ fn read_cost(arch: &str, config1: u64) {
     drop(reader);
     // SAFETY: as above.
     unsafe { libc::close(fd) };
+    (syscall, user)
+}
+
+/// [`read_costs`] as a `LAB-BENCH` line (BENCHMARKS.md quotes it); the
+/// user path must cost fewer instructions.
+fn read_cost(arch: &str, config1: u64) {
+    let (syscall, user) = read_costs(config1);
+    println!(
+        "LAB-BENCH {arch} counter read, guest instructions (user+kernel) per read over \
+         {COST_READS} reads: read(2) {syscall:.1}, user-space path {user:.1}, ratio {:.1}x",
+        syscall / user
+    );
     // The project's target is 20x fewer instructions (BENCHMARKS.md reports
     // the measured ratio); what every kernel must show is that the path
     // without a syscall is the cheaper one.

@@ -72,8 +72,15 @@ poweroff -f
     )
 }
 
-/// Writes the initramfs for one guest architecture to `out`.
-pub fn write(out: &Path, busybox: &Path, binaries: &[TestBinary]) -> Result {
+/// Writes the initramfs for one guest architecture to `out`: busybox, the
+/// test binaries, and `extra` programs the tests run (`/lab/NAME`, not run
+/// by the init itself).
+pub fn write(
+    out: &Path,
+    busybox: &Path,
+    binaries: &[TestBinary],
+    extra: &[(&str, &Path)],
+) -> Result {
     let read = |p: &Path| std::fs::read(p).map_err(|e| format!("cannot read {}: {e}", p.display()));
     let mut cpio = Cpio::default();
     for dir in ["bin", "dev", "proc", "sys", "tmp", "lab"] {
@@ -90,6 +97,9 @@ pub fn write(out: &Path, busybox: &Path, binaries: &[TestBinary]) -> Result {
             &read(&b.path)?,
             (0, 0),
         );
+    }
+    for (name, path) in extra {
+        cpio.entry(&format!("lab/{name}"), 0o100_755, &read(path)?, (0, 0));
     }
     std::fs::write(out, cpio.finish()).map_err(|e| format!("cannot write {}: {e}", out.display()))
 }

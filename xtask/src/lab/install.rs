@@ -31,6 +31,7 @@ fn packages(arches: &[Arch]) -> Vec<&'static str> {
         if let (_, Some(cross)) = arch.linker() {
             packages.extend_from_slice(cross);
         }
+        packages.extend_from_slice(super::libperf::packages(*arch));
     }
     packages.sort_unstable();
     packages.dedup();
@@ -48,7 +49,10 @@ fn missing_tools(arches: &[Arch]) -> Vec<&'static str> {
         if *arch == Arch::Armhf {
             tools.push("dtc");
         }
+        tools.extend(super::libperf::tools(*arch));
     }
+    tools.sort_unstable();
+    tools.dedup();
     tools.retain(|t| !shell::have(t));
     tools
 }

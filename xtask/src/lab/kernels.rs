@@ -422,6 +422,17 @@ impl Run<'_> {
     }
 }
 
+/// One pinned package's member file (from the cache, the pool, or the
+/// newest of its series), or why it cannot be had.
+pub fn fetch_pin(source: &Source, pin: &Pin) -> std::result::Result<PathBuf, String> {
+    let run = Run {
+        source,
+        indexes: Mutex::default(),
+        stale: Mutex::default(),
+    };
+    run.pinned(pin).map(|(file, _, _)| file)
+}
+
 /// Fetches whatever is not cached yet; what cannot be had is listed in
 /// [`Fetched::unavailable`] with its reason.
 pub fn fetch(

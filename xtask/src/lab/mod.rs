@@ -25,6 +25,7 @@ mod guests;
 mod initramfs;
 mod install;
 mod kernels;
+mod libperf;
 mod matrix;
 mod pins;
 mod qemu;
@@ -157,7 +158,12 @@ pub fn run(args: impl Iterator<Item = String>) -> Result<Report> {
     let source = kernels::Source::machine(args.offline)?;
     if args.update_pins {
         let file = shell::root().join("xtask/src/lab/pins.rs");
-        let all: Vec<pins::Pin> = pins::KERNELS.iter().chain(pins::BUSYBOX).copied().collect();
+        let all: Vec<pins::Pin> = pins::KERNELS
+            .iter()
+            .chain(pins::BUSYBOX)
+            .chain([&pins::LINUX_SOURCE])
+            .copied()
+            .collect();
         let update = update_pins::update_pins(&source, &all, &file)?;
         for c in &update.changed {
             eprintln!("pin moved: {c}");
@@ -210,6 +216,7 @@ pub fn run(args: impl Iterator<Item = String>) -> Result<Report> {
 
     let mut columns = vec![host_column(&work)?];
     let mut initrds = Vec::new();
+    let mut notes: Vec<String> = fetched.stale.clone();
     for arch in arches
         .iter()
         .copied()
@@ -222,8 +229,24 @@ pub fn run(args: impl Iterator<Item = String>) -> Result<Report> {
             .find(|(a, _)| *a == arch)
             .map(|(_, p)| p.clone())
             .expect("a kernel is fetched only with its busybox");
+        let libperf = if libperf::ARCHES.contains(&arch) {
+            libperf::build(&source, arch)
+                .map_err(|why| {
+                    notes.push(format!(
+                        "libperf comparison left out on {}: {why}",
+                        arch.name()
+                    ))
+                })
+                .ok()
+        } else {
+            None
+        };
+        let extra: Vec<(&str, &Path)> = libperf
+            .iter()
+            .map(|p| (libperf::GUEST_NAME, p.as_path()))
+            .collect();
         let initrd = work.join(format!("initramfs-{}.cpio", arch.name()));
-        initramfs::write(&initrd, &busybox, &binaries)?;
+        initramfs::write(&initrd, &busybox, &binaries, &extra)?;
         initrds.push((arch, initrd));
     }
     let build_secs = started.elapsed().as_secs_f64();
@@ -242,7 +265,6 @@ pub fn run(args: impl Iterator<Item = String>) -> Result<Report> {
     let planned: Vec<&str> = guests.iter().flat_map(|g| g.provides.clone()).collect();
     let mut errors = matrix::verdict(&columns, &planned);
     errors.extend(matrix::families(&columns, &arches, args.strict));
-    let mut notes: Vec<String> = fetched.stale.clone();
     notes.extend(columns.iter().filter_map(matrix::Column::left_out));
     eprintln!(
         "lab: {:.0} s in all ({:.0} s install, fetch and build; {} guests, {} at a time, {} \

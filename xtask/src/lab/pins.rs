@@ -299,3 +299,21 @@ pub const BUSYBOX: &[Pin] = &[
         member: "./bin/busybox",
     },
 ];
+
+/// The kernel source libperf is built from (`tools/lib/perf`, the library
+/// perf itself stands on), for the libperf comparison in the aarch64 and
+/// riscv64 guests: 6.12, the first Debian source whose libperf reads
+/// riscv64 counters from user space. Architecture `all`: `arch` only
+/// names the index a replacement is looked up in.
+pub const LINUX_SOURCE: Pin = Pin {
+    arch: Arch::Aarch64,
+    series: "6.12",
+    suite: "bookworm-security",
+    package: "linux-source-6.12",
+    family: "linux-source-6.12",
+    version: "6.12.117-1~deb12u1",
+    filename: "pool/updates/main/l/linux-6.12/linux-source-6.12_6.12.117-1~deb12u1_all.deb",
+    size: 153476148,
+    sha256: "e849faf31ca3555757f3a8877cb01af92122f744f75d1f3102734651c4e14703",
+    member: "./usr/src/linux-source-6.12.tar.xz",
+};
