@@ -32,43 +32,13 @@ use perf_event_core::record::{Record, SampleLayout};
 use perf_event_core::ringset::{Entry, Options, RingSet};
 use perf_event_core::sys;
 use std::hint::black_box;
+use perf_bench::storm::{cpus, pin, prctls, tracepoint_id, Storm};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Instant;
 
 const K: u32 = 5_000;
 const ROUNDS: usize = 31;
 const PAGES: usize = 64;
-
-fn prctls(n: u32) {
-    for _ in 0..n {
-        // SAFETY: PR_GET_DUMPABLE has no pointer arguments.
-        unsafe { libc::prctl(libc::PR_GET_DUMPABLE, 0, 0, 0, 0) };
-    }
-}
-
-fn tracepoint_id() -> u64 {
-    for dir in ["/sys/kernel/tracing", "/sys/kernel/debug/tracing"] {
-        let p = format!("{dir}/events/syscalls/sys_enter_prctl/id");
-        if let Ok(s) = std::fs::read_to_string(&p) {
-            return s.trim().parse().unwrap();
-        }
-    }
-    // SAFETY: mount(2) with valid C strings and no data.
-    unsafe {
-        libc::mount(
-            c"nodev".as_ptr(),
-            c"/sys/kernel/tracing".as_ptr(),
-            c"tracefs".as_ptr(),
-            0,
-            std::ptr::null(),
-        )
-    };
-    std::fs::read_to_string("/sys/kernel/tracing/events/syscalls/sys_enter_prctl/id")
-        .expect("tracefs with syscalls:sys_enter_prctl")
-        .trim()
-        .parse()
-        .unwrap()
-}
 
 const SAMPLE: u64 = (sys::PERF_SAMPLE_IP | sys::PERF_SAMPLE_TID | sys::PERF_SAMPLE_TIME) as u64;
 
@@ -290,7 +260,7 @@ fn drain_bench(id: u64, rings: usize, rounds: usize) {
         for s in b.iter_mut() {
             s.enable().unwrap();
         }
-        prctls(K);
+        prctls(libc::PR_GET_DUMPABLE, K);
         for s in b.iter_mut() {
             s.disable().unwrap();
         }
@@ -357,95 +327,6 @@ fn drain_bench(id: u64, rings: usize, rounds: usize) {
     );
 }
 
-/// The online CPUs (from sysfs: the affinity mask, which
-/// `available_parallelism` reads, shrinks to one CPU once the reader pins
-/// itself, and the storm would then share the reader's CPU).
-fn cpus() -> Vec<usize> {
-    let cpus = perf_event_core::set::Cpus::read().expect("/sys/devices/system/cpu/online");
-    cpus.online()
-        .as_slice()
-        .iter()
-        .map(|&c| c as usize)
-        .collect()
-}
-
-fn pin(cpu: usize) {
-    // SAFETY: a zeroed cpu_set_t is empty; CPU_SET writes inside it.
-    unsafe {
-        let mut set: libc::cpu_set_t = std::mem::zeroed();
-        libc::CPU_SET(cpu, &mut set);
-        libc::sched_setaffinity(0, std::mem::size_of_val(&set), &set);
-    }
-}
-
-/// Threads pinned per CPU: `n` prctls each after [`Storm::start`], then
-/// one more each on [`Storm::last`] (after the reader emptied the rings,
-/// so the kernel can write the PERF_RECORD_LOST it still owes).
-struct Storm {
-    tids: Vec<(usize, i32)>,
-    go: std::sync::Arc<std::sync::Barrier>,
-    extra: std::sync::Arc<std::sync::Barrier>,
-    done: std::sync::mpsc::Receiver<()>,
-    running: usize,
-    handles: Vec<std::thread::JoinHandle<()>>,
-}
-
-impl Storm {
-    fn new(n: u32, cpus: &[usize]) -> Storm {
-        let go = std::sync::Arc::new(std::sync::Barrier::new(cpus.len() + 1));
-        let extra = std::sync::Arc::new(std::sync::Barrier::new(cpus.len() + 1));
-        let (tx, rx) = std::sync::mpsc::channel();
-        let (done_tx, done) = std::sync::mpsc::channel();
-        let handles = cpus
-            .iter()
-            .map(|&c| {
-                let (go, extra, tx, done_tx) =
-                    (go.clone(), extra.clone(), tx.clone(), done_tx.clone());
-                std::thread::spawn(move || {
-                    pin(c);
-                    // SAFETY: gettid has no preconditions.
-                    tx.send((c, unsafe { libc::gettid() })).unwrap();
-                    go.wait();
-                    prctls(n);
-                    done_tx.send(()).unwrap();
-                    extra.wait();
-                    prctls(1);
-                    done_tx.send(()).unwrap();
-                })
-            })
-            .collect();
-        let mut tids: Vec<(usize, i32)> = (0..cpus.len()).map(|_| rx.recv().unwrap()).collect();
-        tids.sort();
-        Storm {
-            running: tids.len(),
-            tids,
-            go,
-            extra,
-            done,
-            handles,
-        }
-    }
-
-    fn start(&self) {
-        self.go.wait();
-    }
-
-    fn running(&mut self) -> bool {
-        self.running -= self.done.try_iter().count().min(self.running);
-        self.running > 0
-    }
-
-    fn last(self) {
-        self.extra.wait();
-        for _ in &self.tids {
-            self.done.recv().unwrap();
-        }
-        for h in self.handles {
-            h.join().unwrap();
-        }
-    }
-}
-
 const STORM_N: u32 = 200_000;
 
 /// One loss scenario: where the storm runs, `k` rings (each its own event
@@ -460,7 +341,7 @@ struct StormCfg {
 /// One storm read by perf-event-core's ring set, `k` rings (each its own
 /// event on the same tracepoint) per storm thread: (received, lost).
 fn storm_ours(id: u64, cfg: &StormCfg) -> (u64, u64) {
-    let mut storm = Storm::new(STORM_N, &cfg.cpus);
+    let mut storm = Storm::new(STORM_N, &cfg.cpus, libc::PR_GET_DUMPABLE);
     let tids = storm.tids.clone();
     let k = cfg.k;
     let scope = |i: usize| Scope::thread_on(tids[i / k].1, tids[i / k].0 as u32);
@@ -483,7 +364,7 @@ fn storm_ours(id: u64, cfg: &StormCfg) -> (u64, u64) {
 
 /// The same storm read by perf-event2's samplers: (received, lost).
 fn storm_pe2(id: u64, cfg: &StormCfg) -> (u64, u64) {
-    let mut storm = Storm::new(STORM_N, &cfg.cpus);
+    let mut storm = Storm::new(STORM_N, &cfg.cpus, libc::PR_GET_DUMPABLE);
     let tids = storm.tids.clone();
     let k = cfg.k;
     let mut s = pe2(
@@ -609,7 +490,7 @@ fn loss_bench(id: u64) {
 }
 
 fn main() {
-    let id = tracepoint_id();
+    let id = tracepoint_id("syscalls", "sys_enter_prctl");
     // `ringset drain` / `ringset loss`: one part only.
     let only = std::env::args().nth(1);
     // `ringset count`: a few rounds only, for `valgrind --tool=callgrind`.
