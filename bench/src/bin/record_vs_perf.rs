@@ -349,18 +349,21 @@ fn main() {
                 o.received, o.lost, p.received, p.lost
             );
         }
-        let lost_share = |v: &[Seen]| -> Vec<f64> {
-            v.iter()
-                .map(|s| s.lost as f64 / generated as f64 * 100.0)
-                .collect()
+        // perf's lost: the exact count of `perf report --stats` (its own
+        // summary gives only a percentage, and only above a threshold).
+        let perf_lost: Vec<u64> = perf.iter().map(|p| p.report.map_or(p.lost, |r| r.1)).collect();
+        let ours_lost: Vec<u64> = ours.iter().map(|o| o.lost).collect();
+        let share = |v: &[u64]| -> Vec<f64> {
+            v.iter().map(|&l| l as f64 / generated as f64 * 100.0).collect()
         };
-        let (a, b) = (lost_share(&ours), lost_share(&perf));
+        let (a, b) = (share(&ours_lost), share(&perf_lost));
         // Paired: ours lost / perf lost in the same run (perf lost 0: inf).
-        let ratio: Vec<f64> = ours
+        let ratio: Vec<f64> = ours_lost
             .iter()
-            .zip(&perf)
-            .map(|(o, p)| o.lost as f64 / p.lost.max(1) as f64)
+            .zip(&perf_lost)
+            .map(|(&o, &p)| o as f64 / p.max(1) as f64)
             .collect();
+        let pairs = || ours_lost.iter().zip(&perf_lost);
         let show = |(lo, med, hi): (f64, f64, f64)| format!("{lo:.2} / {med:.2} / {hi:.2}");
         println!(
             "\nlost, % of generated (min / median / max): perf-event-core {}, perf record {}",
@@ -368,13 +371,16 @@ fn main() {
             show(stats(&b))
         );
         println!(
-            "paired ratio ours lost / perf lost (min / median / max): {}; \
-             fewer lost than perf in {} of {runs} runs; received + lost == generated for ours \
-             in every run (asserted); perf record received + lost == generated in {} of {runs}\n",
+            "paired ratio ours lost / perf lost (perf's 0 taken as 1; min / median / max): {}; \
+             ours lost fewer / as many / more than perf: {} / {} / {} of {runs} runs; received + lost == generated for ours \
+             in every run (asserted); perf record received + lost (report) == generated in {} of {runs}\n",
             show(stats(&ratio)),
-            ours.iter().zip(&perf).filter(|(o, p)| o.lost < p.lost).count(),
+            pairs().filter(|(o, p)| o < p).count(),
+            pairs().filter(|(o, p)| o == p).count(),
+            pairs().filter(|(o, p)| o > p).count(),
             perf.iter()
-                .filter(|p| p.received + p.lost == generated)
+                .zip(&perf_lost)
+                .filter(|(p, &l)| p.received + l == generated)
                 .count()
         );
     }
