@@ -2,7 +2,7 @@
 //! section 10):
 //!
 //! ```sh
-//! cargo run --release -p bench --bin attach_vs_perf -- [RUNS]
+//! cargo run --release -p bench --bin attach_vs_perf -- [RUNS [cpus|pid]]
 //! ```
 //!
 //! {task-clock, context-switches, page-faults} on every CPU (`perf stat
@@ -105,6 +105,37 @@ fn threads(n: usize) {
     drop(parked);
 }
 
+/// `strace -c -e trace=perf_event_open,ioctl,read,close CMD` (the tool's
+/// own thread, not its `sleep` child): calls of each over the whole run,
+/// perf fds or not (perf also reads sysfs and procfs files).
+fn strace_counts(cmd: &[String]) -> Result<[u64; 4], String> {
+    const NAMES: [&str; 4] = ["perf_event_open", "ioctl", "read", "close"];
+    let out = std::env::temp_dir().join("attach_vs_perf.strace");
+    let status = Command::new("strace")
+        .args(["-c", "-e", "trace=perf_event_open,ioctl,read,close", "-o"])
+        .arg(&out)
+        .args(cmd)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .map_err(|e| format!("strace: {e} (`cargo xtask ci` installs it)"))?;
+    if !status.success() {
+        return Err(format!("strace: {status}"));
+    }
+    let text = std::fs::read_to_string(&out).map_err(|e| e.to_string())?;
+    let mut counts = [0u64; 4];
+    for line in text.lines() {
+        // Rows: % time, seconds, usecs/call, calls, [errors], syscall.
+        let f: Vec<&str> = line.split_whitespace().collect();
+        if let (Some(name), Some(calls)) = (f.last(), f.get(3).and_then(|c| c.parse().ok())) {
+            if let Some(i) = NAMES.iter().position(|n| n == name) {
+                counts[i] = calls;
+            }
+        }
+    }
+    Ok(counts)
+}
+
 fn stats(v: &[f64]) -> (f64, f64, f64) {
     let mut s = v.to_vec();
     s.sort_by(f64::total_cmp);
@@ -172,6 +203,18 @@ fn scenario(what: &str, scope: &[&str], our_target: &str, runs: usize) {
             );
         }
     }
+    println!(
+        "\n`strace -c -e trace=perf_event_open,ioctl,read,close`, one run each \
+         (whole run: perf's reads of sysfs / procfs files and the crate's of \
+         /proc included):\n"
+    );
+    println!("| tool | perf_event_open | ioctl | read | close |\n|---|---:|---:|---:|---:|");
+    for (tool, cmd) in &tools {
+        match strace_counts(cmd) {
+            Ok(c) => println!("| {tool} | {} | {} | {} | {} |", c[0], c[1], c[2], c[3]),
+            Err(e) => println!("| {tool} | {e} | | | |"),
+        }
+    }
     println!("\nperf-event-core, each library call whole (calls, µs; medians):\n");
     for t in 1..3 {
         let cells: Vec<String> = PHASES
@@ -197,7 +240,14 @@ fn main() {
     }
     let runs: usize = args.first().and_then(|s| s.parse().ok()).unwrap_or(11);
     println!("# attaching to a whole machine: perf-event-core's EventSet against perf stat\n");
-    scenario("every CPU", &["-a"], "cpus", runs);
+    // `attach_vs_perf RUNS cpus|pid`: one scenario only.
+    let only = args.get(1).map(String::as_str);
+    if only != Some("pid") {
+        scenario("every CPU", &["-a"], "cpus", runs);
+    }
+    if only == Some("cpus") {
+        return;
+    }
     let mut target = Command::new(std::env::current_exe().unwrap())
         .args(["threads", &THREADS.to_string()])
         .stdin(Stdio::piped())

@@ -22,8 +22,9 @@ pub struct Call {
 pub const PHASES: [&str; 5] = ["open", "enable", "disable", "read", "close"];
 
 /// One phase of one run: its own calls, every call of the thread from its
-/// first to its last (`sched_setaffinity` in between included), and the
-/// time from the first call's entry to the last call's exit.
+/// first to its last (with the `sched_getaffinity` / `sched_setaffinity`
+/// calls in between and around it), and the time from the first call's
+/// entry to the last call's exit.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct Phase {
     pub calls: usize,
@@ -142,9 +143,21 @@ pub fn phases(calls: &[Call]) -> [Phase; 5] {
     for (p, phase) in out.iter_mut().enumerate() {
         let first = tagged.iter().position(|t| *t == Some(p));
         let last = tagged.iter().rposition(|t| *t == Some(p));
-        let (Some(first), Some(last)) = (first, last) else {
+        let (Some(mut first), Some(mut last)) = (first, last) else {
             continue;
         };
+        // perf moves itself to each CPU before working on that CPU's
+        // events (so the kernel needs no cross-CPU call) and back after:
+        // the affinity calls around a phase belong to it.
+        let affinity = |c: &Call| {
+            c.nr == libc::SYS_sched_setaffinity || c.nr == libc::SYS_sched_getaffinity
+        };
+        while first > 0 && affinity(&calls[first - 1]) {
+            first -= 1;
+        }
+        while last + 1 < calls.len() && calls[last + 1].nr == libc::SYS_sched_setaffinity {
+            last += 1;
+        }
         *phase = Phase {
             calls: tagged.iter().filter(|t| **t == Some(p)).count(),
             all_calls: last - first + 1,
