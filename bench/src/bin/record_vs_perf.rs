@@ -134,7 +134,8 @@ fn record_ours(id: u64, storm_cpus: &[usize], pages: usize, n: u32, file: &Path)
     // perf writes each ring's new bytes with one write(2) per ring per
     // pass: a buffer of one ring's size keeps each write(2) as short.
     let ring_bytes = pages * perf_event_core::linux::mmap::page_size();
-    let mut out = std::io::BufWriter::with_capacity(ring_bytes, std::fs::File::create(file).unwrap());
+    let mut out =
+        std::io::BufWriter::with_capacity(ring_bytes, std::fs::File::create(file).unwrap());
     let mut storm = Storm::new(n, storm_cpus, OPTION);
     for e in 0..set.entries() {
         set.fd(e).unwrap().enable(false).unwrap();
@@ -166,7 +167,11 @@ fn record_ours(id: u64, storm_cpus: &[usize], pages: usize, n: u32, file: &Path)
     drain(&mut set);
     out.flush().unwrap();
     let l = set.total_losses();
-    assert_eq!((l.overruns, l.corrupt), (0, 0), "ring overruns or corrupt records");
+    assert_eq!(
+        (l.overruns, l.corrupt),
+        (0, 0),
+        "ring overruns or corrupt records"
+    );
     Seen {
         received,
         lost: l.lost,
@@ -186,7 +191,15 @@ fn record_perf(storm_cpus: &[usize], pages: usize, n: u32, file: &Path) -> Seen 
         assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0, "mkfifo");
     }
     let mut child = Command::new("taskset")
-        .args(["-c", "0", "perf", "record", "-a", "-e", "syscalls:sys_enter_prctl"])
+        .args([
+            "-c",
+            "0",
+            "perf",
+            "record",
+            "-a",
+            "-e",
+            "syscalls:sys_enter_prctl",
+        ])
         .args(["--filter", FILTER, "-m", &pages.to_string(), "-D", "-1"])
         .arg("--control")
         .arg(format!("fifo:{},{}", ctl.display(), ack.display()))
@@ -214,7 +227,12 @@ fn record_perf(storm_cpus: &[usize], pages: usize, n: u32, file: &Path) -> Seen 
     // SAFETY: kill(2) on our own child.
     unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
     let mut err = String::new();
-    child.stderr.take().unwrap().read_to_string(&mut err).unwrap();
+    child
+        .stderr
+        .take()
+        .unwrap()
+        .read_to_string(&mut err)
+        .unwrap();
     let status = child.wait().unwrap();
     // perf ends on SIGINT by raising it again.
     assert!(
@@ -237,7 +255,14 @@ fn perf_summary(err: &str) -> (u64, u64) {
     let received = err
         .lines()
         .find(|l| l.contains("Captured and wrote"))
-        .and_then(|l| l.rsplit('(').next()?.split_whitespace().next()?.parse().ok())
+        .and_then(|l| {
+            l.rsplit('(')
+                .next()?
+                .split_whitespace()
+                .next()?
+                .parse()
+                .ok()
+        })
         .unwrap_or_else(|| panic!("perf record's summary line:\n{err}"));
     let lost = err
         .lines()
@@ -351,10 +376,15 @@ fn main() {
         }
         // perf's lost: the exact count of `perf report --stats` (its own
         // summary gives only a percentage, and only above a threshold).
-        let perf_lost: Vec<u64> = perf.iter().map(|p| p.report.map_or(p.lost, |r| r.1)).collect();
+        let perf_lost: Vec<u64> = perf
+            .iter()
+            .map(|p| p.report.map_or(p.lost, |r| r.1))
+            .collect();
         let ours_lost: Vec<u64> = ours.iter().map(|o| o.lost).collect();
         let share = |v: &[u64]| -> Vec<f64> {
-            v.iter().map(|&l| l as f64 / generated as f64 * 100.0).collect()
+            v.iter()
+                .map(|&l| l as f64 / generated as f64 * 100.0)
+                .collect()
         };
         let (a, b) = (share(&ours_lost), share(&perf_lost));
         // Paired: ours lost / perf lost in the same run (perf lost 0: inf).

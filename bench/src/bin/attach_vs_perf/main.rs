@@ -174,7 +174,10 @@ fn scenario(what: &str, scope: &[&str], our_target: &str, runs: usize) {
             whole[t].push(trace::between_markers(&calls));
         }
     }
-    println!("## {what}: `{}`, {runs} runs of each, alternating\n", perf_cmd.join(" "));
+    println!(
+        "## {what}: `{}`, {runs} runs of each, alternating\n",
+        perf_cmd.join(" ")
+    );
     println!(
         "| phase | tool | its calls | all calls in the phase | µs (median) | \
          ratio to perf stat, paired (min / median / max) |"
@@ -223,7 +226,11 @@ fn scenario(what: &str, scope: &[&str], our_target: &str, runs: usize) {
             .map(|(p, name)| {
                 let calls: Vec<f64> = whole[t].iter().map(|w| w[p].0 as f64).collect();
                 let ns: Vec<f64> = whole[t].iter().map(|w| w[p].1 as f64).collect();
-                format!("{name} {} calls {:.1} µs", stats(&calls).1, stats(&ns).1 / 1000.0)
+                format!(
+                    "{name} {} calls {:.1} µs",
+                    stats(&calls).1,
+                    stats(&ns).1 / 1000.0
+                )
             })
             .collect();
         println!("- {}: {}", tools[t].0, cells.join(", "));

@@ -37,7 +37,12 @@ pub struct Phase {
 /// file's path is `data`.
 pub fn trace(cmd: &[String], data: &Path) -> Vec<Call> {
     let status = Command::new("perf")
-        .args(["record", "-q", "-e", "raw_syscalls:sys_enter,raw_syscalls:sys_exit"])
+        .args([
+            "record",
+            "-q",
+            "-e",
+            "raw_syscalls:sys_enter,raw_syscalls:sys_exit",
+        ])
         .arg("-o")
         .arg(data)
         .arg("--")
@@ -77,7 +82,12 @@ pub fn trace(cmd: &[String], data: &Path) -> Vec<Call> {
             open.push((tid, call));
         } else if let Some(i) = open.iter().position(|(t, c)| *t == tid && c.nr == nr) {
             let (_, mut call) = open.swap_remove(i);
-            call.ret = rest.trim().trim_start_matches('=').trim().parse().unwrap_or(-1);
+            call.ret = rest
+                .trim()
+                .trim_start_matches('=')
+                .trim()
+                .parse()
+                .unwrap_or(-1);
             call.exit = time;
             calls.push((tid, call));
         }
@@ -149,9 +159,8 @@ pub fn phases(calls: &[Call]) -> [Phase; 5] {
         // perf moves itself to each CPU before working on that CPU's
         // events (so the kernel needs no cross-CPU call) and back after:
         // the affinity calls around a phase belong to it.
-        let affinity = |c: &Call| {
-            c.nr == libc::SYS_sched_setaffinity || c.nr == libc::SYS_sched_getaffinity
-        };
+        let affinity =
+            |c: &Call| c.nr == libc::SYS_sched_setaffinity || c.nr == libc::SYS_sched_getaffinity;
         while first > 0 && affinity(&calls[first - 1]) {
             first -= 1;
         }
