@@ -28,6 +28,7 @@
 //! Scenarios: the storm on every CPU, the recorder's included; and the
 //! recorder's CPU (0) left quiet, the storm on the others.
 
+use perf_bench::spread::min_median_max;
 use perf_bench::storm::{cpus, pin, tracepoint_id, Storm};
 use perf_event_core::abi::bitfield::attr as flag;
 use perf_event_core::attr::Attr;
@@ -304,12 +305,6 @@ fn report_stats(file: &Path) -> (u64, u64) {
     (field(&lines, "SAMPLE events"), lost)
 }
 
-fn stats(v: &[f64]) -> (f64, f64, f64) {
-    let mut s = v.to_vec();
-    s.sort_by(f64::total_cmp);
-    (s[0], s[s.len() / 2], s[s.len() - 1])
-}
-
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let runs: usize = args.first().and_then(|s| s.parse().ok()).unwrap_or(11);
@@ -397,14 +392,14 @@ fn main() {
         let show = |(lo, med, hi): (f64, f64, f64)| format!("{lo:.2} / {med:.2} / {hi:.2}");
         println!(
             "\nlost, % of generated (min / median / max): perf-event-core {}, perf record {}",
-            show(stats(&a)),
-            show(stats(&b))
+            show(min_median_max(&a)),
+            show(min_median_max(&b))
         );
         println!(
             "paired ratio ours lost / perf lost (perf's 0 taken as 1; min / median / max): {}; \
              ours lost fewer / as many / more than perf: {} / {} / {} of {runs} runs; received + lost == generated for ours \
              in every run (asserted); perf record received + lost (report) == generated in {} of {runs}\n",
-            show(stats(&ratio)),
+            show(min_median_max(&ratio)),
             pairs().filter(|(o, p)| o < p).count(),
             pairs().filter(|(o, p)| o == p).count(),
             pairs().filter(|(o, p)| o > p).count(),

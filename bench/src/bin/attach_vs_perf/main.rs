@@ -27,6 +27,8 @@
 
 mod trace;
 
+use perf_bench::spread::min_median_max;
+
 use perf_event_core::attr::Attr;
 use perf_event_core::event::{Event, Software};
 use perf_event_core::set::{BudgetPolicy, Cpus, EventSet, EventSpec, Target};
@@ -136,12 +138,6 @@ fn strace_counts(cmd: &[String]) -> Result<[u64; 4], String> {
     Ok(counts)
 }
 
-fn stats(v: &[f64]) -> (f64, f64, f64) {
-    let mut s = v.to_vec();
-    s.sort_by(f64::total_cmp);
-    (s[0], s[s.len() / 2], s[s.len() - 1])
-}
-
 /// One scenario: RUNS runs of each tool, alternating, then the table.
 fn scenario(what: &str, scope: &[&str], our_target: &str, runs: usize) {
     let exe = std::env::current_exe().unwrap();
@@ -186,13 +182,14 @@ fn scenario(what: &str, scope: &[&str], our_target: &str, runs: usize) {
     for (p, name) in PHASES.iter().enumerate() {
         for (t, (tool, _)) in tools.iter().enumerate() {
             let ph: Vec<Phase> = results[t].iter().map(|r| r[p]).collect();
-            let med = |f: &dyn Fn(&Phase) -> f64| stats(&ph.iter().map(f).collect::<Vec<_>>()).1;
+            let med =
+                |f: &dyn Fn(&Phase) -> f64| min_median_max(&ph.iter().map(f).collect::<Vec<_>>()).1;
             let ratio: Vec<f64> = results[t]
                 .iter()
                 .zip(&results[0])
                 .map(|(a, b)| a[p].ns as f64 / b[p].ns.max(1) as f64)
                 .collect();
-            let (lo, mid, hi) = stats(&ratio);
+            let (lo, mid, hi) = min_median_max(&ratio);
             println!(
                 "| {name} | {tool} | {} | {} | {:.1} | {} |",
                 med(&|x| x.calls as f64),
@@ -228,8 +225,8 @@ fn scenario(what: &str, scope: &[&str], our_target: &str, runs: usize) {
                 let ns: Vec<f64> = whole[t].iter().map(|w| w[p].1 as f64).collect();
                 format!(
                     "{name} {} calls {:.1} µs",
-                    stats(&calls).1,
-                    stats(&ns).1 / 1000.0
+                    min_median_max(&calls).1,
+                    min_median_max(&ns).1 / 1000.0
                 )
             })
             .collect();
