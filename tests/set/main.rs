@@ -14,4 +14,5 @@ mod lab_support;
 mod set_support;
 
 mod set_kernel;
+mod set_read_format;
 mod workload_kernel;
