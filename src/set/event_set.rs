@@ -498,6 +498,8 @@ impl EventSet {
     /// one [`Count`] per open fd. The slice is reused by the next call.
     pub fn read_all(&mut self) -> Result<&[Count], SetError> {
         self.counts.clear();
+        // One Count per fd: grown once, on the first read.
+        self.counts.reserve(self.fd_count());
         for inst in &self.instances {
             let (leader_event, leader) = &inst.fds[0];
             let need = leader.read_format().size(inst.fds.len());
