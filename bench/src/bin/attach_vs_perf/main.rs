@@ -16,7 +16,8 @@
 //!   set's way: one ioctl and one `read(2)` per group) and once as three
 //!   groups of one (perf stat's layout: one fd, ioctl and read each).
 //!
-//! Each tool runs under the same tracer (`trace.rs`: raw_syscalls
+//! Both tools start on CPU 0 (`taskset -c 0`), the 64 threads are pinned
+//! to the last CPU (see `threads`). Each tool runs under the same tracer (`trace.rs`: raw_syscalls
 //! tracepoints through `perf record`), RUNS runs each, alternating; per
 //! phase: the phase's own calls, every call of the tool's thread between
 //! its first and last (perf's `sched_setaffinity` included), and its wall
@@ -28,6 +29,7 @@
 mod trace;
 
 use perf_bench::spread::min_median_max;
+use perf_bench::storm::{cpus, pin};
 
 use perf_event_core::attr::Attr;
 use perf_event_core::event::{Event, Software};
@@ -85,14 +87,21 @@ fn ours(args: &[String]) {
     assert!(n > 0);
 }
 
-/// `threads N`: N threads in all (this one included), parked until stdin
-/// closes; prints `ready` once they all exist.
+/// `threads N`: N threads in all (this one included), pinned to the last
+/// CPU and parked until stdin closes; prints `ready` once they all exist.
+/// An ioctl or open on a thread's event calls the CPU the thread last ran
+/// on (a local call or an interrupt to the other CPU, 1.5 vs 15 µs on this
+/// VM): with the tools on CPU 0 and the threads on the last CPU, both
+/// tools pay the same.
 fn threads(n: usize) {
+    let cpu = *cpus().last().expect("an online CPU");
+    pin(cpu);
     let (tx, rx) = std::sync::mpsc::channel::<()>();
     let parked: Vec<_> = (1..n)
         .map(|_| {
             let tx = tx.clone();
             std::thread::spawn(move || {
+                pin(cpu);
                 tx.send(()).unwrap();
                 std::thread::park();
             })
@@ -146,8 +155,14 @@ fn scenario(what: &str, scope: &[&str], our_target: &str, runs: usize) {
     let mut perf_cmd: Vec<String> = ["perf", "stat", "-e", &events].map(String::from).to_vec();
     perf_cmd.extend(scope.iter().map(|s| s.to_string()));
     perf_cmd.extend(["--", "sleep", "0.1"].map(String::from));
+    // Both tools start on CPU 0 (perf stat -a then moves itself to each
+    // CPU in turn, as it always does).
+    perf_cmd.splice(0..0, ["taskset", "-c", "0"].map(String::from));
     let ours_cmd = |layout: &str| -> Vec<String> {
         vec![
+            "taskset".into(),
+            "-c".into(),
+            "0".into(),
             exe.display().to_string(),
             "ours".into(),
             our_target.into(),
