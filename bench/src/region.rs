@@ -126,7 +126,7 @@ fn syscalls() {
             .arg(exe)
             .args(["region-target", which, &regions.to_string()])
             .status()
-            .map_err(|e| format!("strace: {e} (apt-get install -y strace)"))?;
+            .map_err(|e| format!("strace: {e} (`cargo xtask ci` installs it)"))?;
         if !status.success() {
             return Err(format!("strace failed: {status}"));
         }

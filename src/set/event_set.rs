@@ -15,9 +15,13 @@ use crate::sys;
 use std::collections::HashMap;
 
 /// The read_format bits the set needs on every event.
-const SET_READ_FORMAT: u64 = (sys::PERF_FORMAT_TOTAL_TIME_ENABLED
-    | sys::PERF_FORMAT_TOTAL_TIME_RUNNING
-    | sys::PERF_FORMAT_GROUP) as u64;
+const SET_READ_FORMAT: u64 =
+    (sys::PERF_FORMAT_TOTAL_TIME_ENABLED | sys::PERF_FORMAT_TOTAL_TIME_RUNNING) as u64;
+/// Added for groups of more than one event: one `read(2)` of the leader
+/// returns every member. A group of one is read without it (the kernel's
+/// group read costs more than a single event's: measured in the bench
+/// `attach_vs_perf`).
+const GROUP_READ_FORMAT: u64 = sys::PERF_FORMAT_GROUP as u64;
 
 /// How many times a process's threads are re-scanned before the set gives
 /// up waiting for a stable list (threads still appearing are reported).
@@ -383,8 +387,9 @@ impl EventSet {
             (true, Some(f)) => f,
             _ => info.spec.attr,
         };
+        let added = self.added_read_format(e);
         let prepare = |attr: crate::attr::Attr| {
-            let format = attr.read_format_word() | SET_READ_FORMAT;
+            let format = attr.read_format_word() | added;
             attr.read_format(format)
                 .flag(flag::DISABLED, leader.is_none() as u64)
                 .flag(flag::INHERIT, inherit as u64)
@@ -411,7 +416,8 @@ impl EventSet {
 
     /// The attr event `event` is open with: its spec's attr (or the
     /// fallback, when that is in use) with the read_format bits the set
-    /// adds. Its `sample_type`, `read_format` and `sample_id_all` give the
+    /// adds (`TOTAL_TIME_ENABLED`, `TOTAL_TIME_RUNNING`, and `GROUP` for a
+    /// group of more than one event). Its `sample_type`, `read_format` and `sample_id_all` give the
     /// layout of the records its fds write (what a ring set needs); the
     /// `disabled` / `inherit` bits of each fd are the set's choice per
     /// placement and not part of it. `None` for an index past the events.
@@ -421,7 +427,14 @@ impl EventSet {
             (true, Some(f)) => f,
             _ => info.spec.attr,
         };
-        Some(base.read_format(base.read_format_word() | SET_READ_FORMAT))
+        Some(base.read_format(base.read_format_word() | self.added_read_format(event)))
+    }
+
+    /// The read_format bits the set adds to event `e`: the times, and
+    /// `PERF_FORMAT_GROUP` when its group has more than one event.
+    fn added_read_format(&self, e: usize) -> u64 {
+        let members = self.groups[self.events[e].group].len();
+        SET_READ_FORMAT | if members > 1 { GROUP_READ_FORMAT } else { 0 }
     }
 
     /// The events, in group order (leader first).
@@ -481,10 +494,12 @@ impl EventSet {
 
     /// Reads every group with one `read(2)` per group instance (the
     /// leader's `PERF_FORMAT_GROUP` read holds its members' values in open
-    /// order) and returns one [`Count`] per open fd. The slice is reused by
-    /// the next call.
+    /// order; a group of one event is read as a single event) and returns
+    /// one [`Count`] per open fd. The slice is reused by the next call.
     pub fn read_all(&mut self) -> Result<&[Count], SetError> {
         self.counts.clear();
+        // One Count per fd: grown once, on the first read.
+        self.counts.reserve(self.fd_count());
         for inst in &self.instances {
             let (leader_event, leader) = &inst.fds[0];
             let need = leader.read_format().size(inst.fds.len());

@@ -9,9 +9,10 @@ use crate::attr::Attr;
 pub struct EventSpec {
     /// The name it is reported under (`cycles`, `syscalls:sys_enter_read`).
     pub name: String,
-    /// The attr. The set adds `PERF_FORMAT_TOTAL_TIME_ENABLED`,
-    /// `TOTAL_TIME_RUNNING` and `GROUP` to its read_format, opens leaders
-    /// disabled and members enabled (they follow their leader).
+    /// The attr. The set adds `PERF_FORMAT_TOTAL_TIME_ENABLED` and
+    /// `TOTAL_TIME_RUNNING` to its read_format (and `GROUP` in a group of
+    /// more than one event), opens leaders disabled and members enabled
+    /// (they follow their leader).
     pub attr: Attr,
     /// The core PMU it belongs to after hybrid expansion (`cpu_core`).
     pub pmu: Option<String>,

@@ -14,5 +14,6 @@ mod lab_support;
 mod set_support;
 
 mod set_kernel;
+mod set_read_format;
 mod workload_instructions;
 mod workload_kernel;

@@ -16,8 +16,8 @@ static NOTES: Mutex<Vec<String>> = Mutex::new(Vec::new());
 
 /// Debian packages the steps need: clang and libclang >= 16 for bindgen and
 /// the ABI checks (clang 14 does not know loongarch64), diff for
-/// `bindgen --check`, the system C compiler for the host ABI check, and
-/// perf for the tests that compare with it.
+/// `bindgen --check`, the system C compiler for the host ABI check,
+/// perf for the tests that compare with it, and strace for the benchmarks.
 const PACKAGES: &[&str] = &[
     "clang-16",
     "libclang-16-dev",
@@ -27,6 +27,8 @@ const PACKAGES: &[&str] = &[
     // perf itself, the oracle the comparison tests run against (stat,
     // parse-events, record/script/report): without it they say "skipped".
     "linux-perf",
+    // The benchmarks' system-call counts (`bench region`, `attach_vs_perf`).
+    "strace",
     // The lab's fetcher (curl, gpgv, xz) and its test, which signs an
     // archive of its own (gpg).
     "curl",

@@ -22,6 +22,9 @@
 //!    concurrently: perf-event-core's ring set vs perf-event2's samplers;
 //!    received + lost == generated for both.
 
+mod loss;
+
+use perf_bench::storm::{prctls, tracepoint_id};
 use perf_event::events::Tracepoint;
 use perf_event::{Builder, SampleFlag};
 use perf_event_core::attr::Attr;
@@ -38,37 +41,6 @@ use std::time::Instant;
 const K: u32 = 5_000;
 const ROUNDS: usize = 31;
 const PAGES: usize = 64;
-
-fn prctls(n: u32) {
-    for _ in 0..n {
-        // SAFETY: PR_GET_DUMPABLE has no pointer arguments.
-        unsafe { libc::prctl(libc::PR_GET_DUMPABLE, 0, 0, 0, 0) };
-    }
-}
-
-fn tracepoint_id() -> u64 {
-    for dir in ["/sys/kernel/tracing", "/sys/kernel/debug/tracing"] {
-        let p = format!("{dir}/events/syscalls/sys_enter_prctl/id");
-        if let Ok(s) = std::fs::read_to_string(&p) {
-            return s.trim().parse().unwrap();
-        }
-    }
-    // SAFETY: mount(2) with valid C strings and no data.
-    unsafe {
-        libc::mount(
-            c"nodev".as_ptr(),
-            c"/sys/kernel/tracing".as_ptr(),
-            c"tracefs".as_ptr(),
-            0,
-            std::ptr::null(),
-        )
-    };
-    std::fs::read_to_string("/sys/kernel/tracing/events/syscalls/sys_enter_prctl/id")
-        .expect("tracefs with syscalls:sys_enter_prctl")
-        .trim()
-        .parse()
-        .unwrap()
-}
 
 const SAMPLE: u64 = (sys::PERF_SAMPLE_IP | sys::PERF_SAMPLE_TID | sys::PERF_SAMPLE_TIME) as u64;
 
@@ -290,7 +262,7 @@ fn drain_bench(id: u64, rings: usize, rounds: usize) {
         for s in b.iter_mut() {
             s.enable().unwrap();
         }
-        prctls(K);
+        prctls(libc::PR_GET_DUMPABLE, K);
         for s in b.iter_mut() {
             s.disable().unwrap();
         }
@@ -357,259 +329,8 @@ fn drain_bench(id: u64, rings: usize, rounds: usize) {
     );
 }
 
-/// The online CPUs (from sysfs: the affinity mask, which
-/// `available_parallelism` reads, shrinks to one CPU once the reader pins
-/// itself, and the storm would then share the reader's CPU).
-fn cpus() -> Vec<usize> {
-    let cpus = perf_event_core::set::Cpus::read().expect("/sys/devices/system/cpu/online");
-    cpus.online()
-        .as_slice()
-        .iter()
-        .map(|&c| c as usize)
-        .collect()
-}
-
-fn pin(cpu: usize) {
-    // SAFETY: a zeroed cpu_set_t is empty; CPU_SET writes inside it.
-    unsafe {
-        let mut set: libc::cpu_set_t = std::mem::zeroed();
-        libc::CPU_SET(cpu, &mut set);
-        libc::sched_setaffinity(0, std::mem::size_of_val(&set), &set);
-    }
-}
-
-/// Threads pinned per CPU: `n` prctls each after [`Storm::start`], then
-/// one more each on [`Storm::last`] (after the reader emptied the rings,
-/// so the kernel can write the PERF_RECORD_LOST it still owes).
-struct Storm {
-    tids: Vec<(usize, i32)>,
-    go: std::sync::Arc<std::sync::Barrier>,
-    extra: std::sync::Arc<std::sync::Barrier>,
-    done: std::sync::mpsc::Receiver<()>,
-    running: usize,
-    handles: Vec<std::thread::JoinHandle<()>>,
-}
-
-impl Storm {
-    fn new(n: u32, cpus: &[usize]) -> Storm {
-        let go = std::sync::Arc::new(std::sync::Barrier::new(cpus.len() + 1));
-        let extra = std::sync::Arc::new(std::sync::Barrier::new(cpus.len() + 1));
-        let (tx, rx) = std::sync::mpsc::channel();
-        let (done_tx, done) = std::sync::mpsc::channel();
-        let handles = cpus
-            .iter()
-            .map(|&c| {
-                let (go, extra, tx, done_tx) =
-                    (go.clone(), extra.clone(), tx.clone(), done_tx.clone());
-                std::thread::spawn(move || {
-                    pin(c);
-                    // SAFETY: gettid has no preconditions.
-                    tx.send((c, unsafe { libc::gettid() })).unwrap();
-                    go.wait();
-                    prctls(n);
-                    done_tx.send(()).unwrap();
-                    extra.wait();
-                    prctls(1);
-                    done_tx.send(()).unwrap();
-                })
-            })
-            .collect();
-        let mut tids: Vec<(usize, i32)> = (0..cpus.len()).map(|_| rx.recv().unwrap()).collect();
-        tids.sort();
-        Storm {
-            running: tids.len(),
-            tids,
-            go,
-            extra,
-            done,
-            handles,
-        }
-    }
-
-    fn start(&self) {
-        self.go.wait();
-    }
-
-    fn running(&mut self) -> bool {
-        self.running -= self.done.try_iter().count().min(self.running);
-        self.running > 0
-    }
-
-    fn last(self) {
-        self.extra.wait();
-        for _ in &self.tids {
-            self.done.recv().unwrap();
-        }
-        for h in self.handles {
-            h.join().unwrap();
-        }
-    }
-}
-
-const STORM_N: u32 = 200_000;
-
-/// One loss scenario: where the storm runs, `k` rings (each its own event
-/// on the same tracepoint) per storm thread, `pages` data pages per ring.
-#[derive(Clone, Debug)]
-struct StormCfg {
-    cpus: Vec<usize>,
-    k: usize,
-    pages: usize,
-}
-
-/// One storm read by perf-event-core's ring set, `k` rings (each its own
-/// event on the same tracepoint) per storm thread: (received, lost).
-fn storm_ours(id: u64, cfg: &StormCfg) -> (u64, u64) {
-    let mut storm = Storm::new(STORM_N, &cfg.cpus);
-    let tids = storm.tids.clone();
-    let k = cfg.k;
-    let scope = |i: usize| Scope::thread_on(tids[i / k].1, tids[i / k].0 as u32);
-    let mut set = ours(id, tids.len() * k, scope, cfg.pages);
-    for e in 0..set.entries() {
-        set.fd(e).unwrap().enable(false).unwrap();
-    }
-    let mut got = 0;
-    storm.start();
-    while storm.running() {
-        got += drain_ours(&mut set).0;
-    }
-    got += drain_ours(&mut set).0;
-    storm.last();
-    got += drain_ours(&mut set).0;
-    let l = set.total_losses();
-    assert_eq!((l.overruns, l.corrupt), (0, 0));
-    (got, l.lost)
-}
-
-/// The same storm read by perf-event2's samplers: (received, lost).
-fn storm_pe2(id: u64, cfg: &StormCfg) -> (u64, u64) {
-    let mut storm = Storm::new(STORM_N, &cfg.cpus);
-    let tids = storm.tids.clone();
-    let k = cfg.k;
-    let mut s = pe2(
-        id,
-        tids.len() * k,
-        |i| Some((tids[i / k].0, tids[i / k].1)),
-        cfg.pages,
-    );
-    for x in s.iter_mut() {
-        x.enable().unwrap();
-    }
-    let (mut got, mut lost) = (0, 0);
-    let mut step = |s: &mut [perf_event::Sampler]| {
-        for x in s.iter_mut() {
-            while let Some(rec) = x.next_record() {
-                match rec.parse_record() {
-                    Ok(perf_event::data::Record::Sample(_)) => got += 1,
-                    Ok(perf_event::data::Record::Lost(l)) => lost += l.lost,
-                    _ => {}
-                }
-            }
-        }
-    };
-    storm.start();
-    while storm.running() {
-        step(&mut s);
-    }
-    step(&mut s);
-    storm.last();
-    step(&mut s);
-    (got, lost)
-}
-
-fn loss_bench(id: u64) {
-    const RUNS: usize = 11;
-    pin(0);
-    let all = cpus();
-    // The reader alone on CPU 0 and the storm on the others (on a 1-CPU
-    // machine they share it); then a storm on every CPU, the reader's too.
-    let others = if all.len() > 1 {
-        all[1..].to_vec()
-    } else {
-        all.clone()
-    };
-    let cfgs = [
-        (
-            "reader alone on CPU 0",
-            StormCfg {
-                cpus: others.clone(),
-                k: 1,
-                pages: 8,
-            },
-        ),
-        (
-            "reader alone on CPU 0",
-            StormCfg {
-                cpus: others,
-                k: 8,
-                pages: 2,
-            },
-        ),
-        (
-            "every CPU storms, the reader's too",
-            StormCfg {
-                cpus: all.clone(),
-                k: 1,
-                pages: 64,
-            },
-        ),
-        (
-            "every CPU storms, the reader's too",
-            StormCfg {
-                cpus: all,
-                k: 4,
-                pages: 64,
-            },
-        ),
-    ];
-    println!(
-        "\n## lost under a storm: {STORM_N} prctls per storm thread, each sampled by K events \
-         (one ring each), read concurrently by one thread pinned to CPU 0, {RUNS} runs of each \
-         reader, alternating\n"
-    );
-    println!(
-        "| storm | storm CPUs | K | pages per ring | generated | perf-event-core lost per run \
-         | median | perf-event2 lost per run | median |"
-    );
-    println!("|---|---|---:|---:|---:|---|---:|---|---:|");
-    for (what, cfg) in &cfgs {
-        let generated = (cfg.cpus.len() * cfg.k) as u64 * (u64::from(STORM_N) + 1);
-        let (mut a, mut b) = (Vec::new(), Vec::new());
-        for run in 0..RUNS {
-            let order: [bool; 2] = if run % 2 == 0 {
-                [true, false]
-            } else {
-                [false, true]
-            };
-            for first in order {
-                let (got, lost) = if first {
-                    storm_ours(id, cfg)
-                } else {
-                    storm_pe2(id, cfg)
-                };
-                assert_eq!(got + lost, generated, "received + lost == generated");
-                if first {
-                    a.push(lost)
-                } else {
-                    b.push(lost)
-                }
-            }
-        }
-        let med = |v: &[u64]| median(&mut v.iter().map(|&x| x as f64).collect::<Vec<_>>());
-        println!(
-            "| {what} | {:?} | {} | {} | {generated} | {a:?} | {} | {b:?} | {} |",
-            cfg.cpus,
-            cfg.k,
-            cfg.pages,
-            med(&a),
-            med(&b)
-        );
-    }
-    println!("\n(received + lost == generated asserted in every run, for both)");
-}
-
 fn main() {
-    let id = tracepoint_id();
+    let id = tracepoint_id("syscalls", "sys_enter_prctl");
     // `ringset drain` / `ringset loss`: one part only.
     let only = std::env::args().nth(1);
     // `ringset count`: a few rounds only, for `valgrind --tool=callgrind`.
@@ -628,6 +349,6 @@ fn main() {
         }
     }
     if only.as_deref() != Some("drain") && only.as_deref() != Some("count") {
-        loss_bench(id);
+        loss::loss_bench(id);
     }
 }

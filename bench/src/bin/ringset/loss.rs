@@ -1,0 +1,169 @@
+//! Part 3 of the `ringset` bench: records lost under a storm on every CPU
+//! with small rings, read concurrently, by perf-event-core's ring set and
+//! by perf-event2's samplers; received + lost == generated for both.
+
+use super::{drain_ours, median, ours, pe2};
+use perf_bench::storm::{cpus, pin, Storm};
+use perf_event_core::open::Scope;
+
+const STORM_N: u32 = 200_000;
+
+/// One loss scenario: where the storm runs, `k` rings (each its own event
+/// on the same tracepoint) per storm thread, `pages` data pages per ring.
+#[derive(Clone, Debug)]
+struct StormCfg {
+    cpus: Vec<usize>,
+    k: usize,
+    pages: usize,
+}
+
+/// One storm read by perf-event-core's ring set, `k` rings (each its own
+/// event on the same tracepoint) per storm thread: (received, lost).
+fn storm_ours(id: u64, cfg: &StormCfg) -> (u64, u64) {
+    let mut storm = Storm::new(STORM_N, &cfg.cpus, libc::PR_GET_DUMPABLE);
+    let tids = storm.tids.clone();
+    let k = cfg.k;
+    let scope = |i: usize| Scope::thread_on(tids[i / k].1, tids[i / k].0 as u32);
+    let mut set = ours(id, tids.len() * k, scope, cfg.pages);
+    for e in 0..set.entries() {
+        set.fd(e).unwrap().enable(false).unwrap();
+    }
+    let mut got = 0;
+    storm.start();
+    while storm.running() {
+        got += drain_ours(&mut set).0;
+    }
+    got += drain_ours(&mut set).0;
+    storm.last();
+    got += drain_ours(&mut set).0;
+    let l = set.total_losses();
+    assert_eq!((l.overruns, l.corrupt), (0, 0));
+    (got, l.lost)
+}
+
+/// The same storm read by perf-event2's samplers: (received, lost).
+fn storm_pe2(id: u64, cfg: &StormCfg) -> (u64, u64) {
+    let mut storm = Storm::new(STORM_N, &cfg.cpus, libc::PR_GET_DUMPABLE);
+    let tids = storm.tids.clone();
+    let k = cfg.k;
+    let mut s = pe2(
+        id,
+        tids.len() * k,
+        |i| Some((tids[i / k].0, tids[i / k].1)),
+        cfg.pages,
+    );
+    for x in s.iter_mut() {
+        x.enable().unwrap();
+    }
+    let (mut got, mut lost) = (0, 0);
+    let mut step = |s: &mut [perf_event::Sampler]| {
+        for x in s.iter_mut() {
+            while let Some(rec) = x.next_record() {
+                match rec.parse_record() {
+                    Ok(perf_event::data::Record::Sample(_)) => got += 1,
+                    Ok(perf_event::data::Record::Lost(l)) => lost += l.lost,
+                    _ => {}
+                }
+            }
+        }
+    };
+    storm.start();
+    while storm.running() {
+        step(&mut s);
+    }
+    step(&mut s);
+    storm.last();
+    step(&mut s);
+    (got, lost)
+}
+
+pub fn loss_bench(id: u64) {
+    const RUNS: usize = 11;
+    pin(0);
+    let all = cpus();
+    // The reader alone on CPU 0 and the storm on the others (on a 1-CPU
+    // machine they share it); then a storm on every CPU, the reader's too.
+    let others = if all.len() > 1 {
+        all[1..].to_vec()
+    } else {
+        all.clone()
+    };
+    let cfgs = [
+        (
+            "reader alone on CPU 0",
+            StormCfg {
+                cpus: others.clone(),
+                k: 1,
+                pages: 8,
+            },
+        ),
+        (
+            "reader alone on CPU 0",
+            StormCfg {
+                cpus: others,
+                k: 8,
+                pages: 2,
+            },
+        ),
+        (
+            "every CPU storms, the reader's too",
+            StormCfg {
+                cpus: all.clone(),
+                k: 1,
+                pages: 64,
+            },
+        ),
+        (
+            "every CPU storms, the reader's too",
+            StormCfg {
+                cpus: all,
+                k: 4,
+                pages: 64,
+            },
+        ),
+    ];
+    println!(
+        "\n## lost under a storm: {STORM_N} prctls per storm thread, each sampled by K events \
+         (one ring each), read concurrently by one thread pinned to CPU 0, {RUNS} runs of each \
+         reader, alternating\n"
+    );
+    println!(
+        "| storm | storm CPUs | K | pages per ring | generated | perf-event-core lost per run \
+         | median | perf-event2 lost per run | median |"
+    );
+    println!("|---|---|---:|---:|---:|---|---:|---|---:|");
+    for (what, cfg) in &cfgs {
+        let generated = (cfg.cpus.len() * cfg.k) as u64 * (u64::from(STORM_N) + 1);
+        let (mut a, mut b) = (Vec::new(), Vec::new());
+        for run in 0..RUNS {
+            let order: [bool; 2] = if run % 2 == 0 {
+                [true, false]
+            } else {
+                [false, true]
+            };
+            for first in order {
+                let (got, lost) = if first {
+                    storm_ours(id, cfg)
+                } else {
+                    storm_pe2(id, cfg)
+                };
+                assert_eq!(got + lost, generated, "received + lost == generated");
+                if first {
+                    a.push(lost)
+                } else {
+                    b.push(lost)
+                }
+            }
+        }
+        let med = |v: &[u64]| median(&mut v.iter().map(|&x| x as f64).collect::<Vec<_>>());
+        println!(
+            "| {what} | {:?} | {} | {} | {generated} | {a:?} | {} | {b:?} | {} |",
+            cfg.cpus,
+            cfg.k,
+            cfg.pages,
+            med(&a),
+            med(&b)
+        );
+    }
+    println!("\n(received + lost == generated asserted in every run, for both)");
+}
