@@ -283,8 +283,10 @@ impl<const N: usize> Monitor<N> {
     }
 
     /// Opens `attrs` as one group (the first leads) counting `threads`,
-    /// maps each event's metadata page when user-space reads are possible,
-    /// and enables the group (one ioctl). Each attr gets `read_format`
+    /// maps each event's metadata page when user-space reads are possible
+    /// (the calling thread only, and no software, tracepoint or breakpoint
+    /// event in the group: those have no counter to read), and enables the
+    /// group (one ioctl). Each attr gets `read_format`
     /// [`READ_FORMAT`], `inherit` per `threads`, and is opened disabled;
     /// other settings (exclude bits, config1 user-access bits) are the
     /// caller's.
@@ -292,7 +294,19 @@ impl<const N: usize> Monitor<N> {
         const { assert!(N > 0, "a monitor needs at least one event") };
         let inherit = threads == Threads::CallerAndNew;
         let fds = group::open_group(&attrs, Scope::this_thread(), inherit)?;
-        let events = if inherit {
+        // A software, tracepoint or breakpoint event has no hardware
+        // counter (its page's `index` is always 0), so such a group is never
+        // read all in user space: no pages, and no page check before each
+        // group read.
+        let countless = attrs.iter().any(|a| {
+            matches!(
+                a.to_raw().type_,
+                crate::sys::PERF_TYPE_SOFTWARE
+                    | crate::sys::PERF_TYPE_TRACEPOINT
+                    | crate::sys::PERF_TYPE_BREAKPOINT
+            )
+        });
+        let events = if inherit || countless {
             Events::ReadOnly(fds)
         } else {
             Events::UserSpace(group::map_readers(fds)?)
@@ -361,7 +375,9 @@ impl<const N: usize> Monitor<N> {
     }
 
     /// The user-space readers, one per event, when the monitor may take the
-    /// user-space path (e.g. to check the pages' capabilities).
+    /// user-space path (e.g. to check the pages' capabilities): `None` with
+    /// [`Threads::CallerAndNew`] or a software, tracepoint or breakpoint
+    /// event in the group.
     pub fn readers(&self) -> Option<&[CounterReader<UserPage, GroupFd<N>>; N]> {
         match &self.events {
             Events::UserSpace(readers) => Some(readers),
