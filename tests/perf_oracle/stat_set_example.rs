@@ -171,9 +171,10 @@ fn thread_pidfds() -> bool {
 
 /// `-t TID` of a thread that is not its process's leader: counting ends
 /// when that thread exits (a thread pidfd wakes the tool), not at the next
-/// turn of a polling loop (perf 6.1 looks in /proc once a second). Four
-/// runs, each must end within 15 ms of the thread's exit; a 50 ms poll
-/// would pass all four by chance with probability 0.3^4 < 1 %.
+/// turn of a polling loop (perf 6.1 looks in /proc once a second). Six
+/// runs, at least five must end within 10 ms of the thread's exit (one may
+/// wait for a CPU on a loaded machine); a 50 ms poll would pass that by
+/// chance with probability 6 * 0.2^5 * 0.8 + 0.2^6 < 0.2 %.
 #[test]
 fn attached_thread_exit_ends_counting_at_once() {
     if !thread_pidfds() {
@@ -184,7 +185,8 @@ fn attached_thread_exit_ends_counting_at_once() {
         return;
     }
     let _busy = crate::one_busy_test_at_a_time();
-    for run in 0..4 {
+    let mut lates = Vec::new();
+    for run in 0..6 {
         let (tx, rx) = std::sync::mpsc::channel::<i32>();
         let (go_tx, go_rx) = std::sync::mpsc::channel::<()>();
         let thread = std::thread::spawn(move || {
@@ -210,9 +212,14 @@ fn attached_thread_exit_ends_counting_at_once() {
         assert!(out.status.success(), "run {run}: {err}");
         assert_eq!(csv_lines(&err).len(), 1, "run {run}: {err}");
         // `late` is measured after wait: it bounds the tool's own end.
-        assert!(
-            late < Duration::from_millis(15),
-            "run {run}: the tool ended {late:?} after the thread (-t {tid}): {err}"
-        );
+        lates.push(late);
     }
+    let prompt = lates
+        .iter()
+        .filter(|l| **l < Duration::from_millis(10))
+        .count();
+    assert!(
+        prompt >= 5,
+        "the tool ended {lates:?} after the thread's exit: fewer than 5 of 6 within 10 ms"
+    );
 }
