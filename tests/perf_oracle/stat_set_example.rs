@@ -189,11 +189,18 @@ fn attached_thread_exit_ends_counting_at_once() {
     for run in 0..6 {
         let (tx, rx) = std::sync::mpsc::channel::<i32>();
         let (go_tx, go_rx) = std::sync::mpsc::channel::<()>();
+        // A different phase each run against any polling period: 200 ms
+        // plus 0-49 ms taken from the clock.
+        let jitter = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .subsec_micros()
+            % 50_000;
         let thread = std::thread::spawn(move || {
             // SAFETY: gettid takes no arguments.
             tx.send(unsafe { libc::gettid() }).unwrap();
             go_rx.recv().unwrap();
-            std::thread::sleep(Duration::from_millis(200));
+            std::thread::sleep(Duration::from_millis(200) + Duration::from_micros(jitter.into()));
             Instant::now()
         });
         let tid = rx.recv().unwrap().to_string();
