@@ -194,6 +194,33 @@ fn drain_ours(set: &mut RingSet) -> (u64, u64) {
     (n, sum)
 }
 
+/// A profiler's hot path: `RingSet::drain` with the three fields read
+/// through `SampleLayout::prefix()` (offsets computed once per layout; a
+/// record that wraps the ring's end is copied first).
+#[inline(never)]
+fn drain_prefix(set: &mut RingSet) -> (u64, u64) {
+    let prefix = set.layout(0).unwrap().prefix();
+    let (mut n, mut sum) = (0u64, 0u64);
+    let mut scratch = [0u8; 64];
+    set.drain(|_, _, rec| {
+        let bytes = match rec.contiguous() {
+            Some(b) => b,
+            None => match rec.copy_into(&mut scratch) {
+                Ok(b) => b,
+                Err(_) => return,
+            },
+        };
+        if prefix.is_sample(bytes) {
+            let tid = prefix.pid_tid(bytes).map_or(0, |p| p.1 as u64);
+            sum = sum.wrapping_add(
+                prefix.ip(bytes).unwrap_or(0) ^ tid ^ prefix.time(bytes).unwrap_or(0),
+            );
+            n += 1;
+        }
+    });
+    (n, sum)
+}
+
 /// The ring set's own part: the walk, without parsing the records.
 #[inline(never)]
 fn walk_ours(set: &mut RingSet) -> u64 {
@@ -245,14 +272,22 @@ fn drain_bench(id: u64, rings: usize, rounds: usize) {
     let mut a = ours(id, rings, |_| Scope::this_thread(), PAGES);
     let mut m = ours(id, rings, |_| Scope::this_thread(), PAGES);
     let mut w = ours(id, rings, |_| Scope::this_thread(), PAGES);
+    let mut f = ours(id, rings, |_| Scope::this_thread(), PAGES);
     let mut b = pe2(id, rings, |_| None, PAGES);
     let mut raws: Vec<Raw> = (0..rings).map(|_| Raw::new(id)).collect();
     let fds: Vec<&EventFd> = (0..rings)
-        .flat_map(|e| [a.fd(e).unwrap(), m.fd(e).unwrap(), w.fd(e).unwrap()])
+        .flat_map(|e| {
+            [
+                a.fd(e).unwrap(),
+                m.fd(e).unwrap(),
+                w.fd(e).unwrap(),
+                f.fd(e).unwrap(),
+            ]
+        })
         .chain(raws.iter().map(|r| &r.fd))
         .collect();
     let raw_fds: Vec<i32> = fds.iter().map(|f| f.raw()).collect();
-    let mut times: [Vec<f64>; 5] = Default::default();
+    let mut times: [Vec<f64>; 6] = Default::default();
     let total = (K as usize * rings) as f64;
     for round in 0..rounds + 1 {
         for &fd in &raw_fds {
@@ -270,16 +305,17 @@ fn drain_bench(id: u64, rings: usize, rounds: usize) {
             // SAFETY: disabling a perf fd we own.
             unsafe { libc::ioctl(fd, sys::PERF_EVENT_IOC_DISABLE as _, 0) };
         }
-        let mut results = [(0u64, 0f64); 5];
-        for k in 0..5 {
-            let i = (round + k) % 5;
+        let mut results = [(0u64, 0f64); 6];
+        for k in 0..6 {
+            let i = (round + k) % 6;
             let t = Instant::now();
             let n = match i {
                 0 => black_box(drain_ours(&mut a)).0,
                 1 => black_box(drain_pe2(&mut b)).0,
                 2 => raws.iter_mut().map(|r| black_box(r.drain()).0).sum(),
                 3 => merge_ours(&mut m),
-                _ => black_box(walk_ours(&mut w)),
+                4 => black_box(walk_ours(&mut w)),
+                _ => black_box(drain_prefix(&mut f)).0,
             };
             results[i] = (n, t.elapsed().as_nanos() as f64);
         }
@@ -299,6 +335,7 @@ fn drain_bench(id: u64, rings: usize, rounds: usize) {
         "raw reader (fixed offsets)",
         "perf-event-core time-ordered merge (fill/next/release)",
         "perf-event-core RingSet::drain alone (no parse)",
+        "perf-event-core RingSet::drain + prefix ip/tid/time",
     ]
     .iter()
     .enumerate()
@@ -342,7 +379,7 @@ fn main() {
     if only.as_deref() != Some("loss") {
         // `ringset count R`: R rings only.
         let only_rings: Option<usize> = std::env::args().nth(2).and_then(|s| s.parse().ok());
-        for rings in [2, 4, 16] {
+        for rings in [1, 2, 4, 16] {
             if only_rings.is_none_or(|r| r == rings) {
                 drain_bench(id, rings, rounds);
             }
