@@ -2,7 +2,7 @@
 //! really takes, exact-size reads, and prctl for all of the thread's events.
 
 use crate::attr::Attr;
-use crate::errno::Errno;
+use crate::linux::errno::Errno;
 use crate::linux::errno::{EINVAL, ENOSPC};
 use crate::linux::fd::PerfFd;
 use crate::linux::prctl;

@@ -90,7 +90,7 @@ impl KernelFeatures {
         let aux_action = support(ask(&DUMMY.aux_start_paused(true)));
         syscalls += 2;
         KernelFeatures {
-            running: KernelVersion::running(),
+            running: crate::linux::system::kernel_version(),
             attr_size,
             flags,
             read_format_lost,

@@ -87,7 +87,6 @@
 pub mod abi;
 pub mod attr;
 pub mod byte_order;
-pub mod errno;
 pub mod event;
 pub mod fd;
 #[cfg(feature = "std")]

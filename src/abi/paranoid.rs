@@ -2,7 +2,8 @@
 //! allows (kernel Documentation/admin-guide/sysctl/kernel.rst).
 
 /// `kernel.perf_event_paranoid` (since Linux 2.6.32; `perf_counter_paranoid`
-/// in 2.6.31), read by `Paranoid::current` or `sysfs::Limits` (feature `std`).
+/// in 2.6.31), read by `linux::system::perf_event_paranoid` or `sysfs::Limits`
+/// (feature `std`).
 /// Its existence is the official sign that the kernel has
 /// `perf_event_open` (perf_event_open(2)). CAP_PERFMON (Linux 5.8) or
 /// CAP_SYS_ADMIN lifts every restriction.
@@ -46,19 +47,5 @@ impl Paranoid {
     /// Whether an unprivileged caller may open CPU-wide events (`pid == -1`).
     pub const fn allows_cpu_wide(self) -> bool {
         self.0 < 1
-    }
-}
-
-#[cfg(feature = "std")]
-impl Paranoid {
-    /// The running system's level (`/proc/sys/kernel/perf_event_paranoid`),
-    /// or `None` when the file is absent or unreadable.
-    pub fn current() -> Option<Paranoid> {
-        std::fs::read_to_string("/proc/sys/kernel/perf_event_paranoid")
-            .ok()?
-            .trim()
-            .parse()
-            .ok()
-            .map(Paranoid)
     }
 }

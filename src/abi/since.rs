@@ -80,13 +80,6 @@ impl KernelVersion {
             other
         }
     }
-
-    /// The running kernel's version from `uname(2)`; `None` when the release
-    /// string does not start with a version.
-    pub fn running() -> Option<KernelVersion> {
-        let release = crate::linux::system::kernel_release().ok()?;
-        KernelVersion::parse(release.as_bytes())
-    }
 }
 
 impl fmt::Display for KernelVersion {

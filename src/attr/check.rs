@@ -253,16 +253,14 @@ impl Attr {
     /// (`perf_event_max_sample_rate`).
     #[cfg(feature = "std")]
     pub fn check_here(&self) -> Result<(), AttrError> {
-        if let Some(kernel) = KernelVersion::running() {
+        if let Some(kernel) = crate::linux::system::kernel_version() {
             self.check_for(kernel)?;
         } else {
             self.check()?;
         }
         if self.get_flag(flag::FREQ) != 0 {
             let hz = self.raw.sample_freq();
-            let max = std::fs::read_to_string("/proc/sys/kernel/perf_event_max_sample_rate")
-                .ok()
-                .and_then(|s| s.trim().parse::<u64>().ok());
+            let max = crate::linux::system::perf_event_max_sample_rate();
             if let Some(max) = max.filter(|max| hz > *max) {
                 return Err(AttrError::FrequencyAboveMax { requested: hz, max });
             }

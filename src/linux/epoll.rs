@@ -3,7 +3,7 @@
 //! task it measures has exited, since Linux 2.6.31).
 
 use super::types::c_int;
-use crate::errno::Errno;
+use crate::linux::errno::Errno;
 
 /// Readable (`EPOLLIN`).
 pub const IN: u32 = libc::EPOLLIN as u32;

@@ -1,7 +1,9 @@
-//! The errno values this crate names, and the one reader of the calling
-//! thread's `errno`. The typed wrapper is [`crate::errno::Errno`].
+//! The errno values this crate names, the one reader of the calling
+//! thread's `errno`, and [`Errno`], the value every error of the crate
+//! carries (with its name, for messages without std).
 
 use super::types::c_int;
+use core::fmt;
 
 pub use libc::{
     E2BIG, EACCES, EAGAIN, EBADF, EBUSY, EFAULT, EINTR, EINVAL, EMFILE, ENFILE, ENOBUFS, ENODEV,
@@ -16,4 +18,62 @@ pub fn last() -> c_int {
     // returns the calling thread's errno slot, valid for the thread's
     // lifetime and only written by this thread.
     unsafe { *libc::__errno_location() }
+}
+
+/// A raw `errno` from a failed system call.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Errno(pub i32);
+
+impl Errno {
+    /// The calling thread's current `errno`.
+    pub fn last() -> Errno {
+        Errno(last())
+    }
+
+    /// The symbolic name (`EINVAL`), or `None` for values not listed here.
+    pub const fn name(self) -> Option<&'static str> {
+        Some(match self.0 {
+            E2BIG => "E2BIG",
+            EACCES => "EACCES",
+            EAGAIN => "EAGAIN",
+            EBADF => "EBADF",
+            EBUSY => "EBUSY",
+            EFAULT => "EFAULT",
+            EINTR => "EINTR",
+            EINVAL => "EINVAL",
+            EMFILE => "EMFILE",
+            ENFILE => "ENFILE",
+            ENODEV => "ENODEV",
+            ENOENT => "ENOENT",
+            ENOMEM => "ENOMEM",
+            ENOSPC => "ENOSPC",
+            ENOSYS => "ENOSYS",
+            ENOTTY => "ENOTTY",
+            EOPNOTSUPP => "EOPNOTSUPP",
+            EOVERFLOW => "EOVERFLOW",
+            EPERM => "EPERM",
+            ESRCH => "ESRCH",
+            ENOBUFS => "ENOBUFS",
+            _ => return None,
+        })
+    }
+}
+
+impl fmt::Display for Errno {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.name() {
+            Some(name) => write!(f, "{name} ({})", self.0),
+            None => write!(f, "errno {}", self.0),
+        }
+    }
+}
+
+#[cfg(feature = "std")]
+impl std::error::Error for Errno {}
+
+#[cfg(feature = "std")]
+impl From<Errno> for std::io::Error {
+    fn from(e: Errno) -> std::io::Error {
+        std::io::Error::from_raw_os_error(e.0)
+    }
 }

@@ -6,7 +6,7 @@ use super::errno::EINVAL;
 use super::fields::ATTR_SIZE;
 use super::types::{c_int, c_uint};
 use super::{io, ioctl};
-use crate::errno::Errno;
+use crate::linux::errno::Errno;
 use crate::sys;
 use core::ffi::CStr;
 
@@ -72,11 +72,11 @@ impl PerfFd {
 
     /// A second fd for the same event (`fcntl(F_DUPFD_CLOEXEC)`): mapping,
     /// polling and every ioctl through it act on the same event.
-    pub fn try_clone(&self) -> Result<PerfFd, crate::errno::Errno> {
+    pub fn try_clone(&self) -> Result<PerfFd, crate::linux::errno::Errno> {
         // SAFETY: F_DUPFD_CLOEXEC on an fd this value owns; no pointers.
         let fd = unsafe { libc::fcntl(self.fd, libc::F_DUPFD_CLOEXEC, 0) };
         if fd < 0 {
-            Err(crate::errno::Errno::last())
+            Err(crate::linux::errno::Errno::last())
         } else {
             Ok(PerfFd { fd })
         }

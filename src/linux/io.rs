@@ -1,7 +1,7 @@
 //! `read(2)`, `close(2)` and `poll(2)` on raw fds.
 
 use super::types::c_int;
-use crate::errno::Errno;
+use crate::linux::errno::Errno;
 
 /// `read(fd, buf, buf.len())`: the number of bytes read (0 at end of
 /// file), or the errno.

@@ -9,7 +9,7 @@
 //! visible in its ring: the time-ordered merge uses that as its round
 //! barrier (see `ringset::merge`).
 
-use crate::errno::Errno;
+use crate::linux::errno::Errno;
 
 /// `MEMBARRIER_CMD_GLOBAL` from `<linux/membarrier.h>`.
 const MEMBARRIER_CMD_GLOBAL: libc::c_int = 1;

@@ -3,7 +3,7 @@
 //! [`page_size`], the one page-size function.
 
 use super::types::c_int;
-use crate::errno::Errno;
+use crate::linux::errno::Errno;
 use core::ptr::NonNull;
 
 /// The system page size, `sysconf(_SC_PAGESIZE)`: 4 KiB, 16 KiB or 64 KiB

@@ -13,7 +13,7 @@
 //!   reaping, so the pid stays valid until [`wait4`].
 
 use super::types::{c_int, pid_t};
-use crate::errno::Errno;
+use crate::linux::errno::Errno;
 use std::ffi::CString;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 

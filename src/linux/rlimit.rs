@@ -4,7 +4,7 @@
 //! [`system::getrlimit`]: super::system::getrlimit
 
 use super::system::{Limit, Resource};
-use crate::errno::Errno;
+use crate::linux::errno::Errno;
 
 /// `setrlimit(resource, limit)`; `None` is `RLIM_INFINITY`. EPERM when
 /// raising the hard limit without CAP_SYS_RESOURCE, EINVAL when soft > hard

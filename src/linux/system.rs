@@ -3,7 +3,7 @@
 //! `use_clockid`.
 
 use super::types::{c_int, pid_t};
-use crate::errno::Errno;
+use crate::linux::errno::Errno;
 
 /// The `release` field of `uname(2)` (`"6.18.0-1-amd64"`), up to its NUL.
 #[derive(Clone, Copy)]
@@ -65,6 +65,40 @@ pub struct Limit {
     pub soft: Option<u64>,
     /// The hard limit, the ceiling for raising the soft one.
     pub hard: Option<u64>,
+}
+
+/// The running kernel's version, parsed from `uname(2)`'s release (a
+/// distribution suffix such as `-amd64` is ignored); `None` when the
+/// release does not start with a version.
+pub fn kernel_version() -> Option<crate::abi::KernelVersion> {
+    let release = kernel_release().ok()?;
+    crate::abi::KernelVersion::parse(release.as_bytes())
+}
+
+/// The system's `perf_event_paranoid` level
+/// (`/proc/sys/kernel/perf_event_paranoid`, since Linux 2.6.31), or `None`
+/// when the file is absent or unreadable.
+#[cfg(feature = "std")]
+pub fn perf_event_paranoid() -> Option<crate::abi::Paranoid> {
+    proc_number("perf_event_paranoid").map(crate::abi::Paranoid)
+}
+
+/// `kernel.perf_event_max_sample_rate` (since Linux 2.6.32): the highest
+/// `sample_freq` the kernel accepts, or `None` when the file is absent or
+/// unreadable.
+#[cfg(feature = "std")]
+pub fn perf_event_max_sample_rate() -> Option<u64> {
+    proc_number("perf_event_max_sample_rate")
+}
+
+/// A number in `/proc/sys/kernel/NAME`.
+#[cfg(feature = "std")]
+fn proc_number<T: core::str::FromStr>(name: &str) -> Option<T> {
+    std::fs::read_to_string(format!("/proc/sys/kernel/{name}"))
+        .ok()?
+        .trim()
+        .parse()
+        .ok()
 }
 
 /// `getrlimit(resource)` for the calling process.

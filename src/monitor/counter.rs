@@ -189,7 +189,7 @@ impl fmt::Display for CounterError {
                      (perf_event_open: {}; usual in virtual machines). The software event \
                      `task-clock` (CPU time in ns, Counter::TaskClock) works here; or run on \
                      bare metal / a VM with a virtual PMU",
-                    errno.unwrap_or(crate::errno::Errno(0))
+                    errno.unwrap_or(crate::linux::errno::Errno(0))
                 )
             }
             CounterErrorKind::Monitor { error, .. } => write!(f, "counter `{name}`: {error}"),

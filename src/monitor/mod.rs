@@ -126,7 +126,7 @@ pub enum MonitorError {
     /// The group read failed.
     Read(FdReadError),
     /// Enabling the group failed.
-    Control(crate::errno::Errno),
+    Control(crate::linux::errno::Errno),
     /// More events than [`MAX_EVENTS`] in one group.
     TooManyEvents {
         /// Events given.
@@ -184,7 +184,7 @@ impl fmt::Display for MonitorError {
         match self {
             MonitorError::Open { index, error, .. } => {
                 write!(f, "monitor event {index}: {error}")?;
-                self.explain_inherit(KernelVersion::running(), f)
+                self.explain_inherit(crate::linux::system::kernel_version(), f)
             }
             MonitorError::Map { index, error } => write!(f, "monitor event {index}: {error}"),
             MonitorError::Read(error) => write!(f, "reading the monitor's group: {error}"),
@@ -407,7 +407,7 @@ fn open_one(
 #[cfg(all(test, feature = "std"))]
 mod tests {
     use super::*;
-    use crate::errno::Errno;
+    use crate::linux::errno::Errno;
 
     struct Explained(MonitorError, KernelVersion);
 

@@ -5,7 +5,6 @@ mod error;
 
 pub use error::{FailureContext, OpenError, PreSyscall};
 
-use crate::abi::KernelVersion;
 use crate::attr::{Attr, Diagnosis};
 use crate::fd::EventFd;
 use crate::linux::fields::ATTR_SIZE;
@@ -221,7 +220,7 @@ fn open_sized(
     match crate::linux::fd::open(&mut raw, scope.pid, scope.cpu, group_fd, bits) {
         Ok(fd) => Ok(EventFd::new(fd, attr.read_format_word())),
         Err(errno) => {
-            let diagnosis = attr.diagnose(errno.0, raw.size, KernelVersion::running());
+            let diagnosis = attr.diagnose(errno.0, raw.size, crate::linux::system::kernel_version());
             Err(OpenError::from_kernel(
                 errno,
                 diagnosis,
@@ -248,7 +247,7 @@ impl Attr {
         match crate::linux::fd::open(&mut raw, 0, -1, -1, flags) {
             // Dropping the fd closes it.
             Ok(_fd) => Ok(()),
-            Err(errno) => Err(self.diagnose(errno.0, raw.size, KernelVersion::running())),
+            Err(errno) => Err(self.diagnose(errno.0, raw.size, crate::linux::system::kernel_version())),
         }
     }
 }

@@ -16,7 +16,7 @@ pub use aux_area::AuxArea;
 pub use backward::OverwriteSnapshot;
 pub use batch::{Batch, ParseRecordError, Peek, RawRecord};
 
-use crate::errno::Errno;
+use crate::linux::errno::Errno;
 use crate::fd::EventFd;
 use crate::linux::io::{self, POLLHUP, POLLIN};
 use crate::linux::mmap::{page_size, Mapping, Protection};

@@ -2,7 +2,7 @@
 //! each event's records laid out by the attr the set opened it with.
 
 use super::{Entry, Options, RingSet, RingSetError};
-use crate::errno::Errno;
+use crate::linux::errno::Errno;
 use crate::record::SampleLayout;
 use crate::set::EventSet;
 

@@ -48,7 +48,7 @@ pub use loss::Losses;
 pub use merge::{Merge, MergeStats, Pending};
 pub use read::Held;
 
-use crate::errno::Errno;
+use crate::linux::errno::Errno;
 use crate::fd::EventFd;
 use crate::linux::epoll;
 use crate::record::SampleLayout;

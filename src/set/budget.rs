@@ -1,7 +1,7 @@
 //! The fd budget: every event of every placement is one fd, counted against
 //! RLIMIT_NOFILE.
 
-use crate::errno::Errno;
+use crate::linux::errno::Errno;
 use crate::linux::rlimit::setrlimit;
 use crate::linux::system::{getrlimit, Limit, Resource};
 use std::fmt;

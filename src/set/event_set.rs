@@ -6,7 +6,7 @@ use super::spec::{BudgetPolicy, EventSpec, Target};
 use super::threads::{AttachError, ThreadSet};
 use super::{Count, EventStatus, SetError};
 use crate::abi::bitfield::attr as flag;
-use crate::errno::Errno;
+use crate::linux::errno::Errno;
 use crate::fd::EventFd;
 use crate::linux::errno as os;
 use crate::open::{open, OpenError, OpenFlags, Scope};

@@ -1,7 +1,7 @@
 //! Thread sets: the threads of a running process, read from
 //! `/proc/PID/task`, and why attaching to them may be refused.
 
-use crate::errno::Errno;
+use crate::linux::errno::Errno;
 use crate::linux::errno as os;
 use crate::sysfs::Caller;
 use std::fmt;
@@ -88,7 +88,7 @@ impl AttachError {
         AttachError {
             pid,
             errno,
-            paranoid: crate::abi::Paranoid::current().map(|p| p.0),
+            paranoid: crate::linux::system::perf_event_paranoid().map(|p| p.0),
             perfmon: Caller::current().perfmon,
         }
     }

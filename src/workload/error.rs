@@ -1,6 +1,6 @@
 //! What can go wrong starting or waiting for a workload.
 
-use crate::errno::Errno;
+use crate::linux::errno::Errno;
 use core::fmt;
 
 /// Why a [`Workload`](super::Workload) could not be started, released or

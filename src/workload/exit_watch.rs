@@ -1,7 +1,7 @@
 //! Being woken by a process's exit: a pidfd (Linux 5.3), or for a child on
 //! older kernels a helper thread blocked in `waitid(WNOWAIT)`.
 
-use crate::errno::Errno;
+use crate::linux::errno::Errno;
 use crate::linux::errno::ENOSYS;
 use crate::linux::io::{poll, poll_fd, POLLIN};
 use crate::linux::process;

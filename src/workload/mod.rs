@@ -41,7 +41,7 @@ mod exit_watch;
 pub use error::WorkloadError;
 pub use exit_watch::{wait_any, ExitWatch};
 
-use crate::errno::Errno;
+use crate::linux::errno::Errno;
 use crate::linux::process;
 use std::ffi::{CString, OsStr};
 use std::os::fd::OwnedFd;

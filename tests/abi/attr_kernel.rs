@@ -14,7 +14,7 @@ use perf_event_core::event::{Event, Software};
 const TASK_CLOCK: Attr = Attr::new(Event::Software(Software::TaskClock)).disabled(true);
 
 fn running() -> KernelVersion {
-    KernelVersion::running().expect("uname gives a version")
+    perf_event_core::linux::system::kernel_version().expect("uname gives a version")
 }
 
 /// The attr size the running kernel accepts, from the ABI history.

@@ -15,7 +15,7 @@ use perf_event_core::sys;
 
 #[test]
 fn every_read_format_combination_opens_and_parses() {
-    let kernel = KernelVersion::running().unwrap();
+    let kernel = perf_event_core::linux::system::kernel_version().unwrap();
     let has_lost =
         kernel.at_least(KernelVersion::new(6, 0, 0)) || lab_support::read_format_lost_backported();
     let bits = [

@@ -181,7 +181,7 @@ fn a_child_gives_fork_comm_and_exit_records() {
     let this = open(&attr, Scope::this_thread(), None, OpenFlags::new()).unwrap();
     assert_eq!(
         RingBuffer::map(&this, 1).unwrap_err(),
-        perf_event_core::ring::RingError::Map(perf_event_core::errno::Errno(libc::EINVAL))
+        perf_event_core::ring::RingError::Map(perf_event_core::linux::errno::Errno(libc::EINVAL))
     );
     for (fd, _) in &events {
         fd.enable(false).unwrap();

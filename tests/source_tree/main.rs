@@ -8,4 +8,5 @@
 mod bindgen_layout;
 mod fuzz_corpus;
 mod fuzz_regressions;
+mod layers;
 mod vendored;

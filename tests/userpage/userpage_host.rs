@@ -210,7 +210,7 @@ fn the_fallback_parses_exactly_what_read_format_implies() {
     let lost = sys::PERF_FORMAT_LOST as u64;
     // PERF_FORMAT_LOST is Linux 6.0: older kernels (the lab's 5.10 guests)
     // refuse it with EINVAL.
-    let has_lost = perf_event_core::abi::KernelVersion::running()
+    let has_lost = perf_event_core::linux::system::kernel_version()
         .is_some_and(|k| k.at_least(perf_event_core::abi::KernelVersion::new(6, 0, 0)));
     let formats = [TIMES, TIMES | id, TIMES | lost, TIMES | id | lost];
     for format in formats.into_iter().filter(|f| has_lost || f & lost == 0) {
