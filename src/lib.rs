@@ -8,8 +8,9 @@
 //!
 //! ## Where `unsafe` lives
 //!
-//! The crate root is `#![deny(unsafe_code)]`. Four modules are allowed
-//! `unsafe`, each for one reason:
+//! The crate root is `#![deny(unsafe_code)]`. `unsafe` is allowed file by
+//! file (`#![allow(unsafe_code)]` at the top of each file that needs it),
+//! and only in files of four modules, each for one reason:
 //!
 //! - [`linux`]: the OS boundary, the only caller of the C library
 //!   (`perf_event_open`, ioctls, read, mmap/munmap, poll, prctl, uname,
@@ -91,7 +92,6 @@ pub mod event;
 pub mod fd;
 #[cfg(feature = "std")]
 pub mod features;
-#[allow(unsafe_code)]
 pub mod linux;
 pub mod migration;
 pub mod monitor;
@@ -100,17 +100,14 @@ pub mod open;
 pub mod parse;
 pub mod read_format;
 pub mod record;
-#[allow(unsafe_code)]
 pub mod ring;
 #[cfg(feature = "std")]
 pub mod ringset;
 #[cfg(feature = "std")]
 pub mod set;
-#[allow(unsafe_code)]
 pub mod sys;
 #[cfg(feature = "std")]
 pub mod sysfs;
-#[allow(unsafe_code)]
 pub mod userpage;
 #[cfg(feature = "std")]
 pub mod workload;

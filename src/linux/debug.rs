@@ -3,6 +3,8 @@
 //! members (they are the same bytes read as the kernel names them), and
 //! bit fields by name.
 
+#![allow(unsafe_code)] // every unsafe block here says why it is sound (SAFETY:)
+
 use crate::abi::bitfield::{self, BitField};
 use crate::sys;
 use core::fmt;

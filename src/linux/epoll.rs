@@ -2,6 +2,8 @@
 //! its ring passed `wakeup_events` / `wakeup_watermark`, EPOLLHUP when the
 //! task it measures has exited, since Linux 2.6.31).
 
+#![allow(unsafe_code)] // every unsafe block here says why it is sound (SAFETY:)
+
 use super::types::c_int;
 use crate::linux::errno::Errno;
 

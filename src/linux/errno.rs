@@ -2,6 +2,8 @@
 //! thread's `errno`, and [`Errno`], the value every error of the crate
 //! carries (with its name, for messages without std).
 
+#![allow(unsafe_code)] // every unsafe block here says why it is sound (SAFETY:)
+
 use super::types::c_int;
 use core::fmt;
 

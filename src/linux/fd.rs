@@ -2,6 +2,8 @@
 //! std), with every ioctl as a safe method taking the kernel's argument
 //! type by reference. The raw, `c_int`-fd forms are in [`super::ioctl`].
 
+#![allow(unsafe_code)] // every unsafe block here says why it is sound (SAFETY:)
+
 use super::errno::EINVAL;
 use super::fields::ATTR_SIZE;
 use super::types::{c_int, c_uint};

@@ -7,6 +7,8 @@
 //! Every union here is of plain integers of one size, so reading any member
 //! is reading the same bytes: the getters are safe.
 
+#![allow(unsafe_code)] // every unsafe block here says why it is sound (SAFETY:)
+
 use crate::sys;
 
 /// `sizeof(struct perf_event_attr)` of these bindings.

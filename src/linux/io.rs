@@ -1,5 +1,7 @@
 //! `read(2)`, `close(2)` and `poll(2)` on raw fds.
 
+#![allow(unsafe_code)] // every unsafe block here says why it is sound (SAFETY:)
+
 use super::types::c_int;
 use crate::linux::errno::Errno;
 

@@ -17,6 +17,8 @@
 //! number another meaning, with other memory accesses. Pointer arguments
 //! must be valid as each function says.
 
+#![allow(unsafe_code)] // every unsafe block here says why it is sound (SAFETY:)
+
 use super::types::{c_char, c_int, c_uint, c_ulong};
 use crate::abi::ioctl as ioc;
 use crate::sys;

@@ -9,6 +9,8 @@
 //! visible in its ring: the time-ordered merge uses that as its round
 //! barrier (see `ringset::merge`).
 
+#![allow(unsafe_code)] // every unsafe block here says why it is sound (SAFETY:)
+
 use crate::linux::errno::Errno;
 
 /// `MEMBARRIER_CMD_GLOBAL` from `<linux/membarrier.h>`.

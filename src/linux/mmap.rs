@@ -2,6 +2,8 @@
 //! page, the ring buffer and the AUX area all live in one), and
 //! [`page_size`], the one page-size function.
 
+#![allow(unsafe_code)] // every unsafe block here says why it is sound (SAFETY:)
+
 use super::types::c_int;
 use crate::linux::errno::Errno;
 use core::ptr::NonNull;

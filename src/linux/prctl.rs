@@ -3,6 +3,8 @@
 //! operations", since Linux 2.6.31). Each returns prctl's result unchanged:
 //! `0`, or `-1` with the cause in [`errno::last`](super::errno::last).
 
+#![allow(unsafe_code)] // every unsafe block here says why it is sound (SAFETY:)
+
 use super::types::c_int;
 use crate::sys;
 

@@ -12,6 +12,8 @@
 //! - `waitid(2)` with `WNOWAIT` (Linux 2.6.9): waits for the exit without
 //!   reaping, so the pid stays valid until [`wait4`].
 
+#![allow(unsafe_code)] // every unsafe block here says why it is sound (SAFETY:)
+
 use super::types::{c_int, pid_t};
 use crate::linux::errno::Errno;
 use std::ffi::CString;

@@ -3,6 +3,8 @@
 //!
 //! [`system::getrlimit`]: super::system::getrlimit
 
+#![allow(unsafe_code)] // every unsafe block here says why it is sound (SAFETY:)
+
 use super::system::{Limit, Resource};
 use crate::linux::errno::Errno;
 

@@ -1,5 +1,7 @@
 //! The raw `perf_event_open(2)` system call.
 
+#![allow(unsafe_code)] // every unsafe block here says why it is sound (SAFETY:)
+
 use super::types::{c_int, c_ulong, pid_t};
 use crate::sys;
 

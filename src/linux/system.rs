@@ -2,6 +2,8 @@
 //! `uname(2)`, `getrlimit(2)`, `gettid(2)`, and the clock ids of
 //! `use_clockid`.
 
+#![allow(unsafe_code)] // every unsafe block here says why it is sound (SAFETY:)
+
 use super::types::{c_int, pid_t};
 use crate::linux::errno::Errno;
 

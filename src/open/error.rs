@@ -4,8 +4,8 @@
 use super::Scope;
 use crate::abi::Paranoid;
 use crate::attr::{AttrError, Diagnosis};
-use crate::linux::errno::Errno;
 use crate::linux::errno as e;
+use crate::linux::errno::Errno;
 use crate::linux::system::{getrlimit, Resource};
 use core::fmt;
 
@@ -105,7 +105,9 @@ impl OpenError {
     ) -> OpenError {
         let context = match errno.0 {
             #[cfg(feature = "std")]
-            e::EACCES | e::EPERM => crate::linux::system::perf_event_paranoid().map(FailureContext::Paranoid),
+            e::EACCES | e::EPERM => {
+                crate::linux::system::perf_event_paranoid().map(FailureContext::Paranoid)
+            }
             e::EMFILE => getrlimit(Resource::OpenFiles)
                 .ok()
                 .and_then(|l| l.soft)
@@ -244,7 +246,10 @@ mod tests {
         }
         let eperm =
             OpenError::from_kernel(Errno(e::EPERM), Diagnosis::Errno(e::EPERM), false, scope);
-        assert_eq!(eperm.paranoid(), crate::linux::system::perf_event_paranoid());
+        assert_eq!(
+            eperm.paranoid(),
+            crate::linux::system::perf_event_paranoid()
+        );
         if let Some(p) = eperm.paranoid() {
             // The one table's meaning, not a second copy.
             assert!(eperm.to_string().contains(p.meaning()), "{eperm}");

@@ -220,7 +220,8 @@ fn open_sized(
     match crate::linux::fd::open(&mut raw, scope.pid, scope.cpu, group_fd, bits) {
         Ok(fd) => Ok(EventFd::new(fd, attr.read_format_word())),
         Err(errno) => {
-            let diagnosis = attr.diagnose(errno.0, raw.size, crate::linux::system::kernel_version());
+            let diagnosis =
+                attr.diagnose(errno.0, raw.size, crate::linux::system::kernel_version());
             Err(OpenError::from_kernel(
                 errno,
                 diagnosis,
@@ -247,7 +248,9 @@ impl Attr {
         match crate::linux::fd::open(&mut raw, 0, -1, -1, flags) {
             // Dropping the fd closes it.
             Ok(_fd) => Ok(()),
-            Err(errno) => Err(self.diagnose(errno.0, raw.size, crate::linux::system::kernel_version())),
+            Err(errno) => {
+                Err(self.diagnose(errno.0, raw.size, crate::linux::system::kernel_version()))
+            }
         }
     }
 }

@@ -3,6 +3,8 @@
 //! head and tail live in the metadata page and follow the same ordering
 //! rules as the data area: `aux_head` Acquire, `aux_tail` Release.
 
+#![allow(unsafe_code)] // every unsafe block here says why it is sound (SAFETY:)
+
 use super::{RingBuffer, RingError};
 use crate::fd::EventFd;
 use crate::linux::mmap::{page_size, Mapping, Protection};

@@ -4,6 +4,8 @@
 //! it is copied. Walking forward from `data_head` then gives the newest
 //! record first.
 
+#![allow(unsafe_code)] // every unsafe block here says why it is sound (SAFETY:)
+
 use super::{RingBuffer, RingError};
 use crate::fd::EventFd;
 use crate::record::Header;

@@ -1,5 +1,7 @@
 //! One pass over the records available in a ring buffer.
 
+#![allow(unsafe_code)] // every unsafe block here says why it is sound (SAFETY:)
+
 use super::{RingBuffer, RingError};
 use crate::record::{self, Header, Parsed, RecordError, SampleLayout};
 use core::fmt;

@@ -8,6 +8,8 @@
 //! default, non-overwrite mode it never writes past `data_tail`), so the
 //! records can be lent out as plain byte slices.
 
+#![allow(unsafe_code)] // every unsafe block here says why it is sound (SAFETY:)
+
 mod aux_area;
 mod backward;
 mod batch;
@@ -16,8 +18,8 @@ pub use aux_area::AuxArea;
 pub use backward::OverwriteSnapshot;
 pub use batch::{Batch, ParseRecordError, Peek, RawRecord};
 
-use crate::linux::errno::Errno;
 use crate::fd::EventFd;
+use crate::linux::errno::Errno;
 use crate::linux::io::{self, POLLHUP, POLLIN};
 use crate::linux::mmap::{page_size, Mapping, Protection};
 use crate::sys;

@@ -2,6 +2,8 @@
 //! the kernel's (metadata page + data pages), written the way the kernel
 //! writes records. Real-kernel behaviour is in tests/ring/ring_kernel.rs.
 
+#![allow(unsafe_code)] // every unsafe block here says why it is sound (SAFETY:)
+
 use super::*;
 use crate::record::{self, Record, SampleLayout};
 use std::vec::Vec;

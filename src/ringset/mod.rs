@@ -48,9 +48,9 @@ pub use loss::Losses;
 pub use merge::{Merge, MergeStats, Pending};
 pub use read::Held;
 
-use crate::linux::errno::Errno;
 use crate::fd::EventFd;
 use crate::linux::epoll;
+use crate::linux::errno::Errno;
 use crate::record::SampleLayout;
 use crate::ring::{RingBuffer, RingError};
 use std::collections::VecDeque;

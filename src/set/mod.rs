@@ -60,8 +60,8 @@ pub use hybrid::{CorePmu, CorePmus, PMU_TYPE_SHIFT};
 pub use spec::{BudgetPolicy, EventSpec, Target};
 pub use threads::{AttachError, ThreadSet};
 
-use crate::linux::errno::Errno;
 use crate::fd::ReadFailure;
+use crate::linux::errno::Errno;
 use crate::open::OpenError;
 use crate::read_format::Counts;
 use crate::sysfs::SysfsError;

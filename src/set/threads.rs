@@ -1,8 +1,8 @@
 //! Thread sets: the threads of a running process, read from
 //! `/proc/PID/task`, and why attaching to them may be refused.
 
-use crate::linux::errno::Errno;
 use crate::linux::errno as os;
+use crate::linux::errno::Errno;
 use crate::sysfs::Caller;
 use std::fmt;
 

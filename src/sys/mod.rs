@@ -25,6 +25,8 @@
     clippy::undocumented_unsafe_blocks,
     rustdoc::all
 )]
+// The generated bindings (bindgen's bit-field accessors use `unsafe`).
+#[allow(unsafe_code)]
 mod generated {
     #[cfg(feature = "bindgen")]
     include!(concat!(env!("OUT_DIR"), "/sys.rs"));

@@ -1,6 +1,8 @@
 //! [`UserPage`]: an event's `perf_event_mmap_page`, mapped on its own or
 //! borrowed from the first page of a ring-buffer mapping.
 
+#![allow(unsafe_code)] // every unsafe block here says why it is sound (SAFETY:)
+
 use super::source::{PagePtr, PageSource};
 use super::sync::Ordering;
 use crate::linux::errno as e;

@@ -1,6 +1,8 @@
 //! [`CounterReader`]: the counter instruction when the page allows it,
 //! `read(2)` every other time.
 
+#![allow(unsafe_code)] // every unsafe block here says why it is sound (SAFETY:)
+
 use super::fallback::{CounterFd, FdReadError};
 use super::snapshot::{self, Snapshot, Unstable};
 use super::source::PageSource;

@@ -17,6 +17,8 @@
 //! inside the update, like the kernel reprogramming the counter, and the
 //! simulated timestamp counter is free-running.
 
+#![allow(unsafe_code)] // every unsafe block here says why it is sound (SAFETY:)
+
 use super::snapshot::{self, Snapshot, Unstable};
 #[cfg(not(loom))]
 use super::source::PagePtr;

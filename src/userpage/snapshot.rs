@@ -17,6 +17,8 @@
 //! (arm64, riscv, POWER) the relaxed field loads could otherwise complete
 //! after the second lock load and see a later update than the lock says.
 
+#![allow(unsafe_code)] // every unsafe block here says why it is sound (SAFETY:)
+
 use super::source::PageSource;
 use super::sync::{fence, spin_loop, Ordering};
 use super::time::{self, TimeConversion};

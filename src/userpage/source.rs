@@ -1,6 +1,8 @@
 //! Where a snapshot's loads come from: [`PageSource`], and [`PagePtr`], the
 //! source over a real `perf_event_mmap_page` in memory.
 
+#![allow(unsafe_code)] // every unsafe block here says why it is sound (SAFETY:)
+
 use super::arch;
 use super::sync::Ordering;
 use crate::sys;

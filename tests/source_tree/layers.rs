@@ -74,9 +74,11 @@ fn test_only_files(file: &Path, text: &str) -> Vec<PathBuf> {
                 .and_then(|r| r.strip_suffix("\"]"))
             {
                 path = Some(dir.join(p));
-            } else if let Some(name) = next.strip_prefix("mod ").and_then(|r| r.strip_suffix(';'))
-            {
-                out.push(path.take().unwrap_or_else(|| sub.join(format!("{name}.rs"))));
+            } else if let Some(name) = next.strip_prefix("mod ").and_then(|r| r.strip_suffix(';')) {
+                out.push(
+                    path.take()
+                        .unwrap_or_else(|| sub.join(format!("{name}.rs"))),
+                );
                 break;
             } else {
                 break;
@@ -192,4 +194,37 @@ fn the_check_sees_an_upward_name() {
     // Unit tests at the end of a file are not the module's code.
     let tests = "fn f() {}\n#[cfg(test)]\nmod tests {\n    use crate::set::X;\n}\n";
     assert!(named(&code(tests)).is_empty());
+}
+
+/// `unsafe` is allowed file by file, and only in files of the modules
+/// ARCHITECTURE.md names ("Where `unsafe` is allowed").
+#[test]
+fn unsafe_is_allowed_only_in_the_named_modules() {
+    const MAY: &[&str] = &["linux", "ring", "userpage", "sys"];
+    let root = src();
+    let mut all = Vec::new();
+    files(&root, &mut all);
+    let mut problems = Vec::new();
+    for f in &all {
+        let text = std::fs::read_to_string(f).unwrap();
+        if !text.contains("allow(unsafe_code)") {
+            continue;
+        }
+        let rel = f.strip_prefix(&root).unwrap();
+        let module = rel.iter().next().unwrap().to_str().unwrap();
+        if !MAY.contains(&module) {
+            problems.push(rel.display().to_string());
+        }
+    }
+    assert!(
+        problems.is_empty(),
+        "allow(unsafe_code) outside linux, ring, userpage and sys: {problems:?}"
+    );
+    // The root denies it for everything else.
+    let lib = std::fs::read_to_string(root.join("lib.rs")).unwrap();
+    assert!(lib.contains("#![deny(unsafe_code)]"));
+    assert!(
+        !lib.contains("#[allow(unsafe_code)]"),
+        "no module-wide allow"
+    );
 }

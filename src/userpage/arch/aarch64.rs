@@ -12,6 +12,8 @@
 //! come from the same token of one list, so no entry can be swapped; the
 //! list itself is checked by the tests of [`PMEVCNTR`] on every host.
 
+#![allow(unsafe_code)] // every unsafe block here says why it is sound (SAFETY:)
+
 /// The page index of the cycle counter, `PMCCNTR_EL0`.
 pub const CYCLE_COUNTER_INDEX: u32 = 32;
 

@@ -11,6 +11,8 @@
 //! The register tables are generated from one list per architecture and
 //! compiled on every target, so the host's tests check them.
 
+#![allow(unsafe_code)] // every unsafe block here says why it is sound (SAFETY:)
+
 pub(crate) mod aarch64;
 pub(crate) mod riscv64;
 #[cfg(any(target_arch = "x86", target_arch = "x86_64"))]

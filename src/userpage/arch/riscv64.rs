@@ -7,6 +7,8 @@
 //! immediate: one instruction per counter, generated with its number from
 //! one list that the tests check.
 
+#![allow(unsafe_code)] // every unsafe block here says why it is sound (SAFETY:)
+
 macro_rules! counter_csrs {
     ($($n:literal $csr:literal)*) => {
         /// The CSR each counter `n` (page index `n + 1`) is read from.

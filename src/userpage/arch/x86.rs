@@ -1,5 +1,7 @@
 //! x86 and x86_64: `rdpmc` and `rdtsc`.
 
+#![allow(unsafe_code)] // every unsafe block here says why it is sound (SAFETY:)
+
 use core::arch::asm;
 
 /// `rdpmc` with ECX = `index - 1`, exactly as the page gives it: general
