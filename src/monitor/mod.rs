@@ -28,11 +28,11 @@
 //!   and a read sums the children still running (`perf_event_read_value`
 //!   walks the child events), so a region that starts and joins threads
 //!   counts all of their work. Threads that existed before the monitor was
-//!   opened are not counted (use `ThreadSet` for them). Always the
+//!   opened are not counted (use `PerThread` for them). Always the
 //!   `read(2)` path: a counter register holds only the current thread's
 //!   count, and the kernel refuses to map the page of an inherited per-task
 //!   event.
-//! - `ThreadSet` (std): the same group opened on each thread of a given
+//! - `PerThread` (std): the same group opened on each thread of a given
 //!   list of thread ids; a read sums one group read per thread.
 //!
 //! # Kernel limits
@@ -60,7 +60,7 @@
 //! # Ok::<(), perf_event_core::monitor::MonitorError>(())
 //! ```
 //!
-//! std adds `ThreadSet`, `Counter` (named events with errors that say
+//! std adds `PerThread`, `Counter` (named events with errors that say
 //! which software event works where a hardware one is missing) and
 //! `stats`, the harness-agnostic measuring API.
 
@@ -76,7 +76,7 @@ mod threads;
 pub use counter::{Counter, CounterError, CounterErrorKind};
 pub use group::{GroupFd, MAX_EVENTS};
 #[cfg(feature = "std")]
-pub use threads::ThreadSet;
+pub use threads::PerThread;
 
 use crate::abi::KernelVersion;
 use crate::attr::Attr;
@@ -162,7 +162,7 @@ impl MonitorError {
                 f,
                 "; this kernel ({}) refuses inherit with PERF_FORMAT_GROUP (allowed since Linux \
                  4.13): count the calling thread only (Threads::Caller) or list the threads \
-                 (ThreadSet)",
+                 (PerThread)",
                 running.unwrap_or(KernelVersion::new(0, 0, 0))
             )?;
         }

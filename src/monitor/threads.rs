@@ -1,4 +1,4 @@
-//! [`ThreadSet`]: the same group on each thread of a list (std).
+//! [`PerThread`]: the same group on each thread of a list (std).
 
 use super::group::{open_group, GroupFd};
 use super::{between, Count, Measured, MonitorError, Threads};
@@ -15,12 +15,12 @@ use crate::open::Scope;
 /// The groups are enabled at open; a thread that exits keeps its last
 /// counts in its group, so the sums never go backwards.
 #[derive(Debug)]
-pub struct ThreadSet<const N: usize> {
+pub struct PerThread<const N: usize> {
     groups: Vec<(pid_t, [GroupFd<N>; N])>,
     start: [Count; N],
 }
 
-impl<const N: usize> ThreadSet<N> {
+impl<const N: usize> PerThread<N> {
     /// Opens `attrs` as one group on each of `tids` (0 is the calling
     /// thread) and enables them. `threads` chooses whether threads created
     /// later by each listed thread are counted too (`inherit`).
@@ -28,7 +28,7 @@ impl<const N: usize> ThreadSet<N> {
         attrs: [Attr; N],
         tids: &[pid_t],
         threads: Threads,
-    ) -> Result<ThreadSet<N>, MonitorError> {
+    ) -> Result<PerThread<N>, MonitorError> {
         const { assert!(N > 0, "a monitor needs at least one event") };
         let inherit = threads == Threads::CallerAndNew;
         let mut groups = Vec::with_capacity(tids.len());
@@ -37,7 +37,7 @@ impl<const N: usize> ThreadSet<N> {
             fds[0].fd().enable(true).map_err(MonitorError::Control)?;
             groups.push((tid, fds));
         }
-        Ok(ThreadSet {
+        Ok(PerThread {
             groups,
             start: [Count::default(); N],
         })
@@ -77,7 +77,7 @@ impl<const N: usize> ThreadSet<N> {
         Ok(())
     }
 
-    /// The summed counts since [`ThreadSet::start`].
+    /// The summed counts since [`PerThread::start`].
     pub fn stop(&mut self) -> Result<[Measured; N], MonitorError> {
         let end = self.read()?;
         Ok(between(&self.start, &end))

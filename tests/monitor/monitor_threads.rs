@@ -13,7 +13,7 @@ use kernel_support::{additions, tracefs, tracepoint_id};
 use lab_support::{not_applicable, Need};
 use perf_event_core::attr::Attr;
 use perf_event_core::event::{Event, Software};
-use perf_event_core::monitor::{Counter, Monitor, ThreadSet, Threads};
+use perf_event_core::monitor::{Counter, Monitor, PerThread, Threads};
 use std::sync::{Arc, Barrier};
 
 const CALLS: u64 = 1000;
@@ -143,7 +143,7 @@ fn a_thread_set_counts_the_listed_threads() {
         .collect();
     ready.wait();
     let tids: Vec<libc::pid_t> = rx.iter().take(THREADS).collect();
-    let mut set = ThreadSet::open(attrs, &tids, Threads::Caller).unwrap_or_else(|e| panic!("{e}"));
+    let mut set = PerThread::open(attrs, &tids, Threads::Caller).unwrap_or_else(|e| panic!("{e}"));
     set.start().unwrap();
     getppid_calls(CALLS); // the caller is not in the set
     go.wait();
