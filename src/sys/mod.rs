@@ -20,13 +20,12 @@
     non_snake_case,
     dead_code,
     missing_docs,
+    unsafe_code,
     clippy::all,
     clippy::pedantic,
     clippy::undocumented_unsafe_blocks,
     rustdoc::all
 )]
-// The generated bindings (bindgen's bit-field accessors use `unsafe`).
-#[allow(unsafe_code)]
 mod generated {
     #[cfg(feature = "bindgen")]
     include!(concat!(env!("OUT_DIR"), "/sys.rs"));

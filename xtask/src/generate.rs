@@ -194,7 +194,7 @@ pub fn selector() -> String {
     );
     s.push_str(
         "#[allow(\n    non_camel_case_types,\n    non_upper_case_globals,\n    \
-         non_snake_case,\n    dead_code,\n    missing_docs,\n    clippy::all,\n    \
+         non_snake_case,\n    dead_code,\n    missing_docs,\n    unsafe_code,\n    clippy::all,\n    \
          clippy::pedantic,\n    clippy::undocumented_unsafe_blocks,\n    rustdoc::all\n)]\nmod generated {\n    \
          #[cfg(feature = \"bindgen\")]\n    \
          include!(concat!(env!(\"OUT_DIR\"), \"/sys.rs\"));\n",
