@@ -1,0 +1,1 @@
+//! Round trips through the writer and the reader.
