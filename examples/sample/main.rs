@@ -214,10 +214,17 @@ fn main() {
     let mut cap = Capture::default();
     // Processes running before the recording: their mappings and names now,
     // while nothing is enabled (perf synthesizes them the same way).
-    match &a.target {
-        Target::All(_) => cap.snapshot(capture::all_pids()),
-        Target::Pid(p) => cap.snapshot([*p]),
-        Target::Command(_) => {}
+    let running = match &a.target {
+        Target::All(_) => capture::all_pids(),
+        Target::Pid(p) => vec![*p],
+        Target::Command(_) => Vec::new(),
+    };
+    cap.snapshot(running.iter().copied());
+    if let Some(out) = &mut output {
+        if let Err(e) = out.synthesize(&running) {
+            eprintln!("sample: {}: {e}", a.output.as_deref().unwrap_or(""));
+            std::process::exit(1);
+        }
     }
     // 32 MiB touched now, before anything is enabled: about 500,000
     // records of `-a` without callchains are copied without a page fault.
@@ -341,7 +348,7 @@ fn main() {
 /// `-i FILE`: the report of a perf.data file.
 fn report_file(path: &str, a: &Args) {
     let mut cap = Capture::default();
-    let names = perf_file::read(path, &mut cap).unwrap_or_else(|e| {
+    let (names, callchain) = perf_file::read(path, &mut cap).unwrap_or_else(|e| {
         eprintln!("sample: {e}");
         std::process::exit(1)
     });
@@ -360,5 +367,10 @@ fn report_file(path: &str, a: &Args) {
             return;
         }
     }
-    report.print(&names, &vec![0; names.len()], a.callchain, false);
+    report.print(
+        &names,
+        &vec![0; names.len()],
+        callchain || a.callchain,
+        false,
+    );
 }

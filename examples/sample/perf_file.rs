@@ -48,6 +48,21 @@ impl Output {
         })
     }
 
+    /// The kernel's mapping and the processes running now, as perf
+    /// record synthesizes them.
+    pub fn synthesize(&mut self, pids: &[u32]) -> std::io::Result<()> {
+        match self {
+            Output::File(w) => {
+                w.write_kernel_mmap()?;
+                pids.iter().try_for_each(|&p| w.write_process(p))
+            }
+            Output::Pipe(w) => {
+                w.write_kernel_mmap()?;
+                pids.iter().try_for_each(|&p| w.write_process(p))
+            }
+        }
+    }
+
     pub fn write(&mut self, event: Option<usize>, rec: &RawRecord<'_>) -> std::io::Result<()> {
         match self {
             Output::File(w) => w.write(event, rec),
@@ -72,7 +87,7 @@ impl Output {
 
 /// Reads `path` (`-`: stdin) and feeds its records to `cap` in time
 /// order; returns the event names.
-pub fn read(path: &str, cap: &mut Capture) -> Result<Vec<String>, String> {
+pub fn read(path: &str, cap: &mut Capture) -> Result<(Vec<String>, bool), String> {
     let bytes = if path == "-" {
         let mut b = Vec::new();
         std::io::stdin()
@@ -110,10 +125,13 @@ pub fn read(path: &str, cap: &mut Capture) -> Result<Vec<String>, String> {
             cap.take_parsed(event, &parsed);
         }
     }
-    Ok(file
+    let names = file
         .attrs
         .iter()
         .enumerate()
         .map(|(i, a)| a.name.clone().unwrap_or_else(|| format!("event{i}")))
-        .collect())
+        .collect();
+    let chain = perf_event_core::sys::PERF_SAMPLE_CALLCHAIN as u64;
+    let callchain = file.attrs.iter().any(|a| a.layout.sample_type & chain != 0);
+    Ok((names, callchain))
 }

@@ -29,6 +29,10 @@ pub struct CpuTopology {
     /// Per CPU 0..nr_cpus_available (offline CPUs: -1 as u32... perf
     /// writes what sysfs has, 0 for an offline CPU).
     pub cpus: Vec<CpuPlace>,
+    /// The distinct `die_cpus_list` of the CPUs (empty: none written).
+    pub die_siblings: Vec<String>,
+    /// Per CPU, its `topology/die_id` (with `die_siblings`).
+    pub die_ids: Vec<u32>,
 }
 
 /// HEADER_CLOCK_DATA: the events' clock and the wall-clock time that went
@@ -200,6 +204,10 @@ impl Features {
                     core_id: id("core_id"),
                     socket_id: id("physical_package_id"),
                 });
+                t.die_ids.push(match id("die_id") {
+                    u32::MAX => 0,
+                    d => d,
+                });
             }
             t
         });
@@ -298,21 +306,30 @@ impl Features {
                 let mut at = 0;
                 let core_siblings = read_strings(b, &mut at)?;
                 let thread_siblings = read_strings(b, &mut at)?;
-                let mut cpus = Vec::new();
-                let n = self.nrcpus.map_or(0, |(a, _)| a as usize);
-                if at < b.b.len() {
-                    for i in 0..n {
-                        cpus.push(CpuPlace {
-                            core_id: b.u32(at + 8 * i, "core_id")?,
-                            socket_id: b.u32(at + 8 * i + 4, "socket_id")?,
-                        });
-                    }
-                }
-                self.cpu_topology = Some(CpuTopology {
+                let mut t = CpuTopology {
                     core_siblings,
                     thread_siblings,
-                    cpus,
-                });
+                    ..CpuTopology::default()
+                };
+                let n = self.nrcpus.map_or(0, |(a, _)| a as usize);
+                // Older perf wrote only the lists, then no dies.
+                if at < b.b.len() {
+                    for _ in 0..n {
+                        t.cpus.push(CpuPlace {
+                            core_id: b.u32(at, "core_id")?,
+                            socket_id: b.u32(at + 4, "socket_id")?,
+                        });
+                        at += 8;
+                    }
+                }
+                if at < b.b.len() {
+                    t.die_siblings = read_strings(b, &mut at)?;
+                    for _ in 0..n {
+                        t.die_ids.push(b.u32(at, "die_id")?);
+                        at += 4;
+                    }
+                }
+                self.cpu_topology = Some(t);
             }
             feature::SAMPLE_TIME => {
                 self.sample_time = Some((b.u64(0, "sample_time")?, b.u64(8, "sample_time")?))
@@ -383,6 +400,14 @@ fn encode_topology(t: &CpuTopology) -> Vec<u8> {
     for c in &t.cpus {
         v.extend_from_slice(&c.core_id.to_ne_bytes());
         v.extend_from_slice(&c.socket_id.to_ne_bytes());
+    }
+    // perf reads dies when bytes follow (a pipe-mode record's padding
+    // does): always written, with one id per CPU.
+    if t.die_ids.len() == t.cpus.len() {
+        v.extend(strings(&t.die_siblings));
+        for d in &t.die_ids {
+            v.extend_from_slice(&d.to_ne_bytes());
+        }
     }
     v
 }
