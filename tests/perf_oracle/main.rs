@@ -8,8 +8,6 @@
 
 #[path = "../support/lab_support.rs"]
 mod lab_support;
-#[path = "../support/perf_data.rs"]
-mod perf_data;
 #[path = "../support/set_support.rs"]
 mod set_support;
 #[path = "../support/stat_support.rs"]
