@@ -242,7 +242,7 @@ impl PerfData {
             })?;
         let no_features = h.features == [0; 4];
         match h.data.range(len) {
-            Some(r) if h.data.size != 0 && !(no_features && r.end < len) => self.data = r,
+            Some(r) if h.data.size != 0 && !no_features => self.data = r,
             _ => {
                 // An unfinished writer: up to the last whole round.
                 self.data = start..last_round_end(b, start, len);

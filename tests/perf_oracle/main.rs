@@ -24,6 +24,7 @@ pub fn one_busy_test_at_a_time() -> std::sync::MutexGuard<'static, ()> {
 
 mod parse_vs_perf;
 mod perf_compare;
+mod perf_data_vs_perf;
 mod sample_callchains;
 mod sample_cli;
 mod sample_example;

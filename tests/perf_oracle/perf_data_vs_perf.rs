@@ -1,0 +1,477 @@
+//! The sample example's perf.data (`-o`, written by the crate's
+//! `perf_data::Writer`) read by perf, and the crate's reader on it: perf
+//! report gives the example's own per-symbol shares, perf script prints
+//! every sample the crate wrote, `--header-only` shows each feature with
+//! the values the crate read from the system, `perf buildid-list` lists
+//! the build ids; pipe mode into `perf report -i -`; SIGINT and SIGTERM
+//! leave a file perf reads; a SIGKILLed writer leaves one the crate's
+//! reader recovers up to the last complete round.
+
+use crate::sample_support::{
+    build_sample, hot, ok, one_busy_test_at_a_time, perf_report, rows, scratch, tools_here,
+};
+use perf_event_core::perf_data::{Features, PerfData};
+use perf_event_core::record::{Context, Record};
+use std::collections::HashMap;
+use std::os::unix::process::ExitStatusExt;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::Duration;
+
+/// The optimized example's binary, run directly (signals reach it).
+fn sample_binary() -> PathBuf {
+    let exe = std::env::current_exe().unwrap();
+    let target = exe
+        .parent()
+        .and_then(|d| d.parent())
+        .and_then(|d| d.parent())
+        .unwrap();
+    target.join("release/examples/sample")
+}
+
+/// Records the hot workload with `-o data`; returns the example's report.
+fn record_hot(dir: &Path, data: &Path, extra: &[&str]) -> String {
+    let exe = hot(dir);
+    build_sample();
+    let _busy = one_busy_test_at_a_time();
+    let out = Command::new(sample_binary())
+        .args(["-e", "cpu-clock", "-c", "250000"])
+        .args(extra)
+        .arg("-o")
+        .arg(data)
+        .arg(&exe)
+        .arg("400000000")
+        .output()
+        .unwrap();
+    ok(out, "sample -o")
+}
+
+fn shares(rows: &[(String, String, f64)]) -> HashMap<(String, String), f64> {
+    let mut m = HashMap::new();
+    for (dso, sym, pct) in rows {
+        *m.entry((dso.clone(), sym.clone())).or_insert(0.0) += pct;
+    }
+    m
+}
+
+#[test]
+fn perf_report_of_our_file_gives_the_examples_shares() {
+    if !tools_here() {
+        return;
+    }
+    let dir = scratch("pd-report");
+    let data = dir.join("ours.data");
+    let own = record_hot(&dir, &data, &[]);
+    let perf = perf_report(&data, &["--sort", "dso,sym"]);
+    let (ours, theirs) = (shares(&rows(&own)), shares(&rows(&perf)));
+    println!("sample:\n{own}\nperf report -i ours:\n{perf}");
+    assert!(ours
+        .get(&("hot".into(), "hot_twice".into()))
+        .is_some_and(|p| *p > 30.0));
+    for key in ours.keys().chain(theirs.keys()) {
+        let (a, b) = (
+            ours.get(key).unwrap_or(&0.0),
+            theirs.get(key).unwrap_or(&0.0),
+        );
+        assert!(
+            (a - b).abs() <= 0.5,
+            "{key:?}: sample {a}%, perf report {b}%"
+        );
+    }
+    // And the example's own report of the file (-i) is its live report.
+    let again = ok(
+        Command::new(sample_binary())
+            .arg("-i")
+            .arg(&data)
+            .output()
+            .unwrap(),
+        "sample -i",
+    );
+    let reread = shares(&rows(&again));
+    for key in ours.keys().chain(reread.keys()) {
+        let (a, b) = (
+            ours.get(key).unwrap_or(&0.0),
+            reread.get(key).unwrap_or(&0.0),
+        );
+        assert!((a - b).abs() <= 0.5, "{key:?}: live {a}%, -i {b}%");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A sample as perf script prints it with `-F pid,tid,cpu,time,period,event,ip --ns`.
+#[derive(Debug, PartialEq, Eq, PartialOrd, Ord, Clone)]
+struct Line {
+    time: u64,
+    pid: u32,
+    tid: u32,
+    cpu: u32,
+    period: u64,
+    event: String,
+    /// The sampled ip (perf script prints it only without callchains).
+    ip: Option<u64>,
+    /// How many addresses the callchain has (context markers left out),
+    /// as perf script prints them under the sample (each relative to its
+    /// object, so only their number is compared).
+    chain: usize,
+}
+
+fn script_samples(data: &Path) -> Vec<Line> {
+    let out = Command::new("perf")
+        .args([
+            "script",
+            "-F",
+            "pid,tid,cpu,time,period,event,ip",
+            "--ns",
+            "-i",
+        ])
+        .arg(data)
+        .output()
+        .unwrap();
+    let text = ok(out, "perf script");
+    let mut out: Vec<Line> = Vec::new();
+    for l in text.lines() {
+        let w: Vec<&str> = l.split_whitespace().collect();
+        if w.len() == 1 {
+            // A callchain entry of the sample above.
+            out.last_mut().unwrap().chain += 1;
+            continue;
+        }
+        if w.len() < 5 {
+            continue;
+        }
+        out.push({
+            // 25422/25422 [001] 12859.677273607:    1000000 cpu-clock:      55b4e8d3d159
+            let (pid, tid) = w[0].split_once('/').unwrap();
+            let (s, ns) = w[2].trim_end_matches(':').split_once('.').unwrap();
+            Line {
+                time: s.parse::<u64>().unwrap() * 1_000_000_000 + ns.parse::<u64>().unwrap(),
+                pid: pid.parse().unwrap(),
+                tid: tid.parse().unwrap(),
+                cpu: w[1].trim_matches(['[', ']']).parse().unwrap(),
+                period: w[3].parse().unwrap(),
+                event: w[4].trim_end_matches(':').to_string(),
+                ip: w.get(5).map(|ip| u64::from_str_radix(ip, 16).unwrap()),
+                chain: 0,
+            }
+        });
+    }
+    out
+}
+
+#[test]
+fn perf_script_prints_every_sample_the_crate_wrote() {
+    if !tools_here() {
+        return;
+    }
+    // Without callchains (perf script prints each sample's ip), then with
+    // (it prints the chain instead).
+    for (name, extra) in [("pd-script", &[][..]), ("pd-script-g", &["-g"][..])] {
+        script_agrees(name, extra);
+    }
+}
+
+fn script_agrees(name: &str, extra: &[&str]) {
+    let dir = scratch(name);
+    let data = dir.join("ours.data");
+    record_hot(&dir, &data, extra);
+    let file = PerfData::open(&data).unwrap();
+    assert!(!file.recovered);
+    let mut ours = Vec::new();
+    let mut rounds = 0;
+    for rec in file.records() {
+        let (_, bytes) = rec.unwrap();
+        if u32::from_ne_bytes(bytes[..4].try_into().unwrap()) == 68 {
+            rounds += 1;
+            continue;
+        }
+        let parsed = file.parse(bytes).unwrap();
+        let Record::Sample(s) = parsed.record else {
+            continue;
+        };
+        let attr = file.attr_of(bytes).unwrap();
+        let (pid, tid) = s.pid_tid().unwrap();
+        ours.push(Line {
+            time: s.time().unwrap(),
+            pid,
+            tid,
+            cpu: s.cpu().unwrap(),
+            period: s.period().unwrap(),
+            event: attr.name.clone().unwrap(),
+            ip: s.callchain().is_none().then(|| s.ip().unwrap()),
+            chain: s.callchain().map_or(0, |c| {
+                c.iter()
+                    .filter(|v| Context::from_marker(*v).is_none())
+                    .count()
+            }),
+        });
+    }
+    let mut perf = script_samples(&data);
+    assert!(rounds > 1, "FINISHED_ROUND records: {rounds}");
+    assert!(ours.len() > 100, "{} samples", ours.len());
+    ours.sort();
+    perf.sort();
+    assert_eq!(ours.len(), perf.len());
+    for (a, b) in ours.iter().zip(&perf) {
+        assert_eq!(a, b);
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn perf_header_only_shows_each_feature_with_the_systems_values() {
+    if !tools_here() {
+        return;
+    }
+    let dir = scratch("pd-header");
+    let data = dir.join("ours.data");
+    record_hot(&dir, &data, &[]);
+    let out = Command::new("perf")
+        .args(["report", "--header-only", "-I", "-i"])
+        .arg(&data)
+        .output()
+        .unwrap();
+    let text = ok(out, "perf report --header-only");
+    println!("{text}");
+    let line = |key: &str| {
+        text.lines()
+            .find_map(|l| l.strip_prefix(&format!("# {key}")))
+            .unwrap_or_else(|| panic!("no '# {key}' line"))
+            .trim_start()
+            .trim_start_matches(':')
+            .trim()
+            .to_string()
+    };
+    let sys = Features::from_system();
+    let file = PerfData::open(&data).unwrap().features;
+    assert_eq!(line("hostname "), sys.hostname.unwrap());
+    assert_eq!(line("os release "), sys.osrelease.unwrap());
+    assert_eq!(line("perf version "), sys.version.unwrap());
+    assert_eq!(line("arch "), sys.arch.unwrap());
+    let (avail, online) = sys.nrcpus.unwrap();
+    assert_eq!(line("nrcpus online "), online.to_string());
+    assert_eq!(line("nrcpus avail "), avail.to_string());
+    if let Some(d) = sys.cpudesc {
+        assert_eq!(line("cpudesc "), d);
+    }
+    if let Some(c) = sys.cpuid {
+        assert_eq!(line("cpuid "), c);
+    }
+    assert_eq!(
+        line("total memory "),
+        format!("{} kB", sys.total_mem.unwrap())
+    );
+    let cmdline = line("cmdline ");
+    assert!(
+        cmdline.contains(" -o ") && cmdline.contains("hot"),
+        "{cmdline}"
+    );
+    assert_eq!(cmdline, file.cmdline.unwrap().join(" "));
+    assert!(line("event ").contains("name = cpu-clock"), "event_desc");
+    let topo = sys.cpu_topology.unwrap();
+    for s in &topo.core_siblings {
+        assert!(
+            text.contains(&format!("# sibling sockets : {s}\n")),
+            "sockets {s}"
+        );
+    }
+    for s in &topo.thread_siblings {
+        assert!(
+            text.contains(&format!("# sibling threads : {s}\n")),
+            "threads {s}"
+        );
+    }
+    for (i, c) in topo.cpus.iter().enumerate() {
+        let want = format!(
+            "# CPU {i}: Core ID {}, Socket ID {}",
+            c.core_id, c.socket_id
+        );
+        assert!(text.contains(&want), "{want}");
+    }
+    let (first, last) = file.sample_time.unwrap();
+    let secs = |ns: u64| format!("{}.{:06}", ns / 1_000_000_000, ns % 1_000_000_000 / 1000);
+    assert_eq!(line("time of first sample "), secs(first));
+    assert_eq!(line("time of last sample "), secs(last));
+    assert!(text.contains("# clockid: monotonic (1)"), "clock data");
+    let res = file.clockid_res_ns.unwrap();
+    assert_eq!(line("clockid frequency"), format!("{} MHz", 1000 / res));
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn perf_buildid_list_lists_the_build_ids() {
+    if !tools_here() {
+        return;
+    }
+    let dir = scratch("pd-buildid");
+    let data = dir.join("ours.data");
+    record_hot(&dir, &data, &[]);
+    let text = ok(
+        Command::new("perf")
+            .args(["buildid-list", "-i"])
+            .arg(&data)
+            .output()
+            .unwrap(),
+        "perf buildid-list",
+    );
+    let listed: Vec<(String, String)> = text
+        .lines()
+        .filter_map(|l| l.split_once(' '))
+        .map(|(id, f)| (id.to_string(), f.to_string()))
+        .collect();
+    let ours = PerfData::open(&data).unwrap().features.build_ids.unwrap();
+    let mut want: Vec<(String, String)> =
+        ours.iter().map(|b| (b.hex(), b.filename.clone())).collect();
+    let mut got = listed.clone();
+    want.sort();
+    got.sort();
+    assert_eq!(got, want);
+    let exe = dir.join("hot");
+    assert!(
+        listed.iter().any(|(_, f)| Path::new(f) == exe),
+        "the workload is listed: {text}"
+    );
+    // readelf agrees on the workload's id.
+    if let Ok(o) = Command::new("readelf").arg("-n").arg(&exe).output() {
+        let notes = String::from_utf8_lossy(&o.stdout);
+        if let Some(id) = notes
+            .lines()
+            .find_map(|l| l.trim().strip_prefix("Build ID: "))
+        {
+            assert!(listed.iter().any(|(i, _)| i == id), "{id} in {text}");
+        }
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn pipe_mode_into_perf_report() {
+    if !tools_here() {
+        return;
+    }
+    let dir = scratch("pd-pipe");
+    let exe = hot(&dir);
+    build_sample();
+    let _busy = one_busy_test_at_a_time();
+    let mut ours = Command::new(sample_binary())
+        .args(["-e", "cpu-clock", "-c", "250000", "-o", "-"])
+        .arg(&exe)
+        .arg("300000000")
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let report = Command::new("perf")
+        .args(["report", "--stdio", "--sort", "dso,sym", "-i", "-"])
+        .stdin(ours.stdout.take().unwrap())
+        .output()
+        .unwrap();
+    assert!(ours.wait().unwrap().success());
+    let text = ok(report, "perf report -i -");
+    let r = shares(&rows(&text));
+    let (twice, once) = (
+        r.get(&("hot".into(), "hot_twice".into()))
+            .copied()
+            .unwrap_or(0.0),
+        r.get(&("hot".into(), "hot_once".into()))
+            .copied()
+            .unwrap_or(0.0),
+    );
+    assert!(twice > 40.0 && once > 20.0 && twice > once, "{text}");
+    // The crate reads the stream too.
+    let bytes = Command::new(sample_binary())
+        .args(["-e", "cpu-clock", "-c", "250000", "-o", "-"])
+        .arg(&exe)
+        .arg("20000000")
+        .output()
+        .unwrap()
+        .stdout;
+    let file = PerfData::from_bytes(bytes).unwrap();
+    assert!(file.pipe && !file.attrs.is_empty());
+    assert!(file.features.hostname.is_some() && file.features.build_ids.is_some());
+    let samples = file
+        .records()
+        .map(Result::unwrap)
+        .filter(|(_, b)| u32::from_ne_bytes(b[..4].try_into().unwrap()) == 9)
+        .count();
+    assert!(samples > 10, "{samples}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// `sample -o FILE -p PID` of a long hot loop, sent `sig` after a while.
+fn interrupted_recording(name: &str, sig: i32) -> (PathBuf, std::process::ExitStatus) {
+    let dir = scratch(name);
+    let exe = hot(&dir);
+    build_sample();
+    let _busy = one_busy_test_at_a_time();
+    let mut work = Command::new(&exe).arg("30000000000").spawn().unwrap();
+    let data = dir.join("ours.data");
+    let child = Command::new(sample_binary())
+        .args([
+            "-e",
+            "cpu-clock",
+            "-c",
+            "250000",
+            "-p",
+            &work.id().to_string(),
+            "-o",
+        ])
+        .arg(&data)
+        .stdout(Stdio::null())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(1500));
+    // SAFETY: signalling our own child.
+    unsafe { libc::kill(child.id() as i32, sig) };
+    let mut child = child;
+    let status = child.wait().unwrap();
+    let _ = work.kill();
+    let _ = work.wait();
+    (data, status)
+}
+
+#[test]
+fn sigint_and_sigterm_leave_a_file_perf_reads() {
+    if !tools_here() {
+        return;
+    }
+    for (name, sig) in [("pd-int", libc::SIGINT), ("pd-term", libc::SIGTERM)] {
+        let (data, status) = interrupted_recording(name, sig);
+        assert_eq!(status.signal(), Some(sig));
+        let text = perf_report(&data, &["--sort", "dso,sym"]);
+        let r = shares(&rows(&text));
+        assert!(
+            r.get(&("hot".into(), "hot_twice".into()))
+                .is_some_and(|p| *p > 20.0),
+            "{text}"
+        );
+        let file = PerfData::open(&data).unwrap();
+        assert!(!file.recovered && file.features.build_ids.is_some());
+        let _ = std::fs::remove_dir_all(data.parent().unwrap());
+    }
+}
+
+#[test]
+fn a_sigkilled_writer_is_recovered_up_to_its_last_round() {
+    if !tools_here() {
+        return;
+    }
+    let (data, status) = interrupted_recording("pd-kill", libc::SIGKILL);
+    assert_eq!(status.signal(), Some(libc::SIGKILL));
+    let file = PerfData::open(&data).unwrap();
+    assert!(file.recovered, "no features: recovered");
+    let records: Vec<_> = file.records().map(Result::unwrap).collect();
+    let kind = |b: &[u8]| u32::from_ne_bytes(b[..4].try_into().unwrap());
+    assert_eq!(
+        kind(records.last().unwrap().1),
+        68,
+        "ends with FINISHED_ROUND"
+    );
+    let samples = records.iter().filter(|(_, b)| kind(b) == 9).count();
+    assert!(samples > 100, "{samples} samples recovered");
+    for (_, b) in &records {
+        file.parse(b).unwrap();
+    }
+    // perf reads it too, up to the data size of the header.
+    let text = perf_report(&data, &["--sort", "dso,sym"]);
+    assert!(text.contains("hot_twice"), "{text}");
+    let _ = std::fs::remove_dir_all(data.parent().unwrap());
+}
