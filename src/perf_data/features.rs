@@ -183,8 +183,10 @@ impl Features {
                 let topo = |f: &str| read_file(&format!("{cpu}/cpu{c}/topology/{f}")).map(trim);
                 let core = topo("package_cpus_list").or_else(|| topo("core_siblings_list"));
                 let thread = topo("core_cpus_list").or_else(|| topo("thread_siblings_list"));
+                let die = topo("die_cpus_list").or_else(|| core.clone());
                 for (list, v) in [
                     (&mut t.core_siblings, core),
+                    (&mut t.die_siblings, die),
                     (&mut t.thread_siblings, thread),
                 ] {
                     if let Some(v) = v {

@@ -109,8 +109,7 @@ impl Writer<File> {
             attr_size: (attr_size + 16) as u64,
             ..FileHeader::default()
         };
-        let mut head = Vec::new();
-        head.resize(FILE_HEADER_SIZE as usize, 0);
+        let mut head = vec![0; FILE_HEADER_SIZE as usize];
         let mut id_sections = Vec::new();
         for e in &events {
             let at = head.len() as u64;
@@ -398,8 +397,7 @@ impl<W: Write> Writer<W> {
             return;
         };
         let layout = *layout;
-        let scratch = std::mem::take(&mut self.scratch);
-        let mut scratch = scratch;
+        let mut scratch = std::mem::take(&mut self.scratch);
         let bytes = if b.is_empty() {
             a
         } else {

@@ -176,6 +176,22 @@ fn script_agrees(name: &str, extra: &[&str]) {
     record_hot(&dir, &data, extra);
     let file = PerfData::open(&data).unwrap();
     assert!(!file.recovered);
+    let (mut ours, rounds) = crate_samples(&file);
+    let mut perf = script_samples(&data);
+    assert!(rounds > 1, "FINISHED_ROUND records: {rounds}");
+    assert!(ours.len() > 100, "{} samples", ours.len());
+    ours.sort();
+    perf.sort();
+    assert_eq!(ours.len(), perf.len());
+    for (a, b) in ours.iter().zip(&perf) {
+        assert_eq!(a, b);
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Every sample of `file` read with the crate's reader, as perf script
+/// prints it; and the number of FINISHED_ROUND records.
+fn crate_samples(file: &PerfData) -> (Vec<Line>, usize) {
     let mut ours = Vec::new();
     let mut rounds = 0;
     for rec in file.records() {
@@ -195,7 +211,8 @@ fn script_agrees(name: &str, extra: &[&str]) {
             pid,
             tid,
             cpu: s.cpu().unwrap(),
-            period: s.period().unwrap(),
+            // A fixed period is the attr's (perf script prints it).
+            period: s.period().unwrap_or(attr.raw.sample_period()),
             event: attr.name.clone().unwrap(),
             ip: s.callchain().is_none().then(|| s.ip().unwrap()),
             chain: s.callchain().map_or(0, |c| {
@@ -205,16 +222,143 @@ fn script_agrees(name: &str, extra: &[&str]) {
             }),
         });
     }
-    let mut perf = script_samples(&data);
-    assert!(rounds > 1, "FINISHED_ROUND records: {rounds}");
-    assert!(ours.len() > 100, "{} samples", ours.len());
-    ours.sort();
-    perf.sort();
-    assert_eq!(ours.len(), perf.len());
-    for (a, b) in ours.iter().zip(&perf) {
-        assert_eq!(a, b);
+    (ours, rounds)
+}
+
+/// perf's own recordings of several layouts (one and two events, fixed
+/// period and frequency, callchains, data addresses), read by the crate:
+/// every sample's fields equal perf script's, and the features equal
+/// what `perf report --header-only` prints.
+#[test]
+fn the_crates_reader_on_perfs_files_agrees_with_perf_script() {
+    if !tools_here() {
+        return;
+    }
+    let dir = scratch("pd-perfs");
+    let exe = hot(&dir);
+    let w = exe.to_str().unwrap();
+    let layouts: [&[&str]; 5] = [
+        &["-e", "cpu-clock", "-c", "250000"],
+        &["-e", "cpu-clock", "-F", "999"],
+        &["-e", "cpu-clock,task-clock", "-c", "500000"],
+        &["-e", "cpu-clock", "-c", "250000", "--call-graph", "fp"],
+        &[
+            "-e",
+            "cpu-clock",
+            "-c",
+            "250000",
+            "-d",
+            "--sample-cpu",
+            "-T",
+        ],
+    ];
+    let _busy = one_busy_test_at_a_time();
+    for (i, args) in layouts.iter().enumerate() {
+        let data = dir.join(format!("perf{i}.data"));
+        let st = Command::new("perf")
+            .args(["record", "-q", "--sample-cpu", "-o"])
+            .arg(&data)
+            .args(*args)
+            .args([w, "100000000"])
+            .stderr(Stdio::null())
+            .status()
+            .unwrap();
+        assert!(st.success(), "perf record {args:?}");
+        let file = PerfData::open(&data).unwrap();
+        assert!(!file.recovered && !file.pipe);
+        let (mut ours, rounds) = crate_samples(&file);
+        let mut perf = script_samples(&data);
+        ours.sort();
+        perf.sort();
+        println!("{args:?}: {} samples, {rounds} rounds", ours.len());
+        assert!(ours.len() > 50, "{args:?}");
+        assert_eq!(ours, perf, "{args:?}");
+        if i == 0 {
+            perfs_header_agrees(&data, &file);
+        }
     }
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// How perf prints a CPU of the topology.
+fn cpu_line(i: usize, c: &perf_event_core::perf_data::CpuPlace, die: Option<&u32>) -> String {
+    match die {
+        Some(d) => format!(
+            "# CPU {i}: Core ID {}, Die ID {d}, Socket ID {}",
+            c.core_id, c.socket_id
+        ),
+        None => format!(
+            "# CPU {i}: Core ID {}, Socket ID {}",
+            c.core_id, c.socket_id
+        ),
+    }
+}
+
+/// perf's header of its own file: the crate read the same values.
+fn perfs_header_agrees(data: &Path, file: &PerfData) {
+    let out = Command::new("perf")
+        .args(["report", "--header-only", "-I", "-i"])
+        .arg(data)
+        .output()
+        .unwrap();
+    let text = ok(out, "perf report --header-only");
+    let f = &file.features;
+    let has = |s: String| assert!(text.contains(&s), "{s:?} not in\n{text}");
+    has(format!("# hostname : {}\n", f.hostname.as_ref().unwrap()));
+    has(format!(
+        "# os release : {}\n",
+        f.osrelease.as_ref().unwrap()
+    ));
+    has(format!(
+        "# perf version : {}\n",
+        f.version.as_ref().unwrap()
+    ));
+    has(format!("# arch : {}\n", f.arch.as_ref().unwrap()));
+    let (avail, online) = f.nrcpus.unwrap();
+    has(format!(
+        "# nrcpus online : {online}\n# nrcpus avail : {avail}\n"
+    ));
+    has(format!("# cpudesc : {}\n", f.cpudesc.as_ref().unwrap()));
+    has(format!("# cpuid : {}\n", f.cpuid.as_ref().unwrap()));
+    has(format!("# total memory : {} kB\n", f.total_mem.unwrap()));
+    has(format!(
+        "# cmdline : {} \n",
+        f.cmdline.as_ref().unwrap().join(" ")
+    ));
+    let desc = f.event_desc.as_ref().unwrap();
+    assert_eq!(desc.len(), file.attrs.len());
+    has(format!("# event : name = {}, ", desc[0].name));
+    let topo = f.cpu_topology.as_ref().unwrap();
+    for s in &topo.core_siblings {
+        has(format!("# sibling sockets : {s}\n"));
+    }
+    for s in &topo.die_siblings {
+        has(format!("# sibling dies    : {s}\n"));
+    }
+    for (i, c) in topo.cpus.iter().enumerate() {
+        has(cpu_line(i, c, topo.die_ids.get(i)));
+    }
+    let (first, _) = f.sample_time.unwrap();
+    has(format!(
+        "# time of first sample : {}.{:06}\n",
+        first / 1_000_000_000,
+        first % 1_000_000_000 / 1000
+    ));
+    let ids = f.build_ids.as_ref().unwrap();
+    let listed = ok(
+        Command::new("perf")
+            .args(["buildid-list", "-i"])
+            .arg(data)
+            .output()
+            .unwrap(),
+        "perf buildid-list",
+    );
+    for b in ids {
+        assert!(
+            listed.contains(&format!("{} {}", b.hex(), b.filename)),
+            "{b:?}\n{listed}"
+        );
+    }
 }
 
 #[test]
@@ -280,11 +424,14 @@ fn perf_header_only_shows_each_feature_with_the_systems_values() {
             "threads {s}"
         );
     }
-    for (i, c) in topo.cpus.iter().enumerate() {
-        let want = format!(
-            "# CPU {i}: Core ID {}, Socket ID {}",
-            c.core_id, c.socket_id
+    for s in &topo.die_siblings {
+        assert!(
+            text.contains(&format!("# sibling dies    : {s}\n")),
+            "dies {s}"
         );
+    }
+    for (i, c) in topo.cpus.iter().enumerate() {
+        let want = cpu_line(i, c, topo.die_ids.get(i));
         assert!(text.contains(&want), "{want}");
     }
     let (first, last) = file.sample_time.unwrap();
