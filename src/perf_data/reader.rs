@@ -4,10 +4,11 @@
 //! the event its sample id names.
 //!
 //! A file whose writer was killed is read up to its last complete round:
-//! a header with no data size (perf record's until it ends) or no feature
-//! sections and bytes past the data size (this module's writer, which
-//! brings the size up to date at every round) is walked record by record
-//! and cut after the last whole PERF_RECORD_FINISHED_ROUND.
+//! a header with no data size (perf record's until it ends) or with no
+//! feature sections and bytes past its data size (this module's writer
+//! brings the size up to date at every round, and writes the features
+//! last) is walked record by record and cut after the last whole
+//! PERF_RECORD_FINISHED_ROUND ([`PerfData::recovered`]).
 
 use super::features::{decode_build_id, Features};
 use super::header::{feature, kind, order_of, Bytes, FileHeader, Section, PIPE_HEADER_SIZE};
@@ -242,7 +243,7 @@ impl PerfData {
             })?;
         let no_features = h.features == [0; 4];
         match h.data.range(len) {
-            Some(r) if h.data.size != 0 && !no_features => self.data = r,
+            Some(r) if h.data.size != 0 && !(no_features && r.end < len) => self.data = r,
             _ => {
                 // An unfinished writer: up to the last whole round.
                 self.data = start..last_round_end(b, start, len);
