@@ -26,8 +26,8 @@ pub struct CpuTopology {
     pub core_siblings: Vec<String>,
     /// The distinct `core_cpus_list` (thread_siblings_list) of the CPUs.
     pub thread_siblings: Vec<String>,
-    /// Per CPU 0..nr_cpus_available (offline CPUs: -1 as u32... perf
-    /// writes what sysfs has, 0 for an offline CPU).
+    /// Per CPU 0..nr_cpus_available, its core and socket (`u32::MAX`,
+    /// perf's -1, where sysfs has none: an offline CPU).
     pub cpus: Vec<CpuPlace>,
     /// The distinct `die_cpus_list` of the CPUs (empty: none written).
     pub die_siblings: Vec<String>,
@@ -125,7 +125,7 @@ fn cpuinfo_field(info: &str, key: &str) -> Option<String> {
 }
 
 /// The CPUs of a sysfs list (`0-3,8`).
-pub fn cpu_list(text: &str) -> Vec<u32> {
+pub(crate) fn cpu_list(text: &str) -> Vec<u32> {
     let mut cpus = Vec::new();
     for part in text.trim().split(',').filter(|p| !p.is_empty()) {
         let (a, b) = part.split_once('-').unwrap_or((part, part));
@@ -291,7 +291,7 @@ impl Features {
     }
 
     /// Reads feature `f`'s section (unknown features are skipped).
-    pub fn decode(&mut self, f: u32, b: Bytes<'_>) -> Result<(), PerfDataError> {
+    pub(crate) fn decode(&mut self, f: u32, b: Bytes<'_>) -> Result<(), PerfDataError> {
         match f {
             feature::BUILD_ID => self.build_ids = Some(decode_build_ids(b)?),
             feature::HOSTNAME => self.hostname = Some(read_string(b, &mut 0)?),
@@ -358,7 +358,7 @@ impl Features {
 }
 
 /// A perf header string: u32 length (NUL included, padded to 64), bytes.
-pub fn string(s: &str) -> Vec<u8> {
+pub(crate) fn string(s: &str) -> Vec<u8> {
     let len = align(s.len() + 1, NAME_ALIGN);
     let mut v = Vec::with_capacity(4 + len);
     v.extend_from_slice(&(len as u32).to_ne_bytes());
@@ -474,13 +474,13 @@ fn decode_event_desc(b: Bytes<'_>) -> Result<Vec<EventDesc>, PerfDataError> {
 
 /// The size of a build-id record before its file name: header, pid, and
 /// the 24-byte id field (20 bytes, its size, padding).
-pub const BUILD_ID_HEAD: usize = 36;
+pub(crate) const BUILD_ID_HEAD: usize = 36;
 /// PERF_RECORD_MISC_BUILD_ID_SIZE: the record says the id's size.
-pub const MISC_BUILD_ID_SIZE: u16 = 1 << 15;
+pub(crate) const MISC_BUILD_ID_SIZE: u16 = 1 << 15;
 
 /// Build-id records (type `kind`: 0 in the file section, HEADER_BUILD_ID
 /// in pipe mode), native order.
-pub fn encode_build_ids(ids: &[BuildId], kind: Option<u32>) -> Vec<u8> {
+pub(crate) fn encode_build_ids(ids: &[BuildId], kind: Option<u32>) -> Vec<u8> {
     let mut v = Vec::new();
     for b in ids {
         let len = align(b.filename.len() + 1, NAME_ALIGN);
@@ -508,7 +508,7 @@ pub fn encode_build_ids(ids: &[BuildId], kind: Option<u32>) -> Vec<u8> {
 }
 
 /// One build-id record at the start of `b`: the id and the record's size.
-pub fn decode_build_id(b: Bytes<'_>) -> Result<(BuildId, usize), PerfDataError> {
+pub(crate) fn decode_build_id(b: Bytes<'_>) -> Result<(BuildId, usize), PerfDataError> {
     let misc = b.u16(4, "build_id misc")?;
     let size = b.u16(6, "build_id size")? as usize;
     if size < BUILD_ID_HEAD {

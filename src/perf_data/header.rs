@@ -105,11 +105,11 @@ impl Section {
 
 /// Bounds-checked integers of a byte slice in a byte order.
 #[derive(Clone, Copy, Debug)]
-pub struct Bytes<'a> {
+pub(crate) struct Bytes<'a> {
     /// The bytes.
-    pub b: &'a [u8],
+    pub(crate) b: &'a [u8],
     /// Their order.
-    pub order: ByteOrder,
+    pub(crate) order: ByteOrder,
 }
 
 impl<'a> Bytes<'a> {
@@ -127,23 +127,19 @@ impl<'a> Bytes<'a> {
             .ok_or(PerfDataError::Truncated { what, at })
     }
     /// The u16 at `at`.
-    pub fn u16(&self, at: usize, what: &'static str) -> Result<u16, PerfDataError> {
+    pub(crate) fn u16(&self, at: usize, what: &'static str) -> Result<u16, PerfDataError> {
         self.get::<2>(at, what).map(u16::from_ne_bytes)
     }
     /// The u32 at `at`.
-    pub fn u32(&self, at: usize, what: &'static str) -> Result<u32, PerfDataError> {
+    pub(crate) fn u32(&self, at: usize, what: &'static str) -> Result<u32, PerfDataError> {
         self.get::<4>(at, what).map(u32::from_ne_bytes)
     }
     /// The u64 at `at`.
-    pub fn u64(&self, at: usize, what: &'static str) -> Result<u64, PerfDataError> {
+    pub(crate) fn u64(&self, at: usize, what: &'static str) -> Result<u64, PerfDataError> {
         self.get::<8>(at, what).map(u64::from_ne_bytes)
     }
-    /// The u64 at `at` as a usize.
-    pub fn usize(&self, at: usize, what: &'static str) -> Result<usize, PerfDataError> {
-        usize::try_from(self.u64(at, what)?).map_err(|_| PerfDataError::Invalid { what, at })
-    }
     /// `n` bytes at `at`.
-    pub fn slice(
+    pub(crate) fn slice(
         &self,
         at: usize,
         n: usize,
@@ -154,7 +150,7 @@ impl<'a> Bytes<'a> {
             .ok_or(PerfDataError::Truncated { what, at })
     }
     /// A section at `at`.
-    pub fn section(&self, at: usize, what: &'static str) -> Result<Section, PerfDataError> {
+    pub(crate) fn section(&self, at: usize, what: &'static str) -> Result<Section, PerfDataError> {
         Ok(Section {
             offset: self.u64(at, what)?,
             size: self.u64(at + 8, what)?,
@@ -163,7 +159,7 @@ impl<'a> Bytes<'a> {
 }
 
 /// The byte order of a file from its first 8 bytes.
-pub fn order_of(magic: &[u8]) -> Result<ByteOrder, PerfDataError> {
+pub(crate) fn order_of(magic: &[u8]) -> Result<ByteOrder, PerfDataError> {
     let w: [u8; 8] =
         magic
             .get(..8)
@@ -232,7 +228,7 @@ impl FileHeader {
     }
 
     /// Reads a file-mode header.
-    pub fn read(b: Bytes<'_>) -> Result<FileHeader, PerfDataError> {
+    pub(crate) fn read(b: Bytes<'_>) -> Result<FileHeader, PerfDataError> {
         let size = b.u64(8, "header size")?;
         if size < FILE_HEADER_SIZE {
             return Err(PerfDataError::Invalid {
@@ -254,6 +250,6 @@ impl FileHeader {
 }
 
 /// Rounds `n` up to a multiple of `to` (a power of two).
-pub const fn align(n: usize, to: usize) -> usize {
+pub(crate) const fn align(n: usize, to: usize) -> usize {
     (n + to - 1) & !(to - 1)
 }

@@ -189,10 +189,8 @@ fn every_cut_and_mangled_file_gives_an_error_or_records_never_a_panic() {
     let _ = std::fs::remove_file(path);
     let walk = |b: Vec<u8>| {
         if let Ok(f) = PerfData::from_bytes(b) {
-            for r in f.records() {
-                if let Ok((_, rec)) = r {
-                    let _ = f.parse(rec);
-                }
+            for (_, rec) in f.records().map_while(Result::ok) {
+                let _ = f.parse(rec);
             }
         }
     };
