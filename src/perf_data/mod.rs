@@ -10,7 +10,8 @@
 //!   them, never re-encoded, through a 64 KiB buffer; the attrs and their
 //!   ids first; PERF_RECORD_FINISHED_ROUND at each [`Writer::finish_round`]
 //!   (the caller's round: a pass that read every ring to its head, as
-//!   `perf record` does, or a round of the ring set's time-ordered merge);
+//!   `perf record` does, [`Writer::write_drained`], or a round of the ring
+//!   set's time-ordered merge, [`Writer::write_ordered`]);
 //!   the feature sections at [`Writer::finish`]: hostname, osrelease,
 //!   version, arch, nrcpus, cpudesc, cpuid, total memory, cmdline,
 //!   event_desc, cpu topology, clockid and clock data (events with

@@ -11,6 +11,7 @@ use super::header::{kind, FileHeader, Section, FILE_HEADER_SIZE, MAGIC, PIPE_HEA
 use crate::attr::Attr;
 use crate::record::{self, MappingId, Record, SampleLayout};
 use crate::ring::RawRecord;
+use crate::ringset::RingSet;
 use crate::sys;
 use std::collections::HashSet;
 use std::fs::File;
@@ -469,6 +470,50 @@ impl<W: Write> Writer<W> {
             file.write_all_at(&self.header.data.size.to_ne_bytes(), 48)?;
         }
         Ok(())
+    }
+
+    /// One pass over a ring set as perf record makes it: every ring read
+    /// up to its head ([`RingSet::drain`], ring order) and written, then
+    /// the round closed. Returns the records written; the first write
+    /// error stops the writing (the rings are still freed).
+    pub fn write_drained(&mut self, set: &mut RingSet) -> io::Result<usize> {
+        let mut failed = None;
+        let n = set.drain(|_, event, rec| {
+            if failed.is_none() {
+                failed = self.write(event, rec).err();
+            }
+        });
+        match failed {
+            Some(e) => Err(e),
+            None => self.finish_round().map(|()| n),
+        }
+    }
+
+    /// One round of a ring set's time-ordered merge ([`RingSet::fill`],
+    /// then every record [`RingSet::next_ordered`] releases, in time
+    /// order), then the round closed; `last`: the events are disabled and
+    /// this is the final round, so the records still held are flushed too
+    /// ([`RingSet::flush_next`]). Returns the records written.
+    pub fn write_ordered(&mut self, set: &mut RingSet, last: bool) -> io::Result<usize> {
+        set.fill();
+        let mut n = 0;
+        loop {
+            let held = if last {
+                set.flush_next()
+            } else {
+                set.next_ordered()
+            };
+            let Some(held) = held else { break };
+            let written = match set.record(&held) {
+                Ok(rec) => self.write(held.event(), &rec),
+                // The ring overran under the held record: nothing to write.
+                Err(_) => Ok(()),
+            };
+            set.release(held);
+            written?;
+            n += 1;
+        }
+        self.finish_round().map(|()| n)
     }
 
     /// The build ids of the objects mapped in the recording (the kernel's
