@@ -15,6 +15,9 @@
 //! cargo run --release --example sample -- -a [-d SECONDS | -- CMD ARGS]
 //! cargo run --release --example sample -- -p PID [-d SECONDS]
 //! cargo run --release --example sample -- -g --folded out.folded -- CMD ARGS
+//! cargo run --release --example sample -- -o perf.data -- CMD ARGS   # perf report -i perf.data
+//! cargo run --release --example sample -- -o - -- CMD ARGS | perf report -i -
+//! cargo run --release --example sample -- -i perf.data              # perf's or ours
 //! ```
 //!
 //! Options are read as perf reads them: `-c100000`, `-F999`, `-ecpu-clock`,
@@ -31,6 +34,16 @@
 //! callchains). `--folded FILE` (implies `-g`) writes the first event's
 //! stacks as `comm;caller;...;callee count` lines, the input of
 //! flamegraph.pl (`-` for stdout instead of the report).
+//!
+//! `-o FILE` also writes the recording as perf.data with the library's
+//! `perf_data::Writer` (the records as the rings hold them, each pass over
+//! the rings a round; the kernel's mapping and, with `-a` / `-p`, the
+//! running processes synthesized as perf record does; sample times on
+//! CLOCK_MONOTONIC): `perf report`, `perf script` and the profilers'
+//! importers read it, and SIGINT / SIGTERM close it first. `-o -` writes
+//! perf's pipe format to stdout instead of the report. `-i FILE` reads a
+//! perf.data file (perf's or ours, `-` for stdin) with `perf_data::PerfData`
+//! and prints the same report.
 //!
 //! Symbols come from the ELF symbol tables of the mapped files and
 //! /proc/kallsyms, as perf does without debug info, demangled (Rust, C++),

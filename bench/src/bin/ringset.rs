@@ -21,6 +21,11 @@
 //! 3. Lost records under a storm on every CPU with small rings, read
 //!    concurrently: perf-event-core's ring set vs perf-event2's samplers;
 //!    received + lost == generated for both.
+//! 4. Writing perf.data: the drain of part 1 with every record written
+//!    by `perf_data::Writer` to a file (one round per drain, as perf
+//!    record), per record next to the drain's; and under the storm of
+//!    part 3, the ring set drained into a perf.data file loses no more
+//!    than the ring set drained alone (received + lost == generated).
 
 use perf_event::events::Tracepoint;
 use perf_event::{Builder, SampleFlag};
@@ -28,6 +33,7 @@ use perf_event_core::attr::Attr;
 use perf_event_core::event::Event;
 use perf_event_core::fd::EventFd;
 use perf_event_core::open::{open, OpenFlags, Scope};
+use perf_event_core::perf_data::{Event as PdEvent, Features, Writer};
 use perf_event_core::record::{Record, SampleLayout};
 use perf_event_core::ringset::{Entry, Options, RingSet};
 use perf_event_core::sys;
@@ -269,18 +275,70 @@ fn merge_ours(set: &mut RingSet) -> u64 {
     }
 }
 
+/// Where the benchmarks' perf.data files go: /dev/shm when there is one
+/// (the writer's cost, not the disk's), else the temp directory.
+fn perf_data_path(what: &str) -> std::path::PathBuf {
+    let dir = std::path::Path::new("/dev/shm");
+    let dir = if dir.is_dir() {
+        dir.to_path_buf()
+    } else {
+        std::env::temp_dir()
+    };
+    dir.join(format!("bench-ringset-{what}-{}.data", std::process::id()))
+}
+
+/// A perf.data writer for the set's event (the tracepoint of `attr`).
+fn perf_data_writer(path: &std::path::Path, id: u64, set: &RingSet) -> Writer<std::fs::File> {
+    let ids = (0..set.entries())
+        .filter_map(|e| set.fd(e)?.id().ok())
+        .collect();
+    let event = PdEvent {
+        attr: attr(id),
+        name: "syscalls:sys_enter_prctl".into(),
+        ids,
+    };
+    Writer::create(
+        std::fs::File::create(path).unwrap(),
+        vec![event],
+        Features::default(),
+    )
+    .unwrap()
+}
+
+/// One pass over the rings written to perf.data (a round), counting the
+/// samples.
+#[inline(never)]
+fn write_ours(set: &mut RingSet, w: &mut Writer<std::fs::File>) -> u64 {
+    let mut n = 0u64;
+    set.drain(|_, event, rec| {
+        n += u64::from(rec.header.kind == sys::PERF_RECORD_SAMPLE);
+        w.write(event, rec).unwrap();
+    });
+    w.finish_round().unwrap();
+    n
+}
+
 fn drain_bench(id: u64, rings: usize, rounds: usize) {
     let mut a = ours(id, rings, |_| Scope::this_thread(), PAGES);
     let mut m = ours(id, rings, |_| Scope::this_thread(), PAGES);
     let mut w = ours(id, rings, |_| Scope::this_thread(), PAGES);
+    let mut pd = ours(id, rings, |_| Scope::this_thread(), PAGES);
     let mut b = pe2(id, rings, |_| None, PAGES);
     let mut raws: Vec<Raw> = (0..rings).map(|_| Raw::new(id)).collect();
     let fds: Vec<&EventFd> = (0..rings)
-        .flat_map(|e| [a.fd(e).unwrap(), m.fd(e).unwrap(), w.fd(e).unwrap()])
+        .flat_map(|e| {
+            [
+                a.fd(e).unwrap(),
+                m.fd(e).unwrap(),
+                w.fd(e).unwrap(),
+                pd.fd(e).unwrap(),
+            ]
+        })
         .chain(raws.iter().map(|r| &r.fd))
         .collect();
     let raw_fds: Vec<i32> = fds.iter().map(|f| f.raw()).collect();
-    let mut times: [Vec<f64>; 5] = Default::default();
+    let mut times: [Vec<f64>; 6] = Default::default();
+    let path = perf_data_path("drain");
     let total = (K as usize * rings) as f64;
     for round in 0..rounds + 1 {
         for &fd in &raw_fds {
@@ -298,19 +356,23 @@ fn drain_bench(id: u64, rings: usize, rounds: usize) {
             // SAFETY: disabling a perf fd we own.
             unsafe { libc::ioctl(fd, sys::PERF_EVENT_IOC_DISABLE as _, 0) };
         }
-        let mut results = [(0u64, 0f64); 5];
-        for k in 0..5 {
-            let i = (round + k) % 5;
+        let mut results = [(0u64, 0f64); 6];
+        // A new file each round (made before the timing).
+        let mut writer = Some(perf_data_writer(&path, id, &pd));
+        for k in 0..6 {
+            let i = (round + k) % 6;
             let t = Instant::now();
             let n = match i {
                 0 => black_box(drain_ours(&mut a)).0,
                 1 => black_box(drain_pe2(&mut b)).0,
                 2 => raws.iter_mut().map(|r| black_box(r.drain()).0).sum(),
                 3 => merge_ours(&mut m),
-                _ => black_box(walk_ours(&mut w)),
+                4 => black_box(walk_ours(&mut w)),
+                _ => black_box(write_ours(&mut pd, writer.as_mut().unwrap())),
             };
             results[i] = (n, t.elapsed().as_nanos() as f64);
         }
+        writer.take().unwrap().finish().unwrap();
         for (i, (n, ns)) in results.iter().enumerate() {
             assert_eq!(*n as f64, total, "reader {i} got {n} records of {total}");
             if round > 0 {
@@ -327,6 +389,7 @@ fn drain_bench(id: u64, rings: usize, rounds: usize) {
         "raw reader (fixed offsets)",
         "perf-event-core time-ordered merge (fill/next/release)",
         "perf-event-core RingSet::drain alone (no parse)",
+        "perf-event-core RingSet::drain + perf_data::Writer (file)",
     ]
     .iter()
     .enumerate()
@@ -350,6 +413,13 @@ fn drain_bench(id: u64, rings: usize, rounds: usize) {
         "merge stats: released {} forced {} out_of_order {} unguarded_rounds {} max_held {}",
         st.released, st.forced, st.out_of_order, st.unguarded_rounds, st.max_held
     );
+    let mut wr: Vec<f64> = times[5].iter().zip(&times[4]).map(|(a, b)| a - b).collect();
+    println!(
+        "perf_data::Writer's own cost (drain + write - drain alone, paired per round): \
+         median {:.2} ns/record",
+        median(&mut wr)
+    );
+    let _ = std::fs::remove_file(&path);
     let mut vs: Vec<f64> = times[1].iter().zip(&times[0]).map(|(a, b)| a / b).collect();
     println!(
         "perf-event2 / perf-event-core drain: {:.2}x (raw {raw:.2} ns)",
@@ -481,6 +551,34 @@ fn storm_ours(id: u64, cfg: &StormCfg) -> (u64, u64) {
     (got, l.lost)
 }
 
+/// The same storm read by the ring set and written to a perf.data file
+/// (one round per pass, as perf record): (received, lost).
+fn storm_write(id: u64, cfg: &StormCfg) -> (u64, u64) {
+    let mut storm = Storm::new(STORM_N, &cfg.cpus);
+    let tids = storm.tids.clone();
+    let k = cfg.k;
+    let scope = |i: usize| Scope::thread_on(tids[i / k].1, tids[i / k].0 as u32);
+    let mut set = ours(id, tids.len() * k, scope, cfg.pages);
+    let path = perf_data_path("storm");
+    let mut w = perf_data_writer(&path, id, &set);
+    for e in 0..set.entries() {
+        set.fd(e).unwrap().enable(false).unwrap();
+    }
+    let mut got = 0;
+    storm.start();
+    while storm.running() {
+        got += write_ours(&mut set, &mut w);
+    }
+    got += write_ours(&mut set, &mut w);
+    storm.last();
+    got += write_ours(&mut set, &mut w);
+    w.finish().unwrap();
+    let _ = std::fs::remove_file(&path);
+    let l = set.total_losses();
+    assert_eq!((l.overruns, l.corrupt), (0, 0));
+    (got, l.lost)
+}
+
 /// The same storm read by perf-event2's samplers: (received, lost).
 fn storm_pe2(id: u64, cfg: &StormCfg) -> (u64, u64) {
     let mut storm = Storm::new(STORM_N, &cfg.cpus);
@@ -569,43 +667,37 @@ fn loss_bench(id: u64) {
     );
     println!(
         "| storm | storm CPUs | K | pages per ring | generated | perf-event-core lost per run \
-         | median | perf-event2 lost per run | median |"
+         | median | perf-event-core + perf.data writer lost per run | median \
+         | perf-event2 lost per run | median |"
     );
-    println!("|---|---|---:|---:|---:|---|---:|---|---:|");
+    println!("|---|---|---:|---:|---:|---|---:|---|---:|---|---:|");
     for (what, cfg) in &cfgs {
         let generated = (cfg.cpus.len() * cfg.k) as u64 * (u64::from(STORM_N) + 1);
-        let (mut a, mut b) = (Vec::new(), Vec::new());
+        let (mut a, mut b, mut c) = (Vec::new(), Vec::new(), Vec::new());
         for run in 0..RUNS {
-            let order: [bool; 2] = if run % 2 == 0 {
-                [true, false]
-            } else {
-                [false, true]
-            };
-            for first in order {
-                let (got, lost) = if first {
-                    storm_ours(id, cfg)
-                } else {
-                    storm_pe2(id, cfg)
+            for k in 0..3 {
+                let reader = (run + k) % 3;
+                let (got, lost) = match reader {
+                    0 => storm_ours(id, cfg),
+                    1 => storm_write(id, cfg),
+                    _ => storm_pe2(id, cfg),
                 };
                 assert_eq!(got + lost, generated, "received + lost == generated");
-                if first {
-                    a.push(lost)
-                } else {
-                    b.push(lost)
-                }
+                [&mut a, &mut c, &mut b][reader].push(lost);
             }
         }
         let med = |v: &[u64]| median(&mut v.iter().map(|&x| x as f64).collect::<Vec<_>>());
         println!(
-            "| {what} | {:?} | {} | {} | {generated} | {a:?} | {} | {b:?} | {} |",
+            "| {what} | {:?} | {} | {} | {generated} | {a:?} | {} | {c:?} | {} | {b:?} | {} |",
             cfg.cpus,
             cfg.k,
             cfg.pages,
             med(&a),
+            med(&c),
             med(&b)
         );
     }
-    println!("\n(received + lost == generated asserted in every run, for both)");
+    println!("\n(received + lost == generated asserted in every run, for every reader)");
 }
 
 fn main() {
