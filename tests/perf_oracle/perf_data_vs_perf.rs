@@ -5,7 +5,11 @@
 //! the values the crate read from the system, `perf buildid-list` lists
 //! the build ids; pipe mode into `perf report -i -`; SIGINT and SIGTERM
 //! leave a file perf reads; a SIGKILLed writer leaves one the crate's
-//! reader recovers up to the last complete round.
+//! reader recovers up to the last complete round; with `-a` the running
+//! processes are synthesized so perf report gives the example's report.
+//! And the other way: the crate's reader on perf record's own files (five
+//! layouts) agrees with perf script, perf's header and buildid-list, and
+//! `sample -i` on them gives perf report's shares.
 
 use crate::sample_support::{
     build_sample, hot, ok, one_busy_test_at_a_time, perf_report, rows, scratch, tools_here,
@@ -624,4 +628,83 @@ fn a_sigkilled_writer_is_recovered_up_to_its_last_round() {
     let text = perf_report(&data, &["--sort", "dso,sym"]);
     assert!(text.contains("hot_twice"), "{text}");
     let _ = std::fs::remove_dir_all(data.parent().unwrap());
+}
+
+/// Every (object, symbol) share of two reports within 0.5 point.
+fn within_half_a_point(a: &str, b: &str, what: &str) {
+    let (x, y) = (shares(&rows(a)), shares(&rows(b)));
+    assert!(
+        !x.is_empty() && !y.is_empty(),
+        "{what}: empty report\n{a}\n{b}"
+    );
+    for key in x.keys().chain(y.keys()) {
+        let (p, q) = (x.get(key).unwrap_or(&0.0), y.get(key).unwrap_or(&0.0));
+        assert!(
+            (p - q).abs() <= 0.5,
+            "{what}: {key:?}: {p}% vs {q}%\n{a}\n{b}"
+        );
+    }
+}
+
+/// `sample -i` on perf record's own file gives perf report's shares.
+#[test]
+fn sample_i_on_perfs_file_gives_perf_reports_shares() {
+    if !tools_here() {
+        return;
+    }
+    let dir = scratch("pd-i-perf");
+    let exe = hot(&dir);
+    build_sample();
+    let data = dir.join("perf.data");
+    {
+        let _busy = one_busy_test_at_a_time();
+        let st = Command::new("perf")
+            .args(["record", "-q", "-e", "cpu-clock", "-c", "250000", "-o"])
+            .arg(&data)
+            .arg(&exe)
+            .arg("300000000")
+            .stderr(Stdio::null())
+            .status()
+            .unwrap();
+        assert!(st.success());
+    }
+    let perf = perf_report(&data, &["--sort", "dso,sym"]);
+    let ours = ok(
+        Command::new(sample_binary())
+            .arg("-i")
+            .arg(&data)
+            .output()
+            .unwrap(),
+        "sample -i",
+    );
+    within_half_a_point(&ours, &perf, "sample -i vs perf report");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// `-a -o`: the running processes synthesized as perf record does, so perf
+/// report of the file gives the example's own system-wide report.
+#[test]
+fn a_system_wide_file_gives_the_examples_shares() {
+    if !tools_here() {
+        return;
+    }
+    let dir = scratch("pd-a");
+    let exe = hot(&dir);
+    build_sample();
+    let data = dir.join("all.data");
+    let own = {
+        let _busy = one_busy_test_at_a_time();
+        let out = Command::new(sample_binary())
+            .args(["-a", "-e", "cpu-clock", "-c", "250000", "-o"])
+            .arg(&data)
+            .arg("--")
+            .arg(&exe)
+            .arg("200000000")
+            .output()
+            .unwrap();
+        ok(out, "sample -a -o")
+    };
+    let perf = perf_report(&data, &["--sort", "dso,sym"]);
+    within_half_a_point(&own, &perf, "sample -a vs perf report -i");
+    let _ = std::fs::remove_dir_all(&dir);
 }
