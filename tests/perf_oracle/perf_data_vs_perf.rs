@@ -230,7 +230,8 @@ fn crate_samples(file: &PerfData) -> (Vec<Line>, usize) {
 }
 
 /// perf's own recordings of several layouts (one and two events, fixed
-/// period and frequency, callchains, data addresses), read by the crate:
+/// period and frequency, callchains, data addresses, weights, the
+/// identifier, system-wide with kernel callchains), read by the crate:
 /// every sample's fields equal perf script's, and the features equal
 /// what `perf report --header-only` prints.
 #[test]
@@ -241,7 +242,7 @@ fn the_crates_reader_on_perfs_files_agrees_with_perf_script() {
     let dir = scratch("pd-perfs");
     let exe = hot(&dir);
     let w = exe.to_str().unwrap();
-    let layouts: [&[&str]; 5] = [
+    let layouts: [&[&str]; 8] = [
         &["-e", "cpu-clock", "-c", "250000"],
         &["-e", "cpu-clock", "-F", "999"],
         &["-e", "cpu-clock,task-clock", "-c", "500000"],
@@ -254,6 +255,17 @@ fn the_crates_reader_on_perfs_files_agrees_with_perf_script() {
             "-d",
             "--sample-cpu",
             "-T",
+        ],
+        &["-e", "cpu-clock", "-c", "250000", "-W"],
+        &["-e", "cpu-clock", "-c", "250000", "--sample-identifier"],
+        &[
+            "-a",
+            "-e",
+            "cpu-clock",
+            "-c",
+            "250000",
+            "--call-graph",
+            "fp",
         ],
     ];
     let _busy = one_busy_test_at_a_time();
