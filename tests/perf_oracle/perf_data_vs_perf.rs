@@ -720,3 +720,41 @@ fn a_system_wide_file_gives_the_examples_shares() {
     within_half_a_point(&own, &perf, "sample -a vs perf report -i");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// perf record's pipe format (`perf record -o -`) read by `sample -i -`
+/// from stdin: perf report's shares of the same stream.
+#[test]
+fn sample_i_reads_perfs_pipe_format_from_stdin() {
+    if !tools_here() {
+        return;
+    }
+    let dir = scratch("pd-i-pipe");
+    let exe = hot(&dir);
+    build_sample();
+    let data = dir.join("pipe.data");
+    {
+        let _busy = one_busy_test_at_a_time();
+        let out = Command::new("perf")
+            .args(["record", "-q", "-e", "cpu-clock", "-c", "250000", "-o", "-"])
+            .arg(&exe)
+            .arg("200000000")
+            .stderr(Stdio::null())
+            .output()
+            .unwrap();
+        assert!(out.status.success());
+        std::fs::write(&data, &out.stdout).unwrap();
+    }
+    let file = PerfData::open(&data).unwrap();
+    assert!(file.pipe && !file.attrs.is_empty());
+    let perf = perf_report(&data, &["--sort", "dso,sym"]);
+    let ours = ok(
+        Command::new(sample_binary())
+            .args(["-i", "-"])
+            .stdin(std::fs::File::open(&data).unwrap())
+            .output()
+            .unwrap(),
+        "sample -i -",
+    );
+    within_half_a_point(&ours, &perf, "sample -i - vs perf report");
+    let _ = std::fs::remove_dir_all(&dir);
+}
