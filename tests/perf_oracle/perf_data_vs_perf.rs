@@ -758,3 +758,63 @@ fn sample_i_reads_perfs_pipe_format_from_stdin() {
     within_half_a_point(&ours, &perf, "sample -i - vs perf report");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// hot_twice's share of the workload's own samples in a report.
+fn hot_twice_share(report: &str) -> f64 {
+    crate::sample_support::share_within(&rows(report), "hot", "hot_twice")
+}
+
+/// perf report of the example's file and perf report of perf record's own
+/// recording of the same workload (5 runs each, interleaved): the
+/// medians of hot_twice's share of the workload's samples differ by no
+/// more than perf's own run-to-run spread (at least 1 point).
+#[test]
+fn perf_report_of_ours_and_of_perfs_recording_agree_within_perfs_spread() {
+    if !tools_here() {
+        return;
+    }
+    let dir = scratch("pd-spread");
+    let exe = hot(&dir);
+    build_sample();
+    let (mut ours, mut perfs) = (Vec::new(), Vec::new());
+    for run in 0..5 {
+        let (a, b) = (
+            dir.join(format!("ours{run}")),
+            dir.join(format!("perf{run}")),
+        );
+        {
+            let _busy = one_busy_test_at_a_time();
+            let out = Command::new(sample_binary())
+                .args(["-e", "cpu-clock", "-c", "250000", "-o"])
+                .arg(&a)
+                .arg(&exe)
+                .arg("200000000")
+                .output()
+                .unwrap();
+            ok(out, "sample -o");
+            let st = Command::new("perf")
+                .args(["record", "-q", "-e", "cpu-clock", "-c", "250000", "-o"])
+                .arg(&b)
+                .arg(&exe)
+                .arg("200000000")
+                .stderr(Stdio::null())
+                .status()
+                .unwrap();
+            assert!(st.success());
+        }
+        ours.push(hot_twice_share(&perf_report(&a, &["--sort", "dso,sym"])));
+        perfs.push(hot_twice_share(&perf_report(&b, &["--sort", "dso,sym"])));
+    }
+    let spread = perfs.iter().cloned().fold(f64::MIN, f64::max)
+        - perfs.iter().cloned().fold(f64::MAX, f64::min);
+    let (mo, mp) = (
+        crate::sample_support::median(ours.clone()),
+        crate::sample_support::median(perfs.clone()),
+    );
+    println!("hot_twice: ours {ours:?} (median {mo:.2}), perf's {perfs:?} (median {mp:.2})");
+    assert!(
+        (mo - mp).abs() <= spread.max(1.0),
+        "ours {mo:.2} vs perf's {mp:.2}, perf's spread {spread:.2}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
