@@ -43,7 +43,9 @@
 mod build_id;
 pub mod features;
 pub mod header;
+mod pipe;
 mod reader;
+mod synthesize;
 mod writer;
 
 pub use features::{BuildId, ClockData, CpuPlace, CpuTopology, EventDesc, Features};

@@ -10,7 +10,7 @@
 //! last) is walked record by record and cut after the last whole
 //! PERF_RECORD_FINISHED_ROUND ([`PerfData::recovered`]).
 
-use super::features::{decode_build_id, Features};
+use super::features::Features;
 use super::header::{feature, kind, order_of, Bytes, FileHeader, Section, PIPE_HEADER_SIZE};
 use super::PerfDataError;
 use crate::record::{self, attr_from_bytes, ByteOrder, Parsed, Record, SampleLayout};
@@ -64,7 +64,7 @@ pub struct Records<'a> {
 }
 
 /// The size of the record at `at` (AUXTRACE: with its trailing data).
-fn record_len(b: Bytes<'_>, at: usize, end: usize) -> Result<usize, PerfDataError> {
+pub(super) fn record_len(b: Bytes<'_>, at: usize, end: usize) -> Result<usize, PerfDataError> {
     if end - at < 8 {
         return Err(PerfDataError::Truncated {
             what: "record header",
@@ -129,7 +129,7 @@ fn last_round_end(b: Bytes<'_>, start: usize, end: usize) -> usize {
     good
 }
 
-fn attr_entry(
+pub(super) fn attr_entry(
     b: Bytes<'_>,
     bytes: &[u8],
 ) -> Result<(sys::perf_event_attr, SampleLayout), PerfDataError> {
@@ -138,7 +138,7 @@ fn attr_entry(
     Ok((raw, layout))
 }
 
-fn ids_at(b: Bytes<'_>, at: usize, n: usize) -> Result<Vec<u64>, PerfDataError> {
+pub(super) fn ids_at(b: Bytes<'_>, at: usize, n: usize) -> Result<Vec<u64>, PerfDataError> {
     // Never more ids than bytes.
     b.slice(
         at,
@@ -173,7 +173,7 @@ impl PerfData {
         let size = b.u64(8, "header size")?;
         if size == PIPE_HEADER_SIZE {
             me.pipe = true;
-            me.read_pipe(b)?;
+            super::pipe::read(&mut me, b)?;
         } else {
             me.read_file(b)?;
         }
@@ -271,69 +271,6 @@ impl PerfData {
                 },
             )?;
         }
-        Ok(())
-    }
-
-    fn read_pipe(&mut self, b: Bytes<'_>) -> Result<(), PerfDataError> {
-        let start = PIPE_HEADER_SIZE as usize;
-        let end = b.b.len();
-        let mut at = start;
-        while at < end {
-            let len = match record_len(b, at, end) {
-                Ok(len) => len,
-                // A stream cut short: the records up to there.
-                Err(PerfDataError::Truncated { .. }) => {
-                    self.recovered = true;
-                    break;
-                }
-                Err(e) => return Err(e),
-            };
-            let rec = Bytes {
-                b: &b.b[at..at + len],
-                order: b.order,
-            };
-            match b.u32(at, "record type")? {
-                kind::HEADER_ATTR => {
-                    let size = match rec.u32(8 + 4, "attr size")? {
-                        0 => sys::PERF_ATTR_SIZE_VER0 as usize,
-                        s => s as usize,
-                    };
-                    let attr = rec.slice(8, size, "attr")?;
-                    let (raw, layout) = attr_entry(b, attr)?;
-                    let n = (len - (8 + size).min(len)) / 8;
-                    self.attrs.push(FileAttr {
-                        raw,
-                        layout,
-                        ids: ids_at(rec, 8 + size, n)?,
-                        name: None,
-                    });
-                }
-                kind::HEADER_FEATURE => {
-                    let f = rec.u64(8, "feature id")?;
-                    let f = u32::try_from(f).map_err(|_| PerfDataError::Invalid {
-                        what: "feature id",
-                        at: at + 8,
-                    })?;
-                    self.features.decode(
-                        f,
-                        Bytes {
-                            b: &rec.b[16.min(len)..],
-                            order: b.order,
-                        },
-                    )?;
-                }
-                kind::HEADER_BUILD_ID => {
-                    let (id, _) = decode_build_id(rec)?;
-                    self.features
-                        .build_ids
-                        .get_or_insert_with(Vec::new)
-                        .push(id);
-                }
-                _ => {}
-            }
-            at += len;
-        }
-        self.data = start..at;
         Ok(())
     }
 

@@ -6,8 +6,8 @@
 //! set of mapped file names.
 
 use super::build_id;
-use super::features::{encode_build_ids, BuildId, ClockData, EventDesc, Features};
-use super::header::{kind, FileHeader, Section, FILE_HEADER_SIZE, MAGIC, PIPE_HEADER_SIZE};
+use super::features::{BuildId, ClockData, EventDesc, Features};
+use super::header::{kind, FileHeader, Section, FILE_HEADER_SIZE};
 use crate::attr::Attr;
 use crate::record::{self, MappingId, Record, SampleLayout};
 use crate::ring::RawRecord;
@@ -43,7 +43,7 @@ pub struct WriteStats {
 
 /// The attr size written: what perf 6.1 and later read
 /// (`PERF_ATTR_SIZE_VER7`, 128 bytes) unless an attr needs more.
-fn attr_size_of(events: &[Event]) -> usize {
+pub(super) fn attr_size_of(events: &[Event]) -> usize {
     let widest = events
         .iter()
         .map(|e| e.attr.size().bytes() as usize)
@@ -52,13 +52,13 @@ fn attr_size_of(events: &[Event]) -> usize {
     widest.max(sys::PERF_ATTR_SIZE_VER7 as usize)
 }
 
-fn attr_bytes(attr: &Attr, size: usize) -> Vec<u8> {
+pub(super) fn attr_bytes(attr: &Attr, size: usize) -> Vec<u8> {
     let mut raw = attr.to_raw();
     raw.size = size as u32;
     raw.to_bytes()[..size].to_vec()
 }
 
-fn header_bytes(kind: u32, misc: u16, size: usize) -> io::Result<[u8; 8]> {
+pub(super) fn header_bytes(kind: u32, misc: u16, size: usize) -> io::Result<[u8; 8]> {
     let size = u16::try_from(size)
         .map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, "record larger than 64 KiB"))?;
     let mut h = [0u8; 8];
@@ -78,16 +78,16 @@ fn header_bytes(kind: u32, misc: u16, size: usize) -> io::Result<[u8; 8]> {
 /// merge's release of a round, gives that); [`Writer::finish`] writes the
 /// feature sections and the final header.
 pub struct Writer<W: Write> {
-    out: BufWriter<W>,
+    pub(super) out: BufWriter<W>,
     /// File mode: a second handle for the header's positional updates.
     file: Option<File>,
     header: FileHeader,
-    events: Vec<Event>,
-    layouts: Vec<SampleLayout>,
+    pub(super) events: Vec<Event>,
+    pub(super) layouts: Vec<SampleLayout>,
     /// Where each event's samples hold their time.
     offsets: Vec<KeyOffsets>,
     attr_size: usize,
-    features: Features,
+    pub(super) features: Features,
     times: Option<(u64, u64)>,
     mapped: HashSet<Vec<u8>>,
     /// Mapped files in the order first seen.
@@ -143,7 +143,7 @@ impl Writer<File> {
 }
 
 impl<W: Write> Writer<W> {
-    fn new(
+    pub(super) fn new(
         out: W,
         events: Vec<Event>,
         mut features: Features,
@@ -200,147 +200,6 @@ impl<W: Write> Writer<W> {
             stats: WriteStats::default(),
             scratch: vec![0; 1 << 16],
         }
-    }
-
-    /// Starts perf's pipe format on `out` (stdout, a socket): the short
-    /// header, then each event as PERF_RECORD_HEADER_ATTR and the features
-    /// known now as PERF_RECORD_HEADER_FEATURE; the sample time span and
-    /// the build ids (PERF_RECORD_HEADER_BUILD_ID) follow the data.
-    pub fn pipe(out: W, events: Vec<Event>, features: Features) -> io::Result<Self> {
-        let attr_size = attr_size_of(&events);
-        let mut w = Writer::new(out, events, features, attr_size, FileHeader::default());
-        let mut head = MAGIC.to_ne_bytes().to_vec();
-        head.extend_from_slice(&PIPE_HEADER_SIZE.to_ne_bytes());
-        for e in &w.events {
-            let mut body = attr_bytes(&e.attr, attr_size);
-            for id in &e.ids {
-                body.extend_from_slice(&id.to_ne_bytes());
-            }
-            head.extend(header_bytes(kind::HEADER_ATTR, 0, 8 + body.len())?);
-            head.extend(body);
-        }
-        for (f, body) in w.features.encode(attr_size) {
-            feature_record(&mut head, f, &body);
-        }
-        w.out.write_all(&head)?;
-        w.out.flush()?;
-        Ok(w)
-    }
-
-    /// Writes a record perf synthesizes (native order): `body` after the
-    /// header, padded to 8 bytes, then a zero sample_id trailer of the
-    /// first event's layout (perf's synthesized records carry id 0).
-    fn synthesize(&mut self, kind_: u32, misc: u16, body: &[u8]) -> io::Result<()> {
-        let trailer = self.layouts.first().map_or(0, |l| l.sample_id_size());
-        let padded = super::header::align(body.len(), 8);
-        let size = 8 + padded + trailer;
-        let mut rec = header_bytes(kind_, misc, size)?.to_vec();
-        rec.extend_from_slice(body);
-        rec.resize(size, 0);
-        self.write_bytes(None, &rec)
-    }
-
-    /// Writes the kernel's mapping as perf record synthesizes it
-    /// (PERF_RECORD_MMAP of pid -1 named `[kernel.kallsyms]_text`, from
-    /// `_text` in /proc/kallsyms to the end of the address space), which
-    /// perf report needs to resolve kernel addresses. Nothing is written
-    /// when /proc/kallsyms hides the addresses.
-    pub fn write_kernel_mmap(&mut self) -> io::Result<()> {
-        let kallsyms = std::fs::read_to_string("/proc/kallsyms").unwrap_or_default();
-        let text = kallsyms.lines().find_map(|l| {
-            let mut w = l.split_whitespace();
-            let (addr, _, name) = (w.next()?, w.next()?, w.next()?);
-            (name == "_text").then(|| u64::from_str_radix(addr, 16).ok())?
-        });
-        let Some(start) = text.filter(|&a| a != 0) else {
-            return Ok(());
-        };
-        let mut body = Vec::new();
-        body.extend_from_slice(&u32::MAX.to_ne_bytes());
-        body.extend_from_slice(&0u32.to_ne_bytes());
-        body.extend_from_slice(&start.to_ne_bytes());
-        body.extend_from_slice(&(u64::MAX - start).to_ne_bytes());
-        body.extend_from_slice(&start.to_ne_bytes());
-        body.extend_from_slice(b"[kernel.kallsyms]_text\0");
-        self.synthesize(
-            sys::PERF_RECORD_MMAP,
-            sys::PERF_RECORD_MISC_KERNEL as u16,
-            &body,
-        )
-    }
-
-    /// Writes what perf record synthesizes for a process running before
-    /// the recording: PERF_RECORD_COMM for each of its threads and
-    /// PERF_RECORD_MMAP2 for each executable mapping of /proc/PID/maps
-    /// (the mappings were made before any record could report them). A
-    /// process that is gone is skipped.
-    pub fn write_process(&mut self, pid: u32) -> io::Result<()> {
-        let Ok(maps) = std::fs::read_to_string(format!("/proc/{pid}/maps")) else {
-            return Ok(());
-        };
-        let tids: Vec<u32> = std::fs::read_dir(format!("/proc/{pid}/task"))
-            .map(|d| {
-                d.flatten()
-                    .filter_map(|e| e.file_name().to_str()?.parse().ok())
-                    .collect()
-            })
-            .unwrap_or_default();
-        for tid in tids {
-            let Ok(comm) = std::fs::read_to_string(format!("/proc/{pid}/task/{tid}/comm")) else {
-                continue;
-            };
-            let mut body = Vec::new();
-            body.extend_from_slice(&pid.to_ne_bytes());
-            body.extend_from_slice(&tid.to_ne_bytes());
-            body.extend_from_slice(comm.trim_end_matches('\n').as_bytes());
-            body.push(0);
-            self.synthesize(sys::PERF_RECORD_COMM, 0, &body)?;
-        }
-        for line in maps.lines() {
-            let mut w = line.split_whitespace();
-            let (Some(range), Some(perms), Some(off), Some(dev), Some(ino)) =
-                (w.next(), w.next(), w.next(), w.next(), w.next())
-            else {
-                continue;
-            };
-            let name = w.collect::<Vec<_>>().join(" ");
-            if !perms.contains('x') || name.is_empty() {
-                continue;
-            }
-            let (Some((a, b)), Some((maj, min))) = (range.split_once('-'), dev.split_once(':'))
-            else {
-                continue;
-            };
-            let hex = |s: &str| u64::from_str_radix(s, 16).unwrap_or(0);
-            let (start, end) = (hex(a), hex(b));
-            let mut prot = 0u32;
-            for (c, bit) in [('r', 1), ('w', 2), ('x', 4)] {
-                if perms.contains(c) {
-                    prot |= bit;
-                }
-            }
-            let flags: u32 = if perms.contains('s') { 1 } else { 2 };
-            let mut body = Vec::new();
-            body.extend_from_slice(&pid.to_ne_bytes());
-            body.extend_from_slice(&pid.to_ne_bytes());
-            body.extend_from_slice(&start.to_ne_bytes());
-            body.extend_from_slice(&(end - start.min(end)).to_ne_bytes());
-            body.extend_from_slice(&hex(off).to_ne_bytes());
-            body.extend_from_slice(&(hex(maj) as u32).to_ne_bytes());
-            body.extend_from_slice(&(hex(min) as u32).to_ne_bytes());
-            body.extend_from_slice(&ino.parse::<u64>().unwrap_or(0).to_ne_bytes());
-            body.extend_from_slice(&0u64.to_ne_bytes());
-            body.extend_from_slice(&prot.to_ne_bytes());
-            body.extend_from_slice(&flags.to_ne_bytes());
-            body.extend_from_slice(name.as_bytes());
-            body.push(0);
-            self.synthesize(
-                sys::PERF_RECORD_MMAP2,
-                sys::PERF_RECORD_MISC_USER as u16,
-                &body,
-            )?;
-        }
-        Ok(())
     }
 
     /// What was written so far.
@@ -581,12 +440,7 @@ impl<W: Write> Writer<W> {
         let ids = self.build_ids();
         if self.file.is_none() {
             // Pipe: the build ids as records, and the time span.
-            let mut tail = encode_build_ids(&ids, Some(kind::HEADER_BUILD_ID));
-            if let Some((a, b)) = self.times {
-                let body = [a.to_ne_bytes(), b.to_ne_bytes()].concat();
-                feature_record(&mut tail, super::header::feature::SAMPLE_TIME, &body);
-            }
-            self.out.write_all(&tail)?;
+            self.out.write_all(&super::pipe::tail(&ids, self.times))?;
             self.out.flush()?;
             return self.out.into_inner().map_err(|e| e.into_error());
         }
@@ -612,19 +466,4 @@ impl<W: Write> Writer<W> {
         file.sync_data()?;
         self.out.into_inner().map_err(|e| e.into_error())
     }
-}
-
-/// Appends PERF_RECORD_HEADER_FEATURE for feature `f` (skipped when it
-/// does not fit a record's 64 KiB).
-fn feature_record(out: &mut Vec<u8>, f: u32, body: &[u8]) {
-    // Records stay 8-aligned: the padding is part of the record.
-    let size = super::header::align(16 + body.len(), 8);
-    let Ok(h) = header_bytes(kind::HEADER_FEATURE, 0, size) else {
-        return;
-    };
-    let start = out.len();
-    out.extend(h);
-    out.extend_from_slice(&u64::from(f).to_ne_bytes());
-    out.extend_from_slice(body);
-    out.resize(start + size, 0);
 }

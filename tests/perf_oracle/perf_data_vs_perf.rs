@@ -297,9 +297,23 @@ fn the_crates_reader_on_perfs_files_agrees_with_perf_script() {
         println!("{args:?}: {} samples, {rounds} rounds", ours.len());
         assert!(ours.len() > 50, "{args:?}");
         assert_eq!(ours.len(), perf.len(), "{args:?}");
-        if let Some((a, b)) = ours.iter().zip(&perf).find(|(a, b)| a != b) {
-            panic!("{args:?}: the crate read {a:?}, perf script printed {b:?}");
+        // perf script prints no chain at all for a few samples of threads
+        // that appeared mid-recording (system-wide, under a busy build):
+        // there only the other fields are compared, and such samples must
+        // stay rare.
+        let mut unprinted = 0;
+        for (a, b) in ours.iter().zip(&perf) {
+            let mut a = a.clone();
+            if b.chain == 0 && a.chain != 0 {
+                unprinted += 1;
+                a.chain = 0;
+            }
+            assert_eq!(&a, b, "{args:?}: the crate read it, perf script printed it");
         }
+        assert!(
+            unprinted * 100 <= ours.len(),
+            "{args:?}: {unprinted} chains unprinted"
+        );
         if i == 0 {
             perfs_header_agrees(&data, &file);
         }
