@@ -60,6 +60,9 @@
 - [`sysfs`]: PMUs, format bit ranges, event aliases, tracefs ids, kprobe /
   uprobe events, system limits.
 - [`parse`]: perf-style event strings to attrs and groups.
+- [`perf_data`]: perf.data in and out: a writer (file with rounds and
+  feature sections, or perf's pipe format) and a reader of perf's files
+  (either byte order), records parsed by [`record`].
 - [`ringset`]: many rings read as one: one epoll wait (POLLHUP when a
   target exits), records identified by sample id, a time-ordered merge
   holding records in their rings, loss accounting per ring and event.
@@ -70,7 +73,7 @@
 )]
 #![cfg_attr(
     not(feature = "std"),
-    doc = "`features`, `sysfs`, `parse`, `ringset`, `set` and `workload` (not in this build: feature `std` is off)."
+    doc = "`features`, `sysfs`, `parse`, `perf_data`, `ringset`, `set` and `workload` (not in this build: feature `std` is off)."
 )]
 //!
 //! ## Features
@@ -98,6 +101,8 @@ pub mod monitor;
 pub mod open;
 #[cfg(feature = "std")]
 pub mod parse;
+#[cfg(feature = "std")]
+pub mod perf_data;
 pub mod read_format;
 pub mod record;
 pub mod ring;

@@ -28,11 +28,18 @@ pub struct Args {
     /// `--folded FILE`: folded stacks (`comm;caller;callee count`) written
     /// to FILE (`-` for stdout, instead of the report); implies `-g`.
     pub folded: Option<String>,
+    /// `-o FILE`: also write the recording as perf.data (`-` for perf's
+    /// pipe format on stdout, instead of the report).
+    pub output: Option<String>,
+    /// `-i FILE`: report on a perf.data file (perf's or ours; `-` for a
+    /// pipe-mode stream on stdin) instead of recording.
+    pub input: Option<String>,
     pub target: Target,
 }
 
-pub const USAGE: &str = "usage: sample [-e EVENT]... [-c PERIOD | -F HZ] [-g] [--folded FILE] \
-                         (CMD ARGS | -a [-- CMD ARGS] | -p PID) [-d SECONDS]";
+pub const USAGE: &str =
+    "usage: sample [-e EVENT]... [-c PERIOD | -F HZ] [-g] [--folded FILE] [-o FILE] \
+                         (CMD ARGS | -i FILE | -a [-- CMD ARGS] | -p PID) [-d SECONDS]";
 
 pub fn usage(why: &str) -> ! {
     eprintln!("sample: {why}\n{USAGE}");
@@ -53,6 +60,8 @@ pub fn parse(words: &[String]) -> Args {
         duration: None,
         callchain: false,
         folded: None,
+        output: None,
+        input: None,
         target: Target::All(None),
     };
     let (mut all, mut pid, mut command) = (false, None::<u32>, Vec::new());
@@ -96,6 +105,8 @@ pub fn parse(words: &[String]) -> Args {
                     a.folded = Some(take(&mut i, attached, &opt));
                     a.callchain = true;
                 }
+                "output" => a.output = Some(take(&mut i, attached, &opt)),
+                "input" => a.input = Some(take(&mut i, attached, &opt)),
                 "help" => usage("help"),
                 _ => usage(&format!("unknown option {opt}")),
             }
@@ -116,6 +127,8 @@ pub fn parse(words: &[String]) -> Args {
                 'c' => a.period = Some(number(&opt, &take(&mut i, rest, &opt))),
                 'F' => a.freq = number(&opt, &take(&mut i, rest, &opt)),
                 'p' => pid = Some(number(&opt, &take(&mut i, rest, &opt))),
+                'o' => a.output = Some(take(&mut i, rest, &opt)),
+                'i' => a.input = Some(take(&mut i, rest, &opt)),
                 'd' => {
                     let s: f64 = number(&opt, &take(&mut i, rest, &opt));
                     a.duration = Some(Duration::from_secs_f64(s));
@@ -123,11 +136,17 @@ pub fn parse(words: &[String]) -> Args {
                 'h' => usage("help"),
                 _ => usage(&format!("unknown option {opt}")),
             }
-            if matches!(flag, 'e' | 'c' | 'F' | 'p' | 'd') {
+            if matches!(flag, 'e' | 'c' | 'F' | 'p' | 'd' | 'o' | 'i') {
                 break;
             }
         }
         i += 1;
+    }
+    if a.input.is_some() {
+        if all || pid.is_some() || !command.is_empty() || a.output.is_some() {
+            usage("-i FILE reports on a recording: no CMD, -a, -p or -o with it");
+        }
+        return a;
     }
     a.target = match (all, pid, command.is_empty()) {
         (true, None, true) => Target::All(None),
@@ -159,5 +178,8 @@ mod tests {
         assert_eq!(a.folded.as_deref(), Some("out.txt"));
         assert!(matches!(a.target, Target::Command(ref c) if c == &["./hot", "5"]));
         assert!(matches!(p("-p42").target, Target::Pid(42)));
+        let a = p("-o - -c 1000 ./hot");
+        assert_eq!(a.output.as_deref(), Some("-"));
+        assert_eq!(p("-iperf.data").input.as_deref(), Some("perf.data"));
     }
 }

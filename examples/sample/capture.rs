@@ -3,7 +3,7 @@
 //! Symbols are looked up later still, by [`super::report`].
 
 use super::symbols::Map;
-use perf_event_core::record::{Callchain, Context, Record};
+use perf_event_core::record::{Callchain, Context, Parsed, Record};
 use perf_event_core::ring::RawRecord;
 use perf_event_core::ringset::RingSet;
 use perf_event_core::sys;
@@ -51,7 +51,28 @@ impl Capture {
         let Ok(parsed) = rec.parse(layout, scratch) else {
             return;
         };
+        self.take_parsed(event, &parsed);
+    }
+
+    /// Takes one parsed record of `event`, in time order.
+    pub fn take_parsed(&mut self, event: usize, parsed: &Parsed<'_>) {
         match parsed.record {
+            Record::Mmap {
+                pid,
+                addr,
+                len,
+                pgoff,
+                filename,
+                ..
+            } => {
+                let file = String::from_utf8_lossy(filename).into_owned();
+                self.maps.entry(pid).or_default().push(Map {
+                    start: addr,
+                    end: addr + len,
+                    pgoff,
+                    file,
+                });
+            }
             Record::Mmap2 {
                 pid,
                 addr,
@@ -97,7 +118,7 @@ impl Capture {
                         }
                     }
                     None => {
-                        let kernel = rec.header.cpumode() == sys::PERF_RECORD_MISC_KERNEL as u16;
+                        let kernel = parsed.header.cpumode() == sys::PERF_RECORD_MISC_KERNEL as u16;
                         self.ips.push(Ip { addr: ip, kernel });
                     }
                 }

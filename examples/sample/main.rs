@@ -15,6 +15,9 @@
 //! cargo run --release --example sample -- -a [-d SECONDS | -- CMD ARGS]
 //! cargo run --release --example sample -- -p PID [-d SECONDS]
 //! cargo run --release --example sample -- -g --folded out.folded -- CMD ARGS
+//! cargo run --release --example sample -- -o perf.data -- CMD ARGS   # perf report -i perf.data
+//! cargo run --release --example sample -- -o - -- CMD ARGS | perf report -i -
+//! cargo run --release --example sample -- -i perf.data              # perf's or ours
 //! ```
 //!
 //! Options are read as perf reads them: `-c100000`, `-F999`, `-ecpu-clock`,
@@ -33,6 +36,16 @@
 //! stacks as `comm;caller;...;callee count` lines, the input of
 //! flamegraph.pl (`-` for stdout instead of the report).
 //!
+//! `-o FILE` also writes the recording as perf.data with the library's
+//! `perf_data::Writer` (the records as the rings hold them, each pass over
+//! the rings a round; the kernel's mapping and, with `-a` / `-p`, the
+//! running processes synthesized as perf record does; sample times on
+//! CLOCK_MONOTONIC): `perf report`, `perf script` and the profilers'
+//! importers read it, and SIGINT / SIGTERM close it first. `-o -` writes
+//! perf's pipe format to stdout instead of the report. `-i FILE` reads a
+//! perf.data file (perf's or ours, `-` for stdin) with `perf_data::PerfData`
+//! and prints the same report.
+//!
 //! Symbols come from the ELF symbol tables of the mapped files and
 //! /proc/kallsyms, as perf does without debug info, demangled (Rust, C++),
 //! and are looked up only after the recording ended: while recording, the
@@ -46,6 +59,7 @@
 mod args;
 mod capture;
 mod launch;
+mod perf_file;
 mod recording;
 mod report;
 mod symbols;
@@ -89,6 +103,12 @@ fn attrs(a: &Args) -> Vec<(String, Attr)> {
             Some(p) => attr.sample_period(p),
             None => attr.sample_freq(a.freq),
         }
+    };
+    // -o: sample times on CLOCK_MONOTONIC, recorded with the wall-clock
+    // time that goes with it (perf record -k monotonic).
+    let setup = |attr: Attr| match a.output {
+        Some(_) => setup(attr).clockid(libc::CLOCK_MONOTONIC),
+        None => setup(attr),
     };
     let mut out = Vec::new();
     if a.events.is_empty() {
@@ -140,6 +160,9 @@ fn online_cpus() -> Vec<u32> {
 fn main() {
     let words: Vec<String> = std::env::args().skip(1).collect();
     let a = args::parse(&words);
+    if let Some(input) = &a.input {
+        return report_file(input, &a);
+    }
     let attrs = attrs(&a);
     let names: Vec<String> = attrs.iter().map(|(n, _)| n.clone()).collect();
     let command = match &a.target {
@@ -192,6 +215,12 @@ fn main() {
         sharing: Sharing::SameCpu,
         ..Options::default()
     };
+    let mut output = a.output.as_deref().map(|path| {
+        perf_file::Output::start(path, perf_file::events(&attrs, &entries)).unwrap_or_else(|e| {
+            eprintln!("sample: {path}: {e}");
+            std::process::exit(1)
+        })
+    });
     let mut set = RingSet::new(entries, opts).unwrap_or_else(|e| {
         eprintln!("sample: {e}");
         std::process::exit(1)
@@ -199,10 +228,17 @@ fn main() {
     let mut cap = Capture::default();
     // Processes running before the recording: their mappings and names now,
     // while nothing is enabled (perf synthesizes them the same way).
-    match &a.target {
-        Target::All(_) => cap.snapshot(capture::all_pids()),
-        Target::Pid(p) => cap.snapshot([*p]),
-        Target::Command(_) => {}
+    let running = match &a.target {
+        Target::All(_) => capture::all_pids(),
+        Target::Pid(p) => vec![*p],
+        Target::Command(_) => Vec::new(),
+    };
+    cap.snapshot(running.iter().copied());
+    if let Some(out) = &mut output {
+        if let Err(e) = out.synthesize(&running) {
+            eprintln!("sample: {}: {e}", a.output.as_deref().unwrap_or(""));
+            std::process::exit(1);
+        }
     }
     // 32 MiB touched now, before anything is enabled: about 500,000
     // records of `-a` without callchains are copied without a page fault.
@@ -241,7 +277,22 @@ fn main() {
                 let _ = set.fd(e).map(|f| f.disable(false));
             }
         }
-        recording.drain(&mut set);
+        match &mut output {
+            // Each pass over the rings is a round, as in perf record.
+            Some(out) => {
+                let mut failed = None;
+                recording.drain_with(&mut set, |event, rec| {
+                    if failed.is_none() {
+                        failed = out.write(event, rec).err();
+                    }
+                });
+                if let Some(e) = failed.map_or_else(|| out.finish_round().err(), Some) {
+                    eprintln!("sample: writing {}: {e}", a.output.as_deref().unwrap_or(""));
+                    std::process::exit(1);
+                }
+            }
+            None => recording.drain(&mut set),
+        }
         if done {
             break;
         }
@@ -255,14 +306,20 @@ fn main() {
         w.reap()
     });
 
+    if let Some(out) = output.take() {
+        if let Err(e) = out.finish() {
+            eprintln!("sample: writing {}: {e}", a.output.as_deref().unwrap_or(""));
+        }
+    }
+
     // A record is at most 64 KiB (its size is a u16).
     let mut scratch = vec![0u8; 1 << 16];
     let recorded = recording.len();
     recording.in_time_order(&set, |event, rec| cap.take(&set, event, rec, &mut scratch));
     let report = Report::new(&cap, attrs.len(), a.folded.is_some());
-    let to_stdout = a.folded.as_deref() == Some("-");
+    let to_stdout = a.folded.as_deref() == Some("-") || a.output.as_deref() == Some("-");
     if let Some(path) = a.folded.as_deref() {
-        let written = if to_stdout {
+        let written = if path == "-" {
             report.write_folded(&mut std::io::stdout().lock())
         } else {
             std::fs::File::create(path)
@@ -300,4 +357,34 @@ fn main() {
         }
         None => {}
     }
+}
+
+/// `-i FILE`: the report of a perf.data file.
+fn report_file(path: &str, a: &Args) {
+    let mut cap = Capture::default();
+    let (names, callchain) = perf_file::read(path, &mut cap).unwrap_or_else(|e| {
+        eprintln!("sample: {e}");
+        std::process::exit(1)
+    });
+    let report = Report::new(&cap, names.len(), a.folded.is_some());
+    if let Some(path) = a.folded.as_deref() {
+        let written = if path == "-" {
+            report.write_folded(&mut std::io::stdout().lock())
+        } else {
+            std::fs::File::create(path)
+                .and_then(|f| report.write_folded(&mut std::io::BufWriter::new(f)))
+        };
+        if let Err(e) = written {
+            eprintln!("sample: {path}: {e}");
+        }
+        if path == "-" {
+            return;
+        }
+    }
+    report.print(
+        &names,
+        &vec![0; names.len()],
+        callchain || a.callchain,
+        false,
+    );
 }

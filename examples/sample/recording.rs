@@ -33,6 +33,22 @@ impl Recording {
         });
     }
 
+    /// [`Recording::drain`], also handing each record to `each` (with
+    /// the event its sample id names, when known).
+    pub fn drain_with(
+        &mut self,
+        set: &mut RingSet,
+        mut each: impl FnMut(Option<usize>, &RawRecord<'_>),
+    ) {
+        let bytes = &mut self.bytes;
+        set.drain(|_, event, rec| {
+            let (a, b) = rec.parts();
+            bytes.extend_from_slice(a);
+            bytes.extend_from_slice(b);
+            each(event, rec);
+        });
+    }
+
     /// The number of bytes recorded.
     pub fn len(&self) -> usize {
         self.bytes.len()

@@ -146,3 +146,33 @@ pub const PERF_CLOCKS: [c_int; 5] = [
 ];
 
 pub use libc::{CLOCK_BOOTTIME, CLOCK_MONOTONIC, CLOCK_MONOTONIC_RAW, CLOCK_REALTIME, CLOCK_TAI};
+
+/// `clock_gettime(2)`: the clock's time in nanoseconds.
+pub fn clock_gettime_ns(clock: c_int) -> Result<u64, Errno> {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: `ts` is a valid, writable timespec.
+    if unsafe { libc::clock_gettime(clock, &mut ts) } != 0 {
+        return Err(Errno::last());
+    }
+    Ok((ts.tv_sec as u64)
+        .wrapping_mul(1_000_000_000)
+        .wrapping_add(ts.tv_nsec as u64))
+}
+
+/// `clock_getres(2)`: the clock's resolution in nanoseconds.
+pub fn clock_getres_ns(clock: c_int) -> Result<u64, Errno> {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: `ts` is a valid, writable timespec.
+    if unsafe { libc::clock_getres(clock, &mut ts) } != 0 {
+        return Err(Errno::last());
+    }
+    Ok((ts.tv_sec as u64)
+        .wrapping_mul(1_000_000_000)
+        .wrapping_add(ts.tv_nsec as u64))
+}

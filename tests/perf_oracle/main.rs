@@ -8,8 +8,6 @@
 
 #[path = "../support/lab_support.rs"]
 mod lab_support;
-#[path = "../support/perf_data.rs"]
-mod perf_data;
 #[path = "../support/set_support.rs"]
 mod set_support;
 #[path = "../support/stat_support.rs"]
@@ -26,6 +24,7 @@ pub fn one_busy_test_at_a_time() -> std::sync::MutexGuard<'static, ()> {
 
 mod parse_vs_perf;
 mod perf_compare;
+mod perf_data_vs_perf;
 mod sample_callchains;
 mod sample_cli;
 mod sample_example;

@@ -2,7 +2,7 @@
 //! `perf record` writes perf.data files (software samples with callchains,
 //! user registers and user stack; the sched:sched_switch and
 //! syscalls:sys_enter_openat tracepoints), this crate parses their data
-//! sections (tests/perf_data), and every record is compared with what perf
+//! sections (the crate's `perf_data` reader), and every record is compared with what perf
 //! prints for it: `perf report -D` (each record's offset, type, size and
 //! decoded sample fields, registers by name) and `perf script` (tracepoint
 //! fields by name, decoded with this crate's tracefs format parser).
@@ -11,10 +11,9 @@
 //! "skipped: perf not installed" without it.
 
 use crate::lab_support;
-use crate::perf_data;
 
 use lab_support::{not_applicable, Need};
-use perf_data::PerfData;
+use perf_event_core::perf_data::PerfData;
 use perf_event_core::record::{Callchain, Context, Record, RegNames, RegsArch};
 use perf_event_core::sysfs::{TraceFormat, TraceValue, Tracefs};
 use std::collections::HashMap;
@@ -165,13 +164,13 @@ fn dump(file: &Path) -> (HashMap<usize, (u32, usize)>, HashMap<usize, DumpSample
 /// Every record's type and size, and every sample's decoded fields, as perf
 /// prints them; returns the number of samples compared.
 fn compare_with_dump(file: &Path) -> usize {
-    let data = PerfData::new(std::fs::read(file).unwrap());
+    let data = PerfData::open(file).unwrap();
     let (kinds, samples) = dump(file);
-    let records = data.records();
+    let records: Vec<_> = data.records().map(Result::unwrap).collect();
     assert!(records.len() > 10, "only {} records", records.len());
     let mut compared = 0;
     for (offset, bytes) in records {
-        let parsed = data.parse(bytes);
+        let parsed = data.parse(bytes).unwrap();
         let (kind, size) = kinds[&offset];
         assert_eq!(
             (parsed.header.kind, parsed.header.size as usize),
@@ -184,9 +183,9 @@ fn compare_with_dump(file: &Path) -> usize {
         assert_eq!(s.unreturned_field(), None);
         let want = &samples[&offset];
         assert_eq!(s.pid_tid(), Some(want.pid_tid), "{offset:#x}");
-        let attr = data.attr_of(bytes);
+        let attr = data.attr_of(bytes).unwrap();
         // Without PERF_SAMPLE_PERIOD (a fixed period) perf prints the attr's.
-        let period = s.period().unwrap_or(attr.sample_period);
+        let period = s.period().unwrap_or(attr.raw.sample_period());
         assert_eq!(
             (s.ip(), period),
             (Some(want.ip), want.period),
@@ -213,7 +212,7 @@ fn compare_with_dump(file: &Path) -> usize {
         if let Some(regs) = s.regs_user() {
             let names = RegNames::of(RegsArch::X86);
             let ours: Vec<(String, u64)> = names
-                .named(&regs, attr.regs_user)
+                .named(&regs, attr.raw.sample_regs_user)
                 .map(|(n, v)| (n.to_string(), v))
                 .collect();
             // perf prints registers by name in mask order, as we do.
@@ -351,15 +350,16 @@ fn tracepoint_fields_agree_with_perf_script() {
         let f = tracefs.format(sys, ev).unwrap();
         formats.insert(f.id.unwrap(), (format!("{sys}:{ev}"), f));
     }
-    let data = PerfData::new(std::fs::read(&file).unwrap());
+    let data = PerfData::open(&file).unwrap();
     let lines = script_lines(&file);
     let (mut switches, mut opens) = (0, 0);
-    for (offset, bytes) in data.records() {
-        let Record::Sample(s) = data.parse(bytes).record else {
+    for rec in data.records() {
+        let (offset, bytes) = rec.unwrap();
+        let Record::Sample(s) = data.parse(bytes).unwrap().record else {
             continue;
         };
-        let attr = data.attr_of(bytes);
-        let (name, format): &(String, TraceFormat) = &formats[&attr.config];
+        let attr = data.attr_of(bytes).unwrap();
+        let (name, format): &(String, TraceFormat) = &formats[&attr.raw.config];
         let key = (s.pid_tid().unwrap().1, s.time().unwrap());
         let (event, trace) = &lines[&key];
         assert_eq!(event, name, "{offset:#x}");

@@ -107,3 +107,70 @@ fn a_native_capture_replays_to_its_own_values() {
     let (records, samples) = replay(&text);
     assert!(samples >= 5, "{records} records, {samples} samples");
 }
+
+/// The s390x capture as a big-endian perf.data file (header, the guest's
+/// attr with no ids, the records), read with the crate's perf_data
+/// reader: the records it lends, parsed with the attr it read, give the
+/// guest's values.
+#[test]
+fn s390x_records_in_a_big_endian_perf_data_file_read_to_the_guests_values() {
+    use perf_event_core::perf_data::PerfData;
+    let text = include_str!("fixtures/s390x/records.txt");
+    let field = |key: &str| text.lines().find_map(|l| l.strip_prefix(key)).unwrap();
+    let attr = unhex(field("ATTR "));
+    let recs: Vec<Vec<u8>> = text
+        .lines()
+        .filter_map(|l| l.strip_prefix("REC "))
+        .map(unhex)
+        .collect();
+    let vals: Vec<&str> = text
+        .lines()
+        .filter_map(|l| l.strip_prefix("VAL "))
+        .collect();
+    let attr_size = attr.len() as u64 + 16;
+    let data_len: u64 = recs.iter().map(|r| r.len() as u64).sum();
+    let mut file = Vec::new();
+    for w in [
+        0x3245_4c49_4652_4550u64, // PERFILE2
+        104,
+        attr_size,
+        104,
+        attr_size,
+        104 + attr_size,
+        data_len,
+        0,
+        0,
+        0,
+        0,
+        0,
+        0,
+    ] {
+        file.extend_from_slice(&w.to_be_bytes());
+    }
+    file.extend_from_slice(&attr);
+    file.extend_from_slice(&[0; 16]);
+    for r in &recs {
+        file.extend_from_slice(r);
+    }
+    let data = PerfData::from_bytes(file).unwrap();
+    assert_eq!(data.order, ByteOrder::Big);
+    assert_eq!(data.attrs.len(), 1);
+    let layout = data.attrs[0].layout;
+    assert_eq!(
+        layout,
+        SampleLayout::from_attr_bytes(&attr, ByteOrder::Big).unwrap()
+    );
+    let mask = u64::from_str_radix(field("REGS 0x"), 16).unwrap();
+    let format = TraceFormat::parse(&String::from_utf8(unhex(field("FORMAT "))).unwrap()).unwrap();
+    let names = RegNames::of(RegsArch::S390);
+    let mut n = 0;
+    for (rec, want) in data.records().zip(&vals) {
+        let (_, bytes) = rec.unwrap();
+        let parsed = data.parse(bytes).unwrap();
+        let got = describe::describe(&parsed, &layout, mask, &names, Some(&format));
+        assert_eq!(got, *want, "record {n}");
+        n += 1;
+    }
+    assert_eq!(n, recs.len());
+    assert_eq!(n, vals.len());
+}

@@ -506,3 +506,52 @@ fn rings_of_this_thread(attr: &Attr, n: usize) -> RingSet {
         .collect();
     RingSet::new(entries, Options::default()).unwrap()
 }
+
+/// A ring set written to perf.data through its time-ordered merge
+/// (`Writer::write_ordered`, one FINISHED_ROUND per merge round) and read
+/// back with the crate's reader: every sample, each told to its event by
+/// its id, in time order, the attrs with their ids.
+#[test]
+fn a_ring_set_written_through_the_merge_reads_back_in_time_order() {
+    use perf_event_core::perf_data::{Event, Features, PerfData, Writer};
+    let Some((prctl_attr, _)) = tracepoints("perf_data") else {
+        return;
+    };
+    let mut set = rings_of_this_thread(&prctl_attr, 3);
+    let ids: Vec<u64> = (0..3).map(|e| set.fd(e).unwrap().id().unwrap()).collect();
+    let path = std::env::temp_dir().join(format!("ringset-perf-data-{}", std::process::id()));
+    let event = Event {
+        attr: prctl_attr,
+        name: "syscalls:sys_enter_prctl".into(),
+        ids: ids.clone(),
+    };
+    let file = std::fs::File::create(&path).unwrap();
+    let mut w = Writer::create(file, vec![event], Features::default()).unwrap();
+    const N: u32 = 300;
+    prctls_sampled_by_every_entry(&set, N);
+    let mut written = w.write_ordered(&mut set, false).unwrap();
+    written += w.write_ordered(&mut set, true).unwrap();
+    let stats = w.stats();
+    w.finish().unwrap();
+    let data = PerfData::open(&path).unwrap();
+    let _ = std::fs::remove_file(&path);
+    assert_eq!(data.attrs[0].ids, ids);
+    let (mut samples, mut last, mut rounds) = (0, 0, 0);
+    for rec in data.records() {
+        let (_, bytes) = rec.unwrap();
+        if bytes[..4] == 68u32.to_ne_bytes() {
+            rounds += 1;
+            continue;
+        }
+        if let Record::Sample(s) = data.parse(bytes).unwrap().record {
+            let t = s.time().unwrap();
+            assert!(t >= last, "time order");
+            last = t;
+            samples += 1;
+        }
+    }
+    let lost = set.total_losses().dropped();
+    println!("{written} written, {samples} samples, {rounds} rounds, {lost} lost, {stats:?}");
+    assert_eq!(samples as u64 + lost, 3 * u64::from(N));
+    assert!(rounds >= 1 && rounds as u64 == stats.rounds);
+}

@@ -86,3 +86,43 @@ fn ringset_merge_corpus_keeps_its_invariants() {
         }
     }
 }
+
+#[test]
+fn perf_data_read_corpus_reads_and_mangled_copies_do_not_panic() {
+    use perf_event_core::perf_data::PerfData;
+    let walk = |data: &[u8]| -> Option<usize> {
+        let file = PerfData::from_bytes(data.to_vec()).ok()?;
+        let mut n = 0;
+        for rec in file.records() {
+            let Ok((_, bytes)) = rec else { break };
+            let _ = file.event_of(bytes);
+            if file.parse(bytes).is_ok() {
+                n += 1;
+            }
+        }
+        Some(n)
+    };
+    for (name, data) in corpus("perf_data_read") {
+        // The seeds are real files (perf's and the writer's, file and
+        // pipe mode): they read whole.
+        let n = walk(&data).unwrap_or_else(|| panic!("{name} does not read"));
+        assert!(n > 10, "{name}: {n} records");
+        // The same file cut anywhere and with bytes changed: errors, or
+        // fewer records, never a panic.
+        for cut in (0..data.len()).step_by(7) {
+            let _ = walk(&data[..cut]);
+        }
+        let mut x = 0x2545_f491_4f6c_dd1du64;
+        for _ in 0..500 {
+            let mut b = data.clone();
+            for _ in 0..3 {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                let at = (x as usize) % b.len();
+                b[at] = (x >> 24) as u8;
+            }
+            let _ = walk(&b);
+        }
+    }
+}

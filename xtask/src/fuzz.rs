@@ -18,6 +18,7 @@ const TARGETS: &[&str] = &[
     "event_string",
     "trace_format",
     "ringset_merge",
+    "perf_data_read",
 ];
 
 /// The per-target time `cargo xtask ci` gives.

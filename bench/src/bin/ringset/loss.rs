@@ -2,6 +2,7 @@
 //! with small rings, read concurrently, by perf-event-core's ring set and
 //! by perf-event2's samplers; received + lost == generated for both.
 
+use super::write::{perf_data_path, perf_data_writer, write_ours};
 use super::{drain_ours, median, ours, pe2};
 use perf_bench::storm::{cpus, pin, Storm};
 use perf_event_core::open::Scope;
@@ -36,6 +37,34 @@ fn storm_ours(id: u64, cfg: &StormCfg) -> (u64, u64) {
     got += drain_ours(&mut set).0;
     storm.last();
     got += drain_ours(&mut set).0;
+    let l = set.total_losses();
+    assert_eq!((l.overruns, l.corrupt), (0, 0));
+    (got, l.lost)
+}
+
+/// The same storm read by the ring set and written to a perf.data file
+/// (one round per pass, as perf record): (received, lost).
+fn storm_write(id: u64, cfg: &StormCfg) -> (u64, u64) {
+    let mut storm = Storm::new(STORM_N, &cfg.cpus, libc::PR_GET_DUMPABLE);
+    let tids = storm.tids.clone();
+    let k = cfg.k;
+    let scope = |i: usize| Scope::thread_on(tids[i / k].1, tids[i / k].0 as u32);
+    let mut set = ours(id, tids.len() * k, scope, cfg.pages);
+    let path = perf_data_path("storm");
+    let mut w = perf_data_writer(&path, id, &set);
+    for e in 0..set.entries() {
+        set.fd(e).unwrap().enable(false).unwrap();
+    }
+    let mut got = 0;
+    storm.start();
+    while storm.running() {
+        got += write_ours(&mut set, &mut w);
+    }
+    got += write_ours(&mut set, &mut w);
+    storm.last();
+    got += write_ours(&mut set, &mut w);
+    w.finish().unwrap();
+    let _ = std::fs::remove_file(&path);
     let l = set.total_losses();
     assert_eq!((l.overruns, l.corrupt), (0, 0));
     (got, l.lost)
@@ -129,41 +158,35 @@ pub fn loss_bench(id: u64) {
     );
     println!(
         "| storm | storm CPUs | K | pages per ring | generated | perf-event-core lost per run \
-         | median | perf-event2 lost per run | median |"
+         | median | perf-event-core + perf.data writer lost per run | median \
+         | perf-event2 lost per run | median |"
     );
-    println!("|---|---|---:|---:|---:|---|---:|---|---:|");
+    println!("|---|---|---:|---:|---:|---|---:|---|---:|---|---:|");
     for (what, cfg) in &cfgs {
         let generated = (cfg.cpus.len() * cfg.k) as u64 * (u64::from(STORM_N) + 1);
-        let (mut a, mut b) = (Vec::new(), Vec::new());
+        let (mut a, mut b, mut c) = (Vec::new(), Vec::new(), Vec::new());
         for run in 0..RUNS {
-            let order: [bool; 2] = if run % 2 == 0 {
-                [true, false]
-            } else {
-                [false, true]
-            };
-            for first in order {
-                let (got, lost) = if first {
-                    storm_ours(id, cfg)
-                } else {
-                    storm_pe2(id, cfg)
+            for k in 0..3 {
+                let reader = (run + k) % 3;
+                let (got, lost) = match reader {
+                    0 => storm_ours(id, cfg),
+                    1 => storm_write(id, cfg),
+                    _ => storm_pe2(id, cfg),
                 };
                 assert_eq!(got + lost, generated, "received + lost == generated");
-                if first {
-                    a.push(lost)
-                } else {
-                    b.push(lost)
-                }
+                [&mut a, &mut c, &mut b][reader].push(lost);
             }
         }
         let med = |v: &[u64]| median(&mut v.iter().map(|&x| x as f64).collect::<Vec<_>>());
         println!(
-            "| {what} | {:?} | {} | {} | {generated} | {a:?} | {} | {b:?} | {} |",
+            "| {what} | {:?} | {} | {} | {generated} | {a:?} | {} | {c:?} | {} | {b:?} | {} |",
             cfg.cpus,
             cfg.k,
             cfg.pages,
             med(&a),
+            med(&c),
             med(&b)
         );
     }
-    println!("\n(received + lost == generated asserted in every run, for both)");
+    println!("\n(received + lost == generated asserted in every run, for every reader)");
 }

@@ -21,8 +21,14 @@
 //! 3. Lost records under a storm on every CPU with small rings, read
 //!    concurrently: perf-event-core's ring set vs perf-event2's samplers;
 //!    received + lost == generated for both.
+//! 4. Writing perf.data: the drain of part 1 with every record written
+//!    by `perf_data::Writer` to a file (one round per drain, as perf
+//!    record), per record next to the drain's; and under the storm of
+//!    part 3, the ring set drained into a perf.data file loses no more
+//!    than the ring set drained alone (received + lost == generated).
 
 mod loss;
+mod write;
 
 use perf_bench::storm::{prctls, tracepoint_id};
 use perf_event::events::Tracepoint;
@@ -273,6 +279,7 @@ fn drain_bench(id: u64, rings: usize, rounds: usize) {
     let mut m = ours(id, rings, |_| Scope::this_thread(), PAGES);
     let mut w = ours(id, rings, |_| Scope::this_thread(), PAGES);
     let mut f = ours(id, rings, |_| Scope::this_thread(), PAGES);
+    let mut pd = ours(id, rings, |_| Scope::this_thread(), PAGES);
     let mut b = pe2(id, rings, |_| None, PAGES);
     let mut raws: Vec<Raw> = (0..rings).map(|_| Raw::new(id)).collect();
     let fds: Vec<&EventFd> = (0..rings)
@@ -282,12 +289,14 @@ fn drain_bench(id: u64, rings: usize, rounds: usize) {
                 m.fd(e).unwrap(),
                 w.fd(e).unwrap(),
                 f.fd(e).unwrap(),
+                pd.fd(e).unwrap(),
             ]
         })
         .chain(raws.iter().map(|r| &r.fd))
         .collect();
     let raw_fds: Vec<i32> = fds.iter().map(|f| f.raw()).collect();
-    let mut times: [Vec<f64>; 6] = Default::default();
+    let mut times: [Vec<f64>; 7] = Default::default();
+    let path = write::perf_data_path("drain");
     let total = (K as usize * rings) as f64;
     for round in 0..rounds + 1 {
         for &fd in &raw_fds {
@@ -305,9 +314,11 @@ fn drain_bench(id: u64, rings: usize, rounds: usize) {
             // SAFETY: disabling a perf fd we own.
             unsafe { libc::ioctl(fd, sys::PERF_EVENT_IOC_DISABLE as _, 0) };
         }
-        let mut results = [(0u64, 0f64); 6];
-        for k in 0..6 {
-            let i = (round + k) % 6;
+        let mut results = [(0u64, 0f64); 7];
+        // A new file each round (made before the timing).
+        let mut writer = Some(write::perf_data_writer(&path, id, &pd));
+        for k in 0..7 {
+            let i = (round + k) % 7;
             let t = Instant::now();
             let n = match i {
                 0 => black_box(drain_ours(&mut a)).0,
@@ -315,10 +326,12 @@ fn drain_bench(id: u64, rings: usize, rounds: usize) {
                 2 => raws.iter_mut().map(|r| black_box(r.drain()).0).sum(),
                 3 => merge_ours(&mut m),
                 4 => black_box(walk_ours(&mut w)),
-                _ => black_box(drain_prefix(&mut f)).0,
+                5 => black_box(drain_prefix(&mut f)).0,
+                _ => black_box(write::write_ours(&mut pd, writer.as_mut().unwrap())),
             };
             results[i] = (n, t.elapsed().as_nanos() as f64);
         }
+        writer.take().unwrap().finish().unwrap();
         for (i, (n, ns)) in results.iter().enumerate() {
             assert_eq!(*n as f64, total, "reader {i} got {n} records of {total}");
             if round > 0 {
@@ -336,6 +349,7 @@ fn drain_bench(id: u64, rings: usize, rounds: usize) {
         "perf-event-core time-ordered merge (fill/next/release)",
         "perf-event-core RingSet::drain alone (no parse)",
         "perf-event-core RingSet::drain + prefix ip/tid/time",
+        "perf-event-core RingSet::drain + perf_data::Writer (file)",
     ]
     .iter()
     .enumerate()
@@ -359,6 +373,13 @@ fn drain_bench(id: u64, rings: usize, rounds: usize) {
         "merge stats: released {} forced {} out_of_order {} unguarded_rounds {} max_held {}",
         st.released, st.forced, st.out_of_order, st.unguarded_rounds, st.max_held
     );
+    let mut wr: Vec<f64> = times[6].iter().zip(&times[4]).map(|(a, b)| a - b).collect();
+    println!(
+        "perf_data::Writer's own cost (drain + write - drain alone, paired per round): \
+         median {:.2} ns/record",
+        median(&mut wr)
+    );
+    let _ = std::fs::remove_file(&path);
     let mut vs: Vec<f64> = times[1].iter().zip(&times[0]).map(|(a, b)| a / b).collect();
     println!(
         "perf-event2 / perf-event-core drain: {:.2}x (raw {raw:.2} ns)",

@@ -1,0 +1,50 @@
+//! Part 4: the ring set drained into a perf.data file by
+//! `perf_data::Writer` (one round per pass, as perf record writes them).
+
+use super::attr;
+use perf_event_core::perf_data::{Event as PdEvent, Features, Writer};
+use perf_event_core::ringset::RingSet;
+use perf_event_core::sys;
+
+/// Where the benchmarks' perf.data files go: /dev/shm when there is one
+/// (the writer's cost, not the disk's), else the temp directory.
+pub fn perf_data_path(what: &str) -> std::path::PathBuf {
+    let dir = std::path::Path::new("/dev/shm");
+    let dir = if dir.is_dir() {
+        dir.to_path_buf()
+    } else {
+        std::env::temp_dir()
+    };
+    dir.join(format!("bench-ringset-{what}-{}.data", std::process::id()))
+}
+
+/// A perf.data writer for the set's event (the tracepoint of `attr`).
+pub fn perf_data_writer(path: &std::path::Path, id: u64, set: &RingSet) -> Writer<std::fs::File> {
+    let ids = (0..set.entries())
+        .filter_map(|e| set.fd(e)?.id().ok())
+        .collect();
+    let event = PdEvent {
+        attr: attr(id),
+        name: "syscalls:sys_enter_prctl".into(),
+        ids,
+    };
+    Writer::create(
+        std::fs::File::create(path).unwrap(),
+        vec![event],
+        Features::default(),
+    )
+    .unwrap()
+}
+
+/// One pass over the rings written to perf.data (a round), counting the
+/// samples.
+#[inline(never)]
+pub fn write_ours(set: &mut RingSet, w: &mut Writer<std::fs::File>) -> u64 {
+    let mut n = 0u64;
+    set.drain(|_, event, rec| {
+        n += u64::from(rec.header.kind == sys::PERF_RECORD_SAMPLE);
+        w.write(event, rec).unwrap();
+    });
+    w.finish_round().unwrap();
+    n
+}

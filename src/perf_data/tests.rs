@@ -1,0 +1,219 @@
+//! Round trips through the writer and the reader: attrs, ids, names and
+//! features come back; a writer dropped mid-round (killed) leaves a file
+//! read up to its last round; every cut and many mangled copies of a file
+//! give errors or fewer records, never a panic.
+
+use super::*;
+use crate::attr::Attr;
+use crate::event::{Event as Ev, Software};
+use crate::record::{Record, SampleLayout};
+use crate::sys;
+
+fn attr(sw: Software) -> Attr {
+    Attr::new(Ev::Software(sw))
+        .sample_period(1000)
+        .sample_type(
+            (sys::PERF_SAMPLE_IDENTIFIER
+                | sys::PERF_SAMPLE_IP
+                | sys::PERF_SAMPLE_TID
+                | sys::PERF_SAMPLE_TIME) as u64,
+        )
+        .sample_id_all(true)
+}
+
+fn events() -> Vec<Event> {
+    vec![
+        Event {
+            attr: attr(Software::CpuClock),
+            name: "cpu-clock".into(),
+            ids: vec![11, 12],
+        },
+        Event {
+            attr: attr(Software::TaskClock),
+            name: "task-clock".into(),
+            ids: vec![13],
+        },
+    ]
+}
+
+/// A sample of id `id` at `time`, in this machine's order.
+fn sample(id: u64, ip: u64, time: u64) -> Vec<u8> {
+    let mut v = Vec::new();
+    v.extend_from_slice(&sys::PERF_RECORD_SAMPLE.to_ne_bytes());
+    v.extend_from_slice(&(sys::PERF_RECORD_MISC_USER as u16).to_ne_bytes());
+    v.extend_from_slice(&40u16.to_ne_bytes());
+    v.extend_from_slice(&id.to_ne_bytes());
+    v.extend_from_slice(&ip.to_ne_bytes());
+    v.extend_from_slice(&7u32.to_ne_bytes());
+    v.extend_from_slice(&8u32.to_ne_bytes());
+    v.extend_from_slice(&time.to_ne_bytes());
+    v
+}
+
+fn temp(name: &str) -> std::path::PathBuf {
+    std::env::temp_dir().join(format!("perf-data-unit-{}-{name}", std::process::id()))
+}
+
+/// A finished file with two rounds of samples.
+fn written(name: &str) -> (std::path::PathBuf, Vec<u8>) {
+    let path = temp(name);
+    let mut w = Writer::create(
+        std::fs::File::create(&path).unwrap(),
+        events(),
+        Features::from_system(),
+    )
+    .unwrap();
+    w.write_bytes(Some(0), &sample(11, 0x1000, 50)).unwrap();
+    w.write_bytes(Some(1), &sample(13, 0x2000, 40)).unwrap();
+    w.finish_round().unwrap();
+    w.write_bytes(None, &sample(12, 0x3000, 90)).unwrap();
+    let stats = w.stats();
+    assert_eq!((stats.records, stats.rounds), (3, 1));
+    w.finish().unwrap();
+    let bytes = std::fs::read(&path).unwrap();
+    (path, bytes)
+}
+
+#[test]
+fn a_written_file_reads_back() {
+    let (path, bytes) = written("roundtrip");
+    let f = PerfData::from_bytes(bytes).unwrap();
+    let _ = std::fs::remove_file(path);
+    assert!(!f.pipe && !f.recovered);
+    assert_eq!(f.attrs.len(), 2);
+    assert_eq!(f.attrs[0].ids, [11, 12]);
+    assert_eq!(f.attrs[1].name.as_deref(), Some("task-clock"));
+    assert_eq!(
+        f.attrs[0].layout,
+        SampleLayout::from_attr(&attr(Software::CpuClock))
+    );
+    let sys_f = Features::from_system();
+    assert_eq!(f.features.hostname, sys_f.hostname);
+    assert_eq!(f.features.nrcpus, sys_f.nrcpus);
+    assert_eq!(f.features.cpu_topology, sys_f.cpu_topology);
+    assert_eq!(f.features.sample_time, Some((40, 90)));
+    assert_eq!(f.features.event_desc.as_ref().unwrap()[1].ids, [13]);
+    let recs: Vec<_> = f.records().map(Result::unwrap).collect();
+    // Two samples, a round, a sample, the last round.
+    assert_eq!(recs.len(), 5);
+    let mut seen = Vec::new();
+    for (_, b) in &recs {
+        let kind = u32::from_ne_bytes(b[..4].try_into().unwrap());
+        if kind == header::kind::FINISHED_ROUND {
+            seen.push((usize::MAX, 0));
+            continue;
+        }
+        let Record::Sample(s) = f.parse(b).unwrap().record else {
+            panic!()
+        };
+        seen.push((f.event_of(b).unwrap(), s.ip().unwrap()));
+    }
+    assert_eq!(
+        seen,
+        [
+            (0, 0x1000),
+            (1, 0x2000),
+            (usize::MAX, 0),
+            (0, 0x3000),
+            (usize::MAX, 0)
+        ]
+    );
+}
+
+#[test]
+fn pipe_mode_reads_back() {
+    let mut w = Writer::pipe(Vec::new(), events(), Features::from_system()).unwrap();
+    w.write_bytes(Some(0), &sample(11, 0x1000, 50)).unwrap();
+    w.finish_round().unwrap();
+    w.write_bytes(Some(1), &sample(13, 0x2000, 60)).unwrap();
+    let bytes = w.finish().unwrap();
+    let f = PerfData::from_bytes(bytes).unwrap();
+    assert!(f.pipe);
+    assert_eq!(f.attrs.len(), 2);
+    assert_eq!(f.attrs[1].ids, [13]);
+    assert_eq!(f.attrs[0].name.as_deref(), Some("cpu-clock"));
+    assert_eq!(f.features.sample_time, Some((50, 60)));
+    assert_eq!(f.features.osrelease, Features::from_system().osrelease);
+    let samples: Vec<u64> = f
+        .records()
+        .map(Result::unwrap)
+        .filter_map(|(_, b)| match f.parse(b).ok()?.record {
+            Record::Sample(s) if b[..4] == sys::PERF_RECORD_SAMPLE.to_ne_bytes() => s.ip(),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(samples, [0x1000, 0x2000]);
+}
+
+#[test]
+fn a_killed_writer_is_read_up_to_its_last_round() {
+    let path = temp("killed");
+    let mut w = Writer::create(
+        std::fs::File::create(&path).unwrap(),
+        events(),
+        Features::default(),
+    )
+    .unwrap();
+    w.write_bytes(Some(0), &sample(11, 0x1000, 50)).unwrap();
+    w.finish_round().unwrap();
+    w.write_bytes(Some(0), &sample(11, 0x1100, 60)).unwrap();
+    w.finish_round().unwrap();
+    w.write_bytes(Some(0), &sample(11, 0x1200, 70)).unwrap();
+    // Dropped without finish: the buffer reaches the file, the
+    // features and the last round do not.
+    drop(w);
+    let mut bytes = std::fs::read(&path).unwrap();
+    let _ = std::fs::remove_file(&path);
+    // And a half-written record after it.
+    bytes.extend_from_slice(&sample(11, 0x1300, 80)[..20]);
+    let f = PerfData::from_bytes(bytes.clone()).unwrap();
+    assert!(f.recovered);
+    let ips: Vec<u64> = f
+        .records()
+        .map(Result::unwrap)
+        .filter_map(|(_, b)| match f.parse(b).ok()?.record {
+            Record::Sample(s) => s.ip(),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(ips, [0x1000, 0x1100]);
+    // Killed before its first round: no records, no error.
+    let start = f.data.start;
+    let f = PerfData::from_bytes(bytes[..start + 30].to_vec()).unwrap();
+    assert_eq!(f.records().count(), 0);
+}
+
+#[test]
+fn every_cut_and_mangled_file_gives_an_error_or_records_never_a_panic() {
+    let (path, bytes) = written("mangled");
+    let _ = std::fs::remove_file(path);
+    let walk = |b: Vec<u8>| {
+        if let Ok(f) = PerfData::from_bytes(b) {
+            for (_, rec) in f.records().map_while(Result::ok) {
+                let _ = f.parse(rec);
+            }
+        }
+    };
+    for cut in 0..bytes.len() {
+        walk(bytes[..cut].to_vec());
+    }
+    let mut x = 0x9e37_79b9_7f4a_7c15u64;
+    for _ in 0..3000 {
+        let mut b = bytes.clone();
+        for _ in 0..4 {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            let at = (x as usize) % b.len();
+            b[at] = (x >> 32) as u8;
+        }
+        walk(b);
+    }
+    // A pipe stream, mangled.
+    let mut w = Writer::pipe(Vec::new(), events(), Features::from_system()).unwrap();
+    w.write_bytes(Some(0), &sample(11, 0x1000, 50)).unwrap();
+    let pipe = w.finish().unwrap();
+    for cut in 0..pipe.len() {
+        walk(pipe[..cut].to_vec());
+    }
+}
