@@ -161,7 +161,7 @@ impl<W: Write> Writer<W> {
                 use crate::linux::system::{clock_getres_ns, clock_gettime_ns};
                 features.clockid_res_ns = clock_getres_ns(clock).ok();
                 if let (Ok(tod_ns), Ok(clockid_ns)) = (
-                    clock_gettime_ns(libc::CLOCK_REALTIME),
+                    clock_gettime_ns(crate::linux::system::CLOCK_REALTIME),
                     clock_gettime_ns(clock),
                 ) {
                     features.clock_data = Some(ClockData {

@@ -232,3 +232,31 @@ fn unsafe_is_allowed_only_in_the_named_modules() {
         "no module-wide allow"
     );
 }
+
+/// One OS boundary: `libc::` appears in the code of `src/linux/` only (and
+/// in the generated `src/sys/`).
+#[test]
+fn only_linux_calls_libc() {
+    let root = src();
+    let mut all = Vec::new();
+    files(&root, &mut all);
+    let mut problems = Vec::new();
+    for f in &all {
+        let rel = f.strip_prefix(&root).unwrap();
+        let module = rel.iter().next().unwrap().to_str().unwrap();
+        if module == "linux" || module == "sys" {
+            continue;
+        }
+        let text = std::fs::read_to_string(f).unwrap();
+        for (i, line) in code(&text).lines().enumerate() {
+            if line.contains("libc::") {
+                problems.push(format!("{}:{}: {}", rel.display(), i + 1, line.trim()));
+            }
+        }
+    }
+    assert!(
+        problems.is_empty(),
+        "libc:: outside src/linux:\n{}",
+        problems.join("\n")
+    );
+}
