@@ -75,6 +75,10 @@ fn written(name: &str) -> (std::path::PathBuf, Vec<u8>) {
 }
 
 #[test]
+#[cfg_attr(
+    miri,
+    ignore = "files and /proc: miri isolates the file system (the module is safe code)"
+)]
 fn a_written_file_reads_back() {
     let (path, bytes) = written("roundtrip");
     let f = PerfData::from_bytes(bytes).unwrap();
@@ -121,6 +125,10 @@ fn a_written_file_reads_back() {
 }
 
 #[test]
+#[cfg_attr(
+    miri,
+    ignore = "files and /proc: miri isolates the file system (the module is safe code)"
+)]
 fn pipe_mode_reads_back() {
     let mut w = Writer::pipe(Vec::new(), events(), Features::from_system()).unwrap();
     w.write_bytes(Some(0), &sample(11, 0x1000, 50)).unwrap();
@@ -146,6 +154,10 @@ fn pipe_mode_reads_back() {
 }
 
 #[test]
+#[cfg_attr(
+    miri,
+    ignore = "files and /proc: miri isolates the file system (the module is safe code)"
+)]
 fn a_killed_writer_is_read_up_to_its_last_round() {
     let path = temp("killed");
     let mut w = Writer::create(
@@ -184,6 +196,10 @@ fn a_killed_writer_is_read_up_to_its_last_round() {
 }
 
 #[test]
+#[cfg_attr(
+    miri,
+    ignore = "files and /proc: miri isolates the file system (the module is safe code)"
+)]
 fn every_cut_and_mangled_file_gives_an_error_or_records_never_a_panic() {
     let (path, bytes) = written("mangled");
     let _ = std::fs::remove_file(path);
