@@ -11,6 +11,20 @@ use std::time::{Duration, Instant};
 
 /// (status, stderr with every digit as `N`, how long it took).
 fn run(perf: Option<&str>, args: &[&str]) -> (Option<i32>, String, Duration) {
+    let (code, text, took) = run_raw(perf, args);
+    (code, mask(&text), took)
+}
+
+/// Every digit as `N`.
+fn mask(text: &str) -> String {
+    text.chars()
+        .map(|c| if c.is_ascii_digit() { 'N' } else { c })
+        .collect()
+}
+
+/// (status, stderr as printed, how long it took) of `perf stat ARGS`
+/// (`perf`: its path) or of the example.
+fn run_raw(perf: Option<&str>, args: &[&str]) -> (Option<i32>, String, Duration) {
     let mut cmd = match perf {
         Some(p) => {
             let mut c = Command::new(p);
@@ -22,10 +36,7 @@ fn run(perf: Option<&str>, args: &[&str]) -> (Option<i32>, String, Duration) {
     let start = Instant::now();
     let out = cmd.args(args).output().unwrap();
     let took = start.elapsed();
-    let text: String = String::from_utf8_lossy(&out.stderr)
-        .chars()
-        .map(|c| if c.is_ascii_digit() { 'N' } else { c })
-        .collect();
+    let text = String::from_utf8_lossy(&out.stderr).into_owned();
     (out.status.code(), text, took)
 }
 
@@ -135,22 +146,8 @@ fn timeout_ends_system_wide_and_attached_counting_as_perf() {
         &["-p", &pid, "--timeout", "300", "-e", "task-clock"],
     ];
     for args in runs {
-        let text = |perf: Option<&str>| {
-            let mut cmd = match perf {
-                Some(p) => {
-                    let mut c = Command::new(p);
-                    c.arg("stat");
-                    c
-                }
-                None => Command::new(stat_binary()),
-            };
-            let start = Instant::now();
-            let out = cmd.args(args).output().unwrap();
-            let text = String::from_utf8_lossy(&out.stderr).into_owned();
-            (out.status.code(), text, start.elapsed())
-        };
-        let (oc, ours, took) = text(None);
-        let (pc, theirs, _) = text(Some(&perf));
+        let (oc, ours, took) = run_raw(None, args);
+        let (pc, theirs, _) = run_raw(Some(&perf), args);
         assert_eq!(oc, pc, "{args:?}: {ours}");
         assert!(took < Duration::from_secs(1), "{args:?} took {took:?}");
         let (e_ours, e_perf) = (elapsed(&ours), elapsed(&theirs));
@@ -158,14 +155,7 @@ fn timeout_ends_system_wide_and_attached_counting_as_perf() {
             (e_ours - e_perf).abs() <= 0.005,
             "{args:?}: elapsed {e_ours} s, perf {e_perf} s"
         );
-        let masked = |t: &str| {
-            shape(
-                &t.chars()
-                    .map(|c| if c.is_ascii_digit() { 'N' } else { c })
-                    .collect::<String>(),
-            )
-        };
-        assert_eq!(masked(&ours), masked(&theirs), "{args:?}");
+        assert_eq!(shape(&mask(&ours)), shape(&mask(&theirs)), "{args:?}");
     }
     let _ = sleeper.kill();
     let _ = sleeper.wait();

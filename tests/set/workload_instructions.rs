@@ -21,13 +21,12 @@
 
 use crate::kernel_support;
 use crate::lab_support::{self, Need};
-use crate::set_support;
-use crate::workload_kernel::{clock_ns, role_value};
+use crate::workload_kernel::{child_argv, child_target, clock_ns, role_value};
 
 use perf_event_core::attr::Attr;
 use perf_event_core::event::{Event, Hardware};
 use perf_event_core::open::{open, OpenFlags, Scope};
-use perf_event_core::set::{BudgetPolicy, Cpus, EventSet, EventSpec, Target, ThreadSet};
+use perf_event_core::set::{BudgetPolicy, Cpus, EventSet, EventSpec, Target};
 use perf_event_core::workload::Workload;
 
 const TEST: &str = "static_instruction_count_per_task_and_cpu_wide_window_ends_within_a_tick";
@@ -61,24 +60,13 @@ fn instructions(enable_on_exec: bool) -> EventSpec {
 /// window's end after the child's last instant in ns).
 fn run_child(loops: u64) -> (u64, u64, u64) {
     let file = std::env::temp_dir().join(format!("workload-instr-{}", std::process::id()));
-    let exe = std::env::current_exe().unwrap();
-    let argv = [
-        exe.to_str().unwrap().to_owned(),
-        "--exact".into(),
-        set_support::libtest_name(module_path!(), TEST),
-        "--nocapture".into(),
-        "--test-threads=1".into(),
-        "--skip".into(),
+    let roles = [
         format!("ROLE:loops={loops}"),
-        "--skip".into(),
         format!("ROLE:file={}", file.display()),
     ];
+    let argv = child_argv(module_path!(), TEST, &roles);
     let mut workload = Workload::hold(&argv).unwrap();
-    let per_task = Target::Threads {
-        threads: ThreadSet::from_tids([workload.pid()]),
-        cpus: None,
-        inherit: true,
-    };
+    let per_task = child_target(workload.pid());
     let mut task = EventSet::open(vec![vec![instructions(true)]], per_task, BudgetPolicy::Fail)
         .unwrap_or_else(|e| panic!("per-task instructions: {e}"));
     let online = Cpus::read().unwrap().online().clone();

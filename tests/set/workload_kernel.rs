@@ -36,6 +36,34 @@ pub(crate) fn role_value(name: &str) -> Option<String> {
     std::env::args().find_map(|a| a.strip_prefix(&prefix).map(str::to_owned))
 }
 
+/// The command line that re-runs this test binary as a child playing test
+/// `test` of `module` (pass `module_path!()`), with `roles` (`ROLE:...`
+/// words) passed as `--skip` values.
+pub(crate) fn child_argv(module: &str, test: &str, roles: &[String]) -> Vec<String> {
+    let exe = std::env::current_exe().unwrap();
+    let mut argv = vec![
+        exe.to_str().unwrap().to_owned(),
+        "--exact".into(),
+        set_support::libtest_name(module, test),
+        "--nocapture".into(),
+        "--test-threads=1".into(),
+    ];
+    for role in roles {
+        argv.push("--skip".into());
+        argv.push(role.clone());
+    }
+    argv
+}
+
+/// The child's own threads, and those it creates.
+pub(crate) fn child_target(pid: i32) -> Target {
+    Target::Threads {
+        threads: ThreadSet::from_tids([pid]),
+        cpus: None,
+        inherit: true,
+    }
+}
+
 /// In the child: `ROLE:burn` and `ROLE:file=PATH` among the arguments.
 fn role_args() -> Option<String> {
     let args: Vec<String> = std::env::args().collect();
@@ -69,25 +97,10 @@ fn burn_counted_per_task_and_cpu_wide_window_ends_at_exit() {
         burn_and_exit(&file);
     }
     let file = std::env::temp_dir().join(format!("workload-exit-{}", std::process::id()));
-    let exe = std::env::current_exe().unwrap();
-    let test = set_support::libtest_name(module_path!(), BURN_TEST);
-    let argv = [
-        exe.to_str().unwrap().to_owned(),
-        "--exact".into(),
-        test,
-        "--nocapture".into(),
-        "--test-threads=1".into(),
-        "--skip".into(),
-        "ROLE:burn".into(),
-        "--skip".into(),
-        format!("ROLE:file={}", file.display()),
-    ];
+    let roles = ["ROLE:burn".into(), format!("ROLE:file={}", file.display())];
+    let argv = child_argv(module_path!(), BURN_TEST, &roles);
     let mut workload = Workload::hold(&argv).unwrap();
-    let per_task = Target::Threads {
-        threads: ThreadSet::from_tids([workload.pid()]),
-        cpus: None,
-        inherit: true,
-    };
+    let per_task = child_target(workload.pid());
     let mut task = EventSet::open(vec![vec![task_clock(true)]], per_task, BudgetPolicy::Fail)
         .expect("per-task task-clock on a child of ours");
     let online = Cpus::read().unwrap().online().clone();
