@@ -280,13 +280,7 @@ fn main() {
         match &mut output {
             // Each pass over the rings is a round, as in perf record.
             Some(out) => {
-                let mut failed = None;
-                recording.drain_with(&mut set, |event, rec| {
-                    if failed.is_none() {
-                        failed = out.write(event, rec).err();
-                    }
-                });
-                if let Some(e) = failed.map_or_else(|| out.finish_round().err(), Some) {
+                if let Err(e) = out.write_drained(&mut set, |_, _, rec| recording.keep(rec)) {
                     eprintln!("sample: writing {}: {e}", a.output.as_deref().unwrap_or(""));
                     std::process::exit(1);
                 }

@@ -10,7 +10,7 @@ use perf_event_core::attr::Attr;
 use perf_event_core::perf_data::{Event, Features, PerfData, Writer};
 use perf_event_core::record::Record;
 use perf_event_core::ring::RawRecord;
-use perf_event_core::ringset::Entry;
+use perf_event_core::ringset::{Entry, RingSet};
 use std::fs::File;
 use std::io::{Read, Stdout};
 
@@ -63,17 +63,16 @@ impl Output {
         }
     }
 
-    pub fn write(&mut self, event: Option<usize>, rec: &RawRecord<'_>) -> std::io::Result<()> {
+    /// One pass over the rings, written as a round ([`Writer::write_drained`]);
+    /// `each` sees every record too.
+    pub fn write_drained(
+        &mut self,
+        set: &mut RingSet,
+        each: impl FnMut(usize, Option<usize>, &RawRecord<'_>),
+    ) -> std::io::Result<usize> {
         match self {
-            Output::File(w) => w.write(event, rec),
-            Output::Pipe(w) => w.write(event, rec),
-        }
-    }
-
-    pub fn finish_round(&mut self) -> std::io::Result<()> {
-        match self {
-            Output::File(w) => w.finish_round(),
-            Output::Pipe(w) => w.finish_round(),
+            Output::File(w) => w.write_drained(set, each),
+            Output::Pipe(w) => w.write_drained(set, each),
         }
     }
 

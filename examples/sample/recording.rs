@@ -25,28 +25,14 @@ impl Recording {
 
     /// Copies every record the rings hold now and frees the rings.
     pub fn drain(&mut self, set: &mut RingSet) {
-        let bytes = &mut self.bytes;
-        set.drain(|_, _, rec| {
-            let (a, b) = rec.parts();
-            bytes.extend_from_slice(a);
-            bytes.extend_from_slice(b);
-        });
+        set.drain(|_, _, rec| self.keep(rec));
     }
 
-    /// [`Recording::drain`], also handing each record to `each` (with
-    /// the event its sample id names, when known).
-    pub fn drain_with(
-        &mut self,
-        set: &mut RingSet,
-        mut each: impl FnMut(Option<usize>, &RawRecord<'_>),
-    ) {
-        let bytes = &mut self.bytes;
-        set.drain(|_, event, rec| {
-            let (a, b) = rec.parts();
-            bytes.extend_from_slice(a);
-            bytes.extend_from_slice(b);
-            each(event, rec);
-        });
+    /// Keeps one record a ring lends.
+    pub fn keep(&mut self, rec: &RawRecord<'_>) {
+        let (a, b) = rec.parts();
+        self.bytes.extend_from_slice(a);
+        self.bytes.extend_from_slice(b);
     }
 
     /// The number of bytes recorded.

@@ -50,20 +50,7 @@ pub enum Direction {
 
 impl Encoding {
     /// The encoding of the compilation target.
-    pub const TARGET: Encoding = if cfg!(any(target_arch = "powerpc", target_arch = "powerpc64")) {
-        Encoding::Powerpc
-    } else if cfg!(any(
-        target_arch = "mips",
-        target_arch = "mips64",
-        target_arch = "mips32r6",
-        target_arch = "mips64r6"
-    )) {
-        Encoding::Mips
-    } else if cfg!(any(target_arch = "sparc", target_arch = "sparc64")) {
-        Encoding::Sparc
-    } else {
-        Encoding::Generic
-    };
+    pub const TARGET: Encoding = super::arch::TARGET.ioctl;
 
     /// Width of the size field in bits (`_IOC_SIZEBITS`).
     pub const fn size_bits(self) -> u32 {

@@ -11,10 +11,12 @@
 //! - [`paranoid`]: the `perf_event_paranoid` levels and what each allows.
 //! - [`ioctl`]: the `_IOC` encodings as `const fn`, and every perf ioctl
 //!   request composed for the target.
+//! - [`arch`]: every per-architecture fact, one file per architecture.
 //!
 //! Each fact is checked against the C compiler for every architecture by
 //! `cargo xtask abi` (the `abi-tests` crate).
 
+pub mod arch;
 pub mod attr_size;
 pub mod bitfield;
 pub mod flags;

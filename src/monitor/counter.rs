@@ -61,11 +61,7 @@ impl Counter {
             Attr::new(Event::Hardware(h))
                 .exclude_kernel(true)
                 .exclude_hv(true)
-                .config1(if cfg!(target_arch = "aarch64") {
-                    0x2
-                } else {
-                    0
-                })
+                .config1(crate::abi::arch::TARGET.user_counter.config1())
         };
         Ok(match self {
             Counter::Instructions => hw(Hardware::Instructions),

@@ -55,23 +55,6 @@ const DEFAULT_DUMP_SIZE: u32 = 8192;
 /// The largest user-stack copy perf accepts (`USHRT_MAX` rounded down to 8).
 const MAX_DUMP_SIZE: u64 = 65528;
 
-/// perf's `PERF_REGS_MASK` for this architecture: every user register.
-fn user_regs_mask() -> Option<u64> {
-    if cfg!(target_arch = "x86_64") {
-        Some(0xff0fff) // AX..R15 without DS/ES/FS/GS (asm/perf_regs.h)
-    } else if cfg!(target_arch = "x86") {
-        Some(0xffff)
-    } else if cfg!(target_arch = "aarch64") {
-        Some((1 << 33) - 1) // X0..X30, SP, PC
-    } else if cfg!(target_arch = "arm") {
-        Some(0xffff)
-    } else if cfg!(any(target_arch = "riscv64", target_arch = "riscv32")) {
-        Some(0xffff_ffff)
-    } else {
-        None
-    }
-}
-
 impl CallChain {
     /// Sets the sample fields perf sets for the collected terms.
     fn apply(self, attr: Attr) -> Result<Attr, &'static str> {
@@ -88,7 +71,7 @@ impl CallChain {
             Mode::No => return Ok(attr.sample_type(raw.sample_type & !callchain)),
             Mode::Fp => attr = attr.sample_type(raw.sample_type | callchain),
             Mode::Dwarf => {
-                let Some(mask) = user_regs_mask() else {
+                let Some(mask) = crate::abi::arch::TARGET.user_regs_mask else {
                     return Err("`call-graph=dwarf` needs the user register mask of this \
                                 architecture, which this crate does not know; use `fp`");
                 };

@@ -6,6 +6,7 @@
 
 use super::header::{align, feature, Bytes, NAME_ALIGN};
 use super::PerfDataError;
+use crate::abi::arch::CpuIdSource;
 use crate::record::attr_from_bytes;
 use crate::sys;
 
@@ -157,8 +158,8 @@ impl Features {
             .or_else(|| cpuinfo_field(&info, "cpu model"))
             .or_else(|| cpuinfo_field(&info, "cpu"))
             .map(|d| d.split_whitespace().collect::<Vec<_>>().join(" "));
-        let cpuid = if cfg!(any(target_arch = "x86_64", target_arch = "x86")) {
-            match (
+        let cpuid = match crate::abi::arch::TARGET.cpuid {
+            CpuIdSource::X86Cpuinfo => match (
                 cpuinfo_field(&info, "vendor_id"),
                 cpuinfo_field(&info, "cpu family"),
                 cpuinfo_field(&info, "model"),
@@ -166,11 +167,11 @@ impl Features {
             ) {
                 (Some(v), Some(f), Some(m), Some(s)) => Some(format!("{v},{f},{m},{s}")),
                 _ => None,
+            },
+            CpuIdSource::ArmMidr => {
+                read_file(&format!("{cpu}/cpu0/regs/identification/midr_el1")).map(trim)
             }
-        } else if cfg!(target_arch = "aarch64") {
-            read_file(&format!("{cpu}/cpu0/regs/identification/midr_el1")).map(trim)
-        } else {
-            None
+            CpuIdSource::Unknown => None,
         };
         let total_mem = read_file("/proc/meminfo").and_then(|m| {
             m.lines()

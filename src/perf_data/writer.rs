@@ -11,7 +11,7 @@ use super::header::{kind, FileHeader, Section, FILE_HEADER_SIZE};
 use crate::attr::Attr;
 use crate::record::{self, MappingId, Record, SampleLayout};
 use crate::ring::RawRecord;
-use crate::ringset::{KeyOffsets, RingSet};
+use crate::ringset::{Drained, KeyOffsets, RingSet};
 use crate::sys;
 use std::collections::HashSet;
 use std::fs::File;
@@ -219,6 +219,14 @@ impl<W: Write> Writer<W> {
         let (a, b) = rec.parts();
         self.out.write_all(a)?;
         self.out.write_all(b)?;
+        self.note(event, rec);
+        Ok(())
+    }
+
+    /// Counts a record written (or about to be, in a span) and looks at
+    /// what the features need: a sample's time, a mapping's file.
+    #[inline]
+    fn note(&mut self, event: Option<usize>, rec: &RawRecord<'_>) {
         if rec.header.kind == sys::PERF_RECORD_SAMPLE {
             // The hot path: the time at its fixed offset, no parse.
             self.stats.records += 1;
@@ -230,10 +238,10 @@ impl<W: Write> Writer<W> {
             if let Some(t) = offsets.and_then(|o| o.key(rec).time) {
                 self.note_time(t);
             }
-            return Ok(());
+            return;
         }
+        let (a, b) = rec.parts();
         self.account(event, rec.header.kind, rec.header.misc, a, b);
-        Ok(())
     }
 
     /// Writes one whole record (`bytes` holds exactly its header's size,
@@ -354,17 +362,25 @@ impl<W: Write> Writer<W> {
     }
 
     /// One pass over a ring set as perf record makes it: every ring read
-    /// up to its head ([`RingSet::drain`], ring order) and written, then
-    /// the round closed. Returns the records written; the first write
-    /// error stops the writing (the rings are still freed).
-    pub fn write_drained(&mut self, set: &mut RingSet) -> io::Result<usize> {
-        let mut failed = None;
-        let n = set.drain(|_, event, rec| {
-            if failed.is_none() {
-                failed = self.write(event, rec).err();
-            }
-        });
-        match failed {
+    /// up to its head ([`RingSet::drain_into`], ring order) and written,
+    /// then the round closed; `each(ring, event, record)` sees every record
+    /// too (as [`RingSet::drain`] lends it). The records go out as the runs
+    /// the rings hold ([`Drained::span`]: no copy per record; a run larger
+    /// than the writer's 64 KiB buffer is written straight from the ring).
+    /// Returns the records written; the first write error stops the
+    /// writing (the rings are still freed, `each` still sees every record).
+    pub fn write_drained(
+        &mut self,
+        set: &mut RingSet,
+        each: impl FnMut(usize, Option<usize>, &RawRecord<'_>),
+    ) -> io::Result<usize> {
+        let mut to = Runs {
+            w: self,
+            each,
+            failed: None,
+        };
+        let n = set.drain_into(&mut to);
+        match to.failed {
             Some(e) => Err(e),
             None => self.finish_round().map(|()| n),
         }
@@ -465,5 +481,32 @@ impl<W: Write> Writer<W> {
         file.write_all_at(&self.header.to_bytes(), 0)?;
         file.sync_data()?;
         self.out.into_inner().map_err(|e| e.into_error())
+    }
+}
+
+/// A writer taking a drain's records as runs ([`Writer::write_drained`]).
+struct Runs<'w, W: Write, F> {
+    w: &'w mut Writer<W>,
+    each: F,
+    failed: Option<io::Error>,
+}
+
+impl<W: Write, F: FnMut(usize, Option<usize>, &RawRecord<'_>)> Drained for Runs<'_, W, F> {
+    #[inline(always)]
+    fn record(&mut self, ring: usize, event: Option<usize>, rec: &RawRecord<'_>) {
+        if self.failed.is_none() {
+            self.w.note(event, rec);
+        }
+        (self.each)(ring, event, rec);
+    }
+
+    fn span(&mut self, _ring: usize, first: &[u8], second: &[u8]) {
+        if self.failed.is_none() {
+            let out = &mut self.w.out;
+            self.failed = out
+                .write_all(first)
+                .and_then(|()| out.write_all(second))
+                .err();
+        }
     }
 }

@@ -12,26 +12,7 @@
 use super::sample::Regs;
 use crate::sys;
 
-/// An architecture with a perf register ABI.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum RegsArch {
-    /// x86 and x86_64 (`perf_event_x86_regs`; ABI_32 tasks have the first 16).
-    X86,
-    /// 32-bit Arm (`perf_event_arm_regs`).
-    Arm,
-    /// AArch64 (`perf_event_arm64_regs`).
-    Arm64,
-    /// RISC-V (`perf_event_riscv_regs`).
-    Riscv,
-    /// s390x (`perf_event_s390_regs`).
-    S390,
-    /// PowerPC (`perf_event_powerpc_regs`).
-    Powerpc,
-    /// LoongArch (`perf_event_loongarch_regs`).
-    Loongarch,
-    /// MIPS (`perf_event_mips_regs`).
-    Mips,
-}
+pub use crate::abi::arch::RegsArch;
 
 /// The register names of one architecture.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -358,28 +339,7 @@ impl RegNames {
     /// [`RegNames::in_abi`] gives `PERF_SAMPLE_REGS_ABI_32` (a 32-bit
     /// kernel refuses `r8`-`r15` in `sample_regs_user` with EINVAL).
     pub const fn native() -> Option<RegNames> {
-        let arch = if cfg!(any(target_arch = "x86", target_arch = "x86_64")) {
-            RegsArch::X86
-        } else if cfg!(target_arch = "arm") {
-            RegsArch::Arm
-        } else if cfg!(target_arch = "aarch64") {
-            RegsArch::Arm64
-        } else if cfg!(any(target_arch = "riscv64", target_arch = "riscv32")) {
-            RegsArch::Riscv
-        } else if cfg!(target_arch = "s390x") {
-            RegsArch::S390
-        } else if cfg!(any(target_arch = "powerpc", target_arch = "powerpc64")) {
-            RegsArch::Powerpc
-        } else if cfg!(target_arch = "loongarch64") {
-            RegsArch::Loongarch
-        } else if cfg!(any(
-            target_arch = "mips",
-            target_arch = "mips64",
-            target_arch = "mips32r6",
-            target_arch = "mips64r6"
-        )) {
-            RegsArch::Mips
-        } else {
+        let Some(arch) = crate::abi::arch::TARGET.regs else {
             return None;
         };
         Some(RegNames::of(arch))

@@ -247,6 +247,33 @@ impl<'r> Peek<'r> {
         self.pos
     }
 
+    /// The bytes between two positions of the ring that this walk may lend
+    /// (both within `[data_tail, data_head]`, `from` not after `to`), in
+    /// one part, or two when they wrap around the end of the data area:
+    /// several records at once, exactly as the kernel wrote them (what
+    /// perf record copies to its file). `None` when a position is outside
+    /// that range.
+    pub fn span(&self, from: u64, to: u64) -> Option<(&'r [u8], &'r [u8])> {
+        let tail = self.ring.tail() as usize;
+        let used = (self.head as usize).wrapping_sub(tail);
+        let start = (from as usize).wrapping_sub(tail);
+        let end = (to as usize).wrapping_sub(tail);
+        if used > self.ring.data_size || start > end || end > used {
+            return None;
+        }
+        // SAFETY: as in `next`: [tail, head) stays unwritten while the ring
+        // is borrowed by this walk, and the range checked above lies in it.
+        let data = unsafe { self.ring.data() };
+        let size = data.len();
+        if !size.is_power_of_two() {
+            return None;
+        }
+        let len = end - start;
+        let at = (from as usize) & (size - 1);
+        let first = len.min(size - at);
+        Some((&data[at..at + first], &data[..len - first]))
+    }
+
     /// The next record and its position, or an error saying what was
     /// skipped and why (the walk then continues from [`Peek::pos`]).
     #[allow(clippy::should_implement_trait)]

@@ -46,7 +46,7 @@ mod read;
 pub use ident::{Identify, Key, KeyOffsets, MixedLayouts};
 pub use loss::Losses;
 pub use merge::{Merge, MergeStats, Pending};
-pub use read::Held;
+pub use read::{Drained, Held};
 
 use crate::fd::EventFd;
 use crate::linux::epoll;

@@ -3,7 +3,7 @@
 
 use super::loss::LossRecord;
 use super::{Losses, RingSet, SetRing};
-use crate::ring::{RawRecord, RingError};
+use crate::ring::{Peek, RawRecord, RingError};
 
 /// A record the merge released to the caller. Its bytes stay in the ring
 /// (read them with [`RingSet::record`]) and the ring's `data_tail` does not
@@ -83,6 +83,17 @@ fn account(
     }
 }
 
+/// Lends the run `[from, to)` of ring `ring` to `to` as a span, when it
+/// holds a record.
+#[inline(always)]
+fn lend(peek: &Peek<'_>, (from, end): (u64, u64), ring: usize, to: &mut impl Drained) {
+    if from != end {
+        if let Some((a, b)) = peek.span(from, end) {
+            to.span(ring, a, b);
+        }
+    }
+}
+
 /// Frees the ring up to its oldest record still held (or everything read).
 #[inline]
 fn commit(ring: &mut SetRing) {
@@ -96,13 +107,49 @@ fn commit(ring: &mut SetRing) {
     }
 }
 
+/// What [`RingSet::drain_into`] hands its records to: each record as
+/// [`RingSet::drain`] lends it, and, before the ring is freed past them,
+/// the runs of records just walked as the kernel wrote them.
+pub trait Drained {
+    /// One record of ring `ring` (loss records included), with the event
+    /// its sample id names, when known.
+    fn record(&mut self, ring: usize, event: Option<usize>, rec: &RawRecord<'_>);
+
+    /// The bytes of every record of ring `ring` delivered to
+    /// [`Drained::record`] since the last span of that ring, in one part,
+    /// or two when they wrap around the ring's end; called before the ring
+    /// is freed past them (a span never covers bytes skipped after an
+    /// overrun or a corrupt header). The default ignores them.
+    fn span(&mut self, ring: usize, first: &[u8], second: &[u8]) {
+        let _ = (ring, first, second);
+    }
+}
+
+/// A closure as a [`Drained`] that takes the records only.
+struct EachRecord<F>(F);
+
+impl<F: FnMut(usize, Option<usize>, &RawRecord<'_>)> Drained for EachRecord<F> {
+    #[inline(always)]
+    fn record(&mut self, ring: usize, event: Option<usize>, rec: &RawRecord<'_>) {
+        (self.0)(ring, event, rec)
+    }
+}
+
 impl RingSet {
     /// Walks every ring up to its current head, in ring order (no time
     /// order across rings), calling `each(ring, event, record)`; loss
     /// records are counted (and delivered too) and every ring is freed past
     /// what was walked, except records still held by the merge. Returns the
     /// number of records walked. Never blocks.
-    pub fn drain(&mut self, mut each: impl FnMut(usize, Option<usize>, &RawRecord<'_>)) -> usize {
+    pub fn drain(&mut self, each: impl FnMut(usize, Option<usize>, &RawRecord<'_>)) -> usize {
+        self.drain_into(&mut EachRecord(each))
+    }
+
+    /// [`RingSet::drain`], handing `to` the records and also the runs of
+    /// records walked in each ring ([`Drained::span`]) before the ring is
+    /// freed past them: what a writer copies as a whole (perf.data's
+    /// `Writer::write_drained` writes them straight from the ring).
+    pub fn drain_into(&mut self, to: &mut impl Drained) -> usize {
         let mut n = 0;
         for (r, ring) in self.rings.iter_mut().enumerate() {
             // Free the ring in slices of 1/32 as the walk goes (as a
@@ -122,6 +169,8 @@ impl RingSet {
                 let mut peek = buf.peek(*read_pos);
                 let start = *read_pos;
                 let mut more = false;
+                // The run of records delivered and not yet lent as a span.
+                let mut run = (start, start);
                 while let Some(item) = peek.next() {
                     match item {
                         Ok((_, rec)) => {
@@ -134,10 +183,15 @@ impl RingSet {
                                 let el = &mut self.event_losses;
                                 account(el, losses, *only_event, &rec, ev, &self.ident);
                             }
-                            each(r, event, &rec);
+                            to.record(r, event, &rec);
+                            run.1 = peek.pos();
                             n += 1;
                         }
-                        Err(e) => skipped(losses, held, &e),
+                        Err(e) => {
+                            lend(&peek, run, r, to);
+                            run = (peek.pos(), peek.pos());
+                            skipped(losses, held, &e)
+                        }
                     }
                     let walked = (peek.pos() as usize).wrapping_sub(start as usize) as u64;
                     if walked >= left.min(slice) && peek.pos() != peek.head() {
@@ -145,6 +199,7 @@ impl RingSet {
                         break;
                     }
                 }
+                lend(&peek, run, r, to);
                 let walked = (peek.pos() as usize).wrapping_sub(start as usize) as u64;
                 *read_pos = peek.pos();
                 commit(ring);

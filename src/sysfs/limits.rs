@@ -14,7 +14,8 @@ pub struct UserAccess(pub u32);
 impl UserAccess {
     /// The value's meaning on the running architecture.
     pub fn meaning(self) -> &'static str {
-        match (cfg!(target_arch = "riscv64"), self.0) {
+        let csrr = crate::abi::arch::TARGET.user_counter == crate::abi::arch::UserCounter::Csrr;
+        match (csrr, self.0) {
             (_, 0) => "user space may not read the counters: reads go through read(2)",
             (false, 1) => {
                 "user space may read the counters of its own events (cap_user_rdpmc in the \

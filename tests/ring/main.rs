@@ -18,3 +18,4 @@ mod foreign_records;
 mod ring_kernel;
 mod ringset_kernel;
 mod ringset_overload;
+mod ringset_spans;

@@ -106,7 +106,7 @@ fn storm_pe2(id: u64, cfg: &StormCfg) -> (u64, u64) {
     (got, lost)
 }
 
-pub fn loss_bench(id: u64) {
+pub fn loss_bench(id: u64, only: Option<usize>) {
     const RUNS: usize = 11;
     pin(0);
     let all = cpus();
@@ -162,7 +162,10 @@ pub fn loss_bench(id: u64) {
          | perf-event2 lost per run | median |"
     );
     println!("|---|---|---:|---:|---:|---|---:|---|---:|---|---:|");
-    for (what, cfg) in &cfgs {
+    for (i, (what, cfg)) in cfgs.iter().enumerate() {
+        if only.is_some_and(|o| o != i + 1) {
+            continue;
+        }
         let generated = (cfg.cpus.len() * cfg.k) as u64 * (u64::from(STORM_N) + 1);
         let (mut a, mut b, mut c) = (Vec::new(), Vec::new(), Vec::new());
         for run in 0..RUNS {

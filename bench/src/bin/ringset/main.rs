@@ -389,7 +389,7 @@ fn drain_bench(id: u64, rings: usize, rounds: usize) {
 
 fn main() {
     let id = tracepoint_id("syscalls", "sys_enter_prctl");
-    // `ringset drain` / `ringset loss`: one part only.
+    // `ringset drain` / `ringset loss [N]`: one part only.
     let only = std::env::args().nth(1);
     // `ringset count`: a few rounds only, for `valgrind --tool=callgrind`.
     let rounds = if only.as_deref() == Some("count") {
@@ -407,6 +407,8 @@ fn main() {
         }
     }
     if only.as_deref() != Some("drain") && only.as_deref() != Some("count") {
-        loss::loss_bench(id);
+        // `ringset loss N`: the N-th storm only.
+        let only_storm = std::env::args().nth(2).and_then(|s| s.parse().ok());
+        loss::loss_bench(id, only_storm);
     }
 }

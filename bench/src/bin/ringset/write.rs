@@ -4,7 +4,6 @@
 use super::attr;
 use perf_event_core::perf_data::{Event as PdEvent, Features, Writer};
 use perf_event_core::ringset::RingSet;
-use perf_event_core::sys;
 
 /// Where the benchmarks' perf.data files go: /dev/shm when there is one
 /// (the writer's cost, not the disk's), else the temp directory.
@@ -36,15 +35,12 @@ pub fn perf_data_writer(path: &std::path::Path, id: u64, set: &RingSet) -> Write
     .unwrap()
 }
 
-/// One pass over the rings written to perf.data (a round), counting the
-/// samples.
+/// One pass over the rings written to perf.data (a round:
+/// `Writer::write_drained`, the rings' runs written as they are), counting
+/// the samples (the records written less the loss records).
 #[inline(never)]
 pub fn write_ours(set: &mut RingSet, w: &mut Writer<std::fs::File>) -> u64 {
-    let mut n = 0u64;
-    set.drain(|_, event, rec| {
-        n += u64::from(rec.header.kind == sys::PERF_RECORD_SAMPLE);
-        w.write(event, rec).unwrap();
-    });
-    w.finish_round().unwrap();
-    n
+    let (records, lost) = (w.stats().records, set.total_losses().lost_records);
+    w.write_drained(set, |_, _, _| {}).unwrap();
+    (w.stats().records - records) - (set.total_losses().lost_records - lost)
 }
