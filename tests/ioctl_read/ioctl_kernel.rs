@@ -10,6 +10,7 @@ use perf_event_core::attr::Attr;
 use perf_event_core::event::{BreakpointType, Event, Software};
 use perf_event_core::fd::{disable_thread_events, enable_thread_events, EventFd};
 use perf_event_core::open::{open, OpenFlags, Scope};
+use perf_event_core::workload::Workload;
 use std::sync::atomic::Ordering;
 
 /// The sys_enter_prctl tracepoint, or `None` (with the lab's not-applicable
@@ -228,45 +229,20 @@ fn inherit_counts_a_childs_work() {
 
 #[test]
 fn enable_on_exec_starts_counting_at_exec() {
-    let mut pipe = [0; 2];
-    // SAFETY: pipe2 fills two fds.
-    let rc = unsafe { libc::pipe2(pipe.as_mut_ptr(), libc::O_CLOEXEC) };
-    assert_eq!(rc, 0);
-    let sh = c"/bin/sh";
-    let script = c"i=0; while [ $i -lt 20000 ]; do i=$((i+1)); done";
-    // SAFETY: the child blocks on read, then execs; only async-signal-safe calls.
-    let pid = unsafe { libc::fork() };
-    if pid == 0 {
-        let mut byte = 0u8;
-        // SAFETY: reading one byte from our pipe end; then exec with valid argv.
-        unsafe {
-            libc::read(pipe[0], (&mut byte as *mut u8).cast(), 1);
-            let argv = [
-                sh.as_ptr(),
-                c"-c".as_ptr(),
-                script.as_ptr(),
-                std::ptr::null(),
-            ];
-            libc::execv(sh.as_ptr(), argv.as_ptr());
-            libc::_exit(127);
-        }
-    }
+    // The shell is held before exec by the crate's launcher.
+    let script = "i=0; while [ $i -lt 20000 ]; do i=$((i+1)); done";
+    let mut child = Workload::hold(&["/bin/sh", "-c", script]).unwrap();
     let attr = Attr::new(Event::Software(Software::TaskClock))
         .disabled(true)
         .enable_on_exec(true);
-    let fd = open(&attr, Scope::thread(pid), None, OpenFlags::new()).unwrap();
+    let fd = open(&attr, Scope::thread(child.pid()), None, OpenFlags::new()).unwrap();
     std::thread::sleep(std::time::Duration::from_millis(10));
     assert_eq!(fd.read_counts().unwrap().value, 0, "disabled until exec");
-    // SAFETY: writing one byte to our pipe end releases the child.
-    unsafe { libc::write(pipe[1], [1u8].as_ptr().cast(), 1) };
-    wait(pid);
+    child.release().unwrap();
+    let exit = child.reap().unwrap();
+    assert_eq!(exit.code(), Some(0), "the shell's loop ran");
     let ns = fd.read_counts().unwrap().value;
     assert!(ns > 1_000_000, "the exec'd shell ran {ns} ns");
-    // SAFETY: closing our pipe fds.
-    unsafe {
-        libc::close(pipe[0]);
-        libc::close(pipe[1]);
-    }
 }
 
 #[test]
