@@ -14,10 +14,10 @@
 //!   that need it: they are returned as [`Unavailable`] with the URL and the
 //!   error. Nothing is unpacked before its hash matched.
 //!
-//! The cache: `<cache>/lab/sha256/<sha256 of the .deb>/` holds the one file
-//! used from that package; `<cache>/lab/names/` records which package a
+//! The cache: `deb_cache.rs`; `<cache>/lab/names/` records which package a
 //! replaced pin or sid's newest kernel resolved to (for `--offline`).
 
+use super::deb_cache::{cached, content_dir, in_parallel, unpack};
 use super::guests::Arch;
 use super::pins::{Pin, IMAGE};
 use crate::archive::index::{self, Packages, Release, Stanza};
@@ -26,15 +26,12 @@ use crate::debian::Archives;
 use crate::headers;
 use crate::shell::Result;
 use std::collections::HashMap;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, SystemTime};
 
 /// How long the discovered newest kernel is trusted before sid is asked again.
 const NEWEST_TTL: Duration = Duration::from_secs(24 * 3600);
-
-/// Downloads at a time.
-const PARALLEL: usize = 3;
 
 /// A kernel image ready to boot.
 #[derive(Clone, Debug)]
@@ -535,75 +532,6 @@ pub fn fetch(
     }
     fetched.stale = run.stale.into_inner().expect("no panic");
     fetched
-}
-
-/// `work` over `items`, [`PARALLEL`] at a time, results in order.
-fn in_parallel<T: Sync, R: Send>(items: &[T], work: impl Fn(&T) -> R + Sync) -> Vec<R> {
-    use std::sync::atomic::{AtomicUsize, Ordering};
-    let next = AtomicUsize::new(0);
-    let done: Mutex<Vec<Option<R>>> = Mutex::new(items.iter().map(|_| None).collect());
-    std::thread::scope(|scope| {
-        for _ in 0..PARALLEL.min(items.len()) {
-            scope.spawn(|| loop {
-                let i = next.fetch_add(1, Ordering::Relaxed);
-                let Some(item) = items.get(i) else { break };
-                let r = work(item);
-                done.lock().expect("no panic while holding it")[i] = Some(r);
-            });
-        }
-    });
-    done.into_inner()
-        .expect("no panic")
-        .into_iter()
-        .map(|r| r.expect("every item ran"))
-        .collect()
-}
-
-/// The content directory of a .deb's SHA-256.
-fn content_dir(cache: &Path, sha256: &str) -> PathBuf {
-    cache.join("sha256").join(sha256)
-}
-
-/// The file cached for a .deb's SHA-256, if complete.
-fn cached(cache: &Path, sha256: &str) -> Option<PathBuf> {
-    let dir = content_dir(cache, sha256);
-    let text = std::fs::read_to_string(dir.join(".complete")).ok()?;
-    let file = dir.join(text.lines().next()?);
-    file.is_file().then_some(file)
-}
-
-/// Extracts `member` of a verified `deb` into `dir`, marks it complete and
-/// returns it.
-fn unpack(deb: &Path, member: &str, dir: &Path) -> Result<PathBuf> {
-    let partial = dir.with_extension("partial");
-    let _ = std::fs::remove_dir_all(&partial);
-    archive::extract(deb, member, &partial)?;
-    let file = find_file(&partial)?;
-    let name = file
-        .strip_prefix(&partial)
-        .expect("found inside")
-        .to_owned();
-    std::fs::write(partial.join(".complete"), format!("{}\n", name.display()))
-        .map_err(|e| e.to_string())?;
-    let _ = std::fs::remove_dir_all(dir);
-    std::fs::rename(&partial, dir).map_err(|e| format!("{}: {e}", dir.display()))?;
-    Ok(dir.join(name))
-}
-
-/// The single regular file under `dir`.
-fn find_file(dir: &Path) -> Result<PathBuf> {
-    let mut stack = vec![dir.to_path_buf()];
-    while let Some(d) = stack.pop() {
-        for entry in std::fs::read_dir(&d).map_err(|e| format!("{}: {e}", d.display()))? {
-            let path = entry.map_err(|e| e.to_string())?.path();
-            if path.is_dir() {
-                stack.push(path);
-            } else if path.is_file() {
-                return Ok(path);
-            }
-        }
-    }
-    Err(format!("{} holds no file after extraction", dir.display()))
 }
 
 /// `(major, minor)` of `6.12`-style text.

@@ -15,10 +15,12 @@
 //!   cache; what cannot be had is `unavailable`, with its reason
 //! - `guests.rs`: architectures, CPU models, what each guest provides
 //! - `testbins.rs`: static test binaries per architecture
+//! - `deb_cache.rs`: the content-addressed cache of files from .debs
 //! - `initramfs.rs`: the newc archive and its init
 //! - `qemu.rs`: boot, timeout, console capture
 //! - `results.rs`, `matrix.rs`: parsing, the matrix, the verdict
 
+mod deb_cache;
 #[cfg(test)]
 mod fetch_tests;
 mod guests;
