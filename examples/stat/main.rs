@@ -10,7 +10,7 @@
 //!   unknown options get perf's usage and status 129. `-a`, `-C`, `-p`,
 //!   `-t`, `--per-thread`, `-A`, `-I`, `--interval-count`, `--per-core`,
 //!   `--per-die`, `--per-socket`, `--per-node` count on the event-set
-//!   layer (`set_mode.rs`). `-n` (times only), `--timeout MS` (SIGTERM to
+//!   layer (`set_mode.rs`, its report lines in `set_report.rs`). `-n` (times only), `--timeout MS` (SIGTERM to
 //!   the command), `--all-user` / `--all-kernel`, `-B` (refused with `-x`).
 //! - Events use perf's syntax (`-e cycles:u,{task-clock,page-faults}`,
 //!   `-e 'syscalls:sys_enter_w*'`); events the machine lacks print
@@ -31,6 +31,7 @@ mod args;
 mod output;
 mod run;
 mod set_mode;
+mod set_report;
 
 use run::{Failure, Run};
 use std::ffi::CStr;
