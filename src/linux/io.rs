@@ -6,14 +6,19 @@ use super::types::c_int;
 use crate::linux::errno::Errno;
 
 /// `read(fd, buf, buf.len())`: the number of bytes read (0 at end of
-/// file), or the errno.
+/// file), or the errno. Safe code reads a perf event through
+/// [`EventFd::read`](super::fd::EventFd::read).
 ///
-/// `fd` is not owned here: reading an fd number that something else has
-/// closed and reused reads that file (I/O safety is the caller's), but
-/// never touches memory outside `buf`.
+/// # Safety
+///
+/// `fd` must be open for the duration of the call, owned or borrowed by
+/// the caller (I/O safety: a number that something else has closed and
+/// reused reads, and consumes, that other file's data). Whatever `fd` is,
+/// no memory outside `buf` is written.
 #[inline(always)]
-pub fn read(fd: c_int, buf: &mut [u8]) -> Result<usize, Errno> {
-    // SAFETY: `buf` is writable for its whole length.
+pub unsafe fn read(fd: c_int, buf: &mut [u8]) -> Result<usize, Errno> {
+    // SAFETY: `buf` is writable for its whole length; the caller's
+    // contract for `fd`.
     let n = unsafe { libc::read(fd, buf.as_mut_ptr().cast(), buf.len()) };
     if n < 0 {
         Err(Errno::last())

@@ -85,7 +85,7 @@ impl Entry {
         thread: i32,
     ) -> Result<Entry, Errno> {
         Ok(Entry {
-            fd: EventFd::new(fd.perf_fd().try_clone()?, fd.read_format().0),
+            fd: fd.try_clone()?,
             event,
             layout,
             cpu,

@@ -111,7 +111,8 @@ fn fails_with(r: c_int, want: c_int) {
 
 fn read_u64s(fd: &Fd, words: usize) -> Vec<u64> {
     let mut buf = vec![0u8; words * 8];
-    let n = io::read(fd.0, &mut buf).expect("read");
+    // SAFETY: `fd` keeps its perf event fd open for the call.
+    let n = unsafe { io::read(fd.0, &mut buf) }.expect("read");
     assert_eq!(n, words * 8);
     buf.chunks(8)
         .map(|c| u64::from_ne_bytes(c.try_into().unwrap()))
