@@ -309,9 +309,9 @@ impl RingBuffer {
     /// `timeout_ms` passes; `Ok(true)` when readable, or when the event's
     /// task has exited (POLLHUP: drain what remains; nothing more comes).
     pub fn wait(fd: &EventFd, timeout_ms: i32) -> Result<bool, Errno> {
-        let mut fds = [io::poll_fd(fd.raw(), POLLIN)];
+        let mut fds = [io::PollFd::new(fd, POLLIN)];
         let n = io::poll(&mut fds, timeout_ms)?;
-        Ok(n > 0 && fds[0].revents & (POLLIN | POLLHUP) != 0)
+        Ok(n > 0 && fds[0].revents() & (POLLIN | POLLHUP) != 0)
     }
 }
 
