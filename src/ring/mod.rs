@@ -154,7 +154,7 @@ impl RingBuffer {
         } else {
             Protection::Read
         };
-        let map = Mapping::shared(fd.raw(), map_len, 0, prot).map_err(RingError::Map)?;
+        let map = Mapping::shared(fd, map_len, 0, prot).map_err(RingError::Map)?;
         let mut ring = RingBuffer {
             base: map.as_ptr(),
             _map: map,

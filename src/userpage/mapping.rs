@@ -95,7 +95,8 @@ impl UserPage {
     /// counter index and capabilities) without the kernel's protocol, and
     /// the counter instruction could then run with a garbage index.
     pub unsafe fn map_raw(fd: c_int) -> Result<Self, MapError> {
-        let mapping = Mapping::shared(fd, page_size(), 0, Protection::ReadWrite)
+        // SAFETY: the caller's contract: an open perf event fd (or none).
+        let mapping = unsafe { Mapping::shared_raw(fd, page_size(), 0, Protection::ReadWrite) }
             .map_err(|e| MapError::Mmap { errno: e.0 })?;
         Ok(UserPage {
             // SAFETY: the page-aligned, read-write mapping lives until drop,

@@ -125,7 +125,9 @@ struct Ring(Mapping);
 impl Ring {
     fn map(fd: &Fd, order: u32) -> Ring {
         let len = page_size() * (1 + (1 << order));
-        Ring(Mapping::shared(fd.0, len, 0, Protection::ReadWrite).expect("mmap"))
+        // SAFETY: `fd` keeps its perf event fd open for the call.
+        let map = unsafe { Mapping::shared_raw(fd.0, len, 0, Protection::ReadWrite) };
+        Ring(map.expect("mmap"))
     }
 
     /// `data_head`, Acquire as the kernel requires.
