@@ -3,9 +3,10 @@
 //! The raw, `c_int`-fd forms of the ioctls are in [`super::ioctl`].
 //!
 //! `EventFd` is defined here, at the OS boundary, so that every layer can
-//! name it; the typed layer re-exports it as `crate::fd::EventFd` and adds
-//! the methods that need its types (`read_format`, `read_into`,
-//! `read_counts`, `modify_attributes`) in `src/fd.rs`.
+//! name it; the typed layer re-exports it as [`crate::fd::EventFd`] and adds
+//! the methods that need its types ([`EventFd::read_format`],
+//! [`EventFd::read_into`], [`EventFd::read_counts`],
+//! [`EventFd::modify_attributes`]) in `src/fd.rs`.
 
 #![allow(unsafe_code)] // every unsafe block here says why it is sound (SAFETY:)
 
@@ -19,10 +20,11 @@ use core::ffi::CStr;
 
 /// An open perf event: the fd, owned by its holder and closed exactly once
 /// on drop, and the `read_format` its attr was opened with (what
-/// `read(2)` on it returns, parsed by `EventFd::read_into`).
+/// `read(2)` on it returns, parsed by [`EventFd::read_into`]).
 ///
 /// Made by [`open`] (the kernel's `perf_event_open`, since Linux 2.6.31),
-/// by the typed `open::open`, or from a raw fd with [`EventFd::from_raw`].
+/// by the typed [`open::open`](crate::open::open), or from a raw fd with
+/// [`EventFd::from_raw`].
 /// Every ioctl method returns the errno the kernel set on failure.
 #[derive(Debug, PartialEq, Eq, Hash)]
 pub struct EventFd {
@@ -272,7 +274,7 @@ impl EventFd {
 
     /// `read(2)` into `buf`: the bytes read (0: end of file, e.g. a pinned
     /// event in error state), unparsed; ENOSPC when `buf` is smaller than
-    /// the event's read size. `EventFd::read_into` parses them.
+    /// the event's read size. [`EventFd::read_into`] parses them.
     #[inline(always)]
     pub fn read(&self, buf: &mut [u8]) -> Result<usize, Errno> {
         // SAFETY: the fd is open for as long as `self` lives.
