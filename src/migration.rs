@@ -170,7 +170,7 @@
 //!
 //! ```
 //! use perf_event_core::fd::EventFd;
-//! use perf_event_core::linux::{fd::PerfFd, perf_event_open};
+//! use perf_event_core::linux::perf_event_open;
 //! use perf_event_core::sys;
 //!
 //! let mut attr = sys::perf_event_attr::default();
@@ -183,7 +183,7 @@
 //! let raw = unsafe { perf_event_open(&mut attr, 0, -1, -1, sys::PERF_FLAG_FD_CLOEXEC as _) };
 //! assert!(raw >= 0);
 //! // SAFETY: `raw` is a perf event fd that nothing else closes.
-//! let fd = EventFd::new(unsafe { PerfFd::from_raw(raw) }, attr.read_format);
+//! let fd = unsafe { EventFd::from_raw(raw, attr.read_format) };
 //! let counts = fd.read_counts().unwrap();
 //! assert!(counts.enabled.is_some());
 //! ```

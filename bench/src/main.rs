@@ -146,9 +146,12 @@ fn read_paths() {
         .build()
         .expect("perf-event2: task-clock");
     let fd = counter.as_raw_fd();
-    let ours = RawCounterFd::new(fd, REQUIRED_READ_FORMAT).expect("read_format 0x3");
+    // SAFETY: perf-event2's counter keeps its perf event fd open until the
+    // end of this function, past every read of `ours` and `reader`.
+    let ours = unsafe { RawCounterFd::new(fd, REQUIRED_READ_FORMAT) }.expect("read_format 0x3");
     let reader = CounterReader::new(
-        UserPage::map(fd).expect("mmap the event's page"),
+        // SAFETY: as above; `fd` is perf-event2's open perf event fd.
+        unsafe { UserPage::map_raw(fd) }.expect("mmap the event's page"),
         ours,
         EventTarget::as_opened(0, -1),
     );

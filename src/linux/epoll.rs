@@ -4,6 +4,7 @@
 
 #![allow(unsafe_code)] // every unsafe block here says why it is sound (SAFETY:)
 
+use super::fd::EventFd;
 use super::types::c_int;
 use crate::linux::errno::Errno;
 
@@ -63,11 +64,14 @@ pub fn create() -> Result<Epoll, Errno> {
     }
 }
 
-/// `epoll_ctl(EPOLL_CTL_ADD)`: watch `fd` for `events`, reporting `token`.
-pub fn add(ep: &Epoll, fd: c_int, events: u32, token: u64) -> Result<(), Errno> {
+/// `epoll_ctl(EPOLL_CTL_ADD)`: watch the perf event `fd` for `events`,
+/// reporting `token` (since Linux 2.6.31 for perf fds). The kernel drops
+/// the watch by itself when the event's last fd closes.
+pub fn add(ep: &Epoll, fd: &EventFd, events: u32, token: u64) -> Result<(), Errno> {
     let mut ev = libc::epoll_event { events, u64: token };
-    // SAFETY: a valid epoll_event for the duration of the call.
-    let r = unsafe { libc::epoll_ctl(ep.fd, libc::EPOLL_CTL_ADD, fd, &mut ev) };
+    // SAFETY: a valid epoll_event for the duration of the call; `fd` is
+    // borrowed open.
+    let r = unsafe { libc::epoll_ctl(ep.fd, libc::EPOLL_CTL_ADD, fd.raw(), &mut ev) };
     if r < 0 {
         Err(Errno::last())
     } else {
@@ -75,11 +79,12 @@ pub fn add(ep: &Epoll, fd: c_int, events: u32, token: u64) -> Result<(), Errno> 
     }
 }
 
-/// `epoll_ctl(EPOLL_CTL_DEL)`: stop watching `fd`.
-pub fn remove(ep: &Epoll, fd: c_int) -> Result<(), Errno> {
+/// `epoll_ctl(EPOLL_CTL_DEL)`: stop watching the perf event `fd`.
+pub fn remove(ep: &Epoll, fd: &EventFd) -> Result<(), Errno> {
     let mut ev = libc::epoll_event { events: 0, u64: 0 };
-    // SAFETY: a valid (ignored since 2.6.9) epoll_event pointer.
-    let r = unsafe { libc::epoll_ctl(ep.fd, libc::EPOLL_CTL_DEL, fd, &mut ev) };
+    // SAFETY: a valid (ignored since 2.6.9) epoll_event pointer; `fd` is
+    // borrowed open.
+    let r = unsafe { libc::epoll_ctl(ep.fd, libc::EPOLL_CTL_DEL, fd.raw(), &mut ev) };
     if r < 0 {
         Err(Errno::last())
     } else {

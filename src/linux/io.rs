@@ -1,19 +1,27 @@
-//! `read(2)`, `close(2)` and `poll(2)` on raw fds.
+//! `read(2)` and `close(2)` on raw fds (`unsafe fn`: the caller keeps the
+//! number open), and `poll(2)` on borrowed ones ([`PollFd`]).
 
 #![allow(unsafe_code)] // every unsafe block here says why it is sound (SAFETY:)
 
+use super::fd::EventFd;
 use super::types::c_int;
 use crate::linux::errno::Errno;
+use core::marker::PhantomData;
 
 /// `read(fd, buf, buf.len())`: the number of bytes read (0 at end of
-/// file), or the errno.
+/// file), or the errno. Safe code reads a perf event through
+/// [`EventFd::read`](super::fd::EventFd::read).
 ///
-/// `fd` is not owned here: reading an fd number that something else has
-/// closed and reused reads that file (I/O safety is the caller's), but
-/// never touches memory outside `buf`.
+/// # Safety
+///
+/// `fd` must be open for the duration of the call, owned or borrowed by
+/// the caller (I/O safety: a number that something else has closed and
+/// reused reads, and consumes, that other file's data). Whatever `fd` is,
+/// no memory outside `buf` is written.
 #[inline(always)]
-pub fn read(fd: c_int, buf: &mut [u8]) -> Result<usize, Errno> {
-    // SAFETY: `buf` is writable for its whole length.
+pub unsafe fn read(fd: c_int, buf: &mut [u8]) -> Result<usize, Errno> {
+    // SAFETY: `buf` is writable for its whole length; the caller's
+    // contract for `fd`.
     let n = unsafe { libc::read(fd, buf.as_mut_ptr().cast(), buf.len()) };
     if n < 0 {
         Err(Errno::last())
@@ -35,8 +43,61 @@ pub unsafe fn close(fd: c_int) {
     unsafe { libc::close(fd) };
 }
 
-/// One entry of a [`poll`] set: `struct pollfd`.
-pub type PollFd = libc::pollfd;
+/// One entry of a [`poll`] set: `struct pollfd` (same layout), holding a
+/// borrow of its fd for `'fd`, so that the number polled is open for as
+/// long as the entry exists.
+#[derive(Clone, Copy)]
+#[repr(transparent)]
+pub struct PollFd<'fd> {
+    raw: libc::pollfd,
+    fd: PhantomData<&'fd ()>,
+}
+
+impl<'fd> PollFd<'fd> {
+    /// Asks for `events` on the perf event `fd` (`POLLIN`: the ring reached
+    /// its wakeup_events / wakeup_watermark; `POLLHUP`: the monitored task
+    /// exited, since Linux 4.7), with `revents` cleared.
+    #[inline]
+    pub fn new(fd: &'fd EventFd, events: i16) -> Self {
+        // SAFETY: `fd` is borrowed open for 'fd.
+        unsafe { Self::from_raw(fd.raw(), events) }
+    }
+
+    /// Asks for `events` on any fd borrowed for `'fd` (a pidfd, a pipe, ...),
+    /// with `revents` cleared.
+    #[cfg(feature = "std")]
+    #[inline]
+    pub fn from_fd(fd: std::os::fd::BorrowedFd<'fd>, events: i16) -> Self {
+        use std::os::fd::AsRawFd;
+        // SAFETY: `fd` is borrowed open for 'fd.
+        unsafe { Self::from_raw(fd.as_raw_fd(), events) }
+    }
+
+    /// Asks for `events` on fd number `fd`, with `revents` cleared.
+    ///
+    /// # Safety
+    ///
+    /// `fd` must stay open (not closed, its number not reused) for `'fd`,
+    /// or be negative (poll(2) ignores such an entry); otherwise the poll
+    /// reports, and waits for, another file.
+    #[inline]
+    pub const unsafe fn from_raw(fd: c_int, events: i16) -> Self {
+        PollFd {
+            raw: libc::pollfd {
+                fd,
+                events,
+                revents: 0,
+            },
+            fd: PhantomData,
+        }
+    }
+
+    /// The events the kernel reported by the last [`poll`] (0 before one).
+    #[inline]
+    pub fn revents(&self) -> i16 {
+        self.raw.revents
+    }
+}
 
 /// `POLLIN`: there is data to read (for a perf fd: the ring reached its
 /// wakeup_events / wakeup_watermark).
@@ -47,22 +108,19 @@ pub const POLLHUP: i16 = libc::POLLHUP;
 /// `POLLERR`: an error condition.
 pub const POLLERR: i16 = libc::POLLERR;
 
-/// A [`PollFd`] asking for `events` on `fd`, with `revents` cleared.
-#[inline]
-pub const fn poll_fd(fd: c_int, events: i16) -> PollFd {
-    PollFd {
-        fd,
-        events,
-        revents: 0,
-    }
-}
-
 /// `poll(fds, fds.len(), timeout_ms)` (-1: wait forever; 0: do not wait):
 /// how many entries have `revents` set, or the errno (`EINTR` when a
 /// signal arrived first).
-pub fn poll(fds: &mut [PollFd], timeout_ms: c_int) -> Result<usize, Errno> {
-    // SAFETY: `fds` is a valid, writable array of pollfd of this length.
-    let n = unsafe { libc::poll(fds.as_mut_ptr(), fds.len() as libc::nfds_t, timeout_ms) };
+pub fn poll(fds: &mut [PollFd<'_>], timeout_ms: c_int) -> Result<usize, Errno> {
+    // SAFETY: `fds` is a valid, writable array of pollfd of this length
+    // (PollFd is a transparent pollfd); each fd is borrowed open.
+    let n = unsafe {
+        libc::poll(
+            fds.as_mut_ptr().cast::<libc::pollfd>(),
+            fds.len() as libc::nfds_t,
+            timeout_ms,
+        )
+    };
     if n < 0 {
         Err(Errno::last())
     } else {

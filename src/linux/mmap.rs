@@ -4,6 +4,7 @@
 
 #![allow(unsafe_code)] // every unsafe block here says why it is sound (SAFETY:)
 
+use super::fd::EventFd;
 use super::types::c_int;
 use crate::linux::errno::Errno;
 use core::ptr::NonNull;
@@ -68,10 +69,35 @@ impl Mapping {
     /// The kernel answers `EINVAL` for a size or offset it refuses, and
     /// `EPERM` above `perf_event_mlock_kb` plus `RLIMIT_MEMLOCK`. An offset
     /// that does not fit this target's `off_t` is `EINVAL` here.
-    pub fn shared(fd: c_int, len: usize, offset: u64, prot: Protection) -> Result<Mapping, Errno> {
+    pub fn shared(
+        fd: &EventFd,
+        len: usize,
+        offset: u64,
+        prot: Protection,
+    ) -> Result<Mapping, Errno> {
+        // SAFETY: an EventFd is an open perf event fd while borrowed.
+        unsafe { Self::shared_raw(fd.raw(), len, offset, prot) }
+    }
+
+    /// [`Mapping::shared`] of an fd number (a perf event fd this crate did
+    /// not open).
+    ///
+    /// # Safety
+    ///
+    /// `fd` must be an open perf event fd for the duration of the call (or
+    /// a number that is no open fd, such as -1: mmap then fails with
+    /// EBADF). A mapping of another file is not what readers of the
+    /// mapping expect (a regular file truncated under it raises SIGBUS on
+    /// access), and a stale number maps whatever file now has it.
+    pub unsafe fn shared_raw(
+        fd: c_int,
+        len: usize,
+        offset: u64,
+        prot: Protection,
+    ) -> Result<Mapping, Errno> {
         let offset = libc::off_t::try_from(offset).map_err(|_| Errno(super::errno::EINVAL))?;
         // SAFETY: a new mapping at an address the kernel chooses: no existing
-        // memory is affected.
+        // memory is affected; `fd` is the caller's contract.
         let ptr = unsafe {
             libc::mmap(
                 core::ptr::null_mut(),

@@ -16,7 +16,9 @@
 //!   functions, so a library ports onto them with a dependency change.
 //! - **The plain OS calls** ([`io`], [`mmap`], [`system`]) are small safe
 //!   wrappers returning `Result<_, Errno>`: they are what the rest of the
-//!   crate needs, not part of the perf ABI.
+//!   crate needs, not part of the perf ABI. Those that act on an fd number
+//!   the caller must keep open (`io::read`, `io::close`) are `unsafe fn`
+//!   (I/O safety); safe code reads a perf event through [`fd::EventFd`].
 //!
 //! # Modules
 //!
@@ -24,8 +26,9 @@
 //! - [`ioctl`]: one function per `PERF_EVENT_IOC_*`, with this target's numbers.
 //! - [`prctl`]: `PR_TASK_PERF_EVENTS_ENABLE` / `_DISABLE`.
 //! - [`errno`]: the errno constants and the one reader of the thread's errno.
-//! - [`fd`]: [`fd::PerfFd`], an owned perf event fd (closed on drop, with
-//!   or without std) with every ioctl as a safe method; [`fd::open`].
+//! - [`fd`]: [`fd::EventFd`], the crate's one owned perf event fd (closed
+//!   on drop, with or without std) with every ioctl as a safe method, also
+//!   reached as `crate::fd::EventFd`; [`fd::open`].
 //! - [`fields`]: `perf_event_attr`'s union members and flag word by their
 //!   kernel names, and the struct as bytes.
 //! - [`io`]: `read(2)`, `close(2)`, `poll(2)`.

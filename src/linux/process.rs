@@ -128,7 +128,8 @@ pub fn read_exec_errno(fd: &OwnedFd) -> Result<Option<c_int>, Errno> {
     let mut buf = [0u8; 4];
     let mut got = 0;
     while got < 4 {
-        match super::io::read(fd.as_raw_fd(), &mut buf[got..]) {
+        // SAFETY: `fd` is borrowed open for the call.
+        match unsafe { super::io::read(fd.as_raw_fd(), &mut buf[got..]) } {
             Ok(0) => return Ok(None),
             Ok(n) => got += n,
             Err(e) if e.0 == libc::EINTR => {}

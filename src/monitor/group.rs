@@ -130,8 +130,7 @@ pub(super) fn map_readers<const N: usize>(
 ) -> Result<[CounterReader<UserPage, GroupFd<N>>; N], MonitorError> {
     let mut pages: [Option<UserPage>; N] = [const { None }; N];
     for (index, fd) in fds.iter().enumerate() {
-        let page =
-            UserPage::map(fd.fd.raw()).map_err(|error| MonitorError::Map { index, error })?;
+        let page = UserPage::map(&fd.fd).map_err(|error| MonitorError::Map { index, error })?;
         pages[index] = Some(page);
     }
     let mut pages = pages.into_iter();

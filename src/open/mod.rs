@@ -216,9 +216,8 @@ fn open_sized(
     if scope.cgroup {
         bits |= sys::PERF_FLAG_PID_CGROUP as u64;
     }
-    let group_fd = group.map_or(-1, |g| g.raw());
-    match crate::linux::fd::open(&mut raw, scope.pid, scope.cpu, group_fd, bits) {
-        Ok(fd) => Ok(EventFd::new(fd, attr.read_format_word())),
+    match crate::linux::fd::open(&mut raw, scope.pid, scope.cpu, group, bits) {
+        Ok(fd) => Ok(fd),
         Err(errno) => {
             let diagnosis =
                 attr.diagnose(errno.0, raw.size, crate::linux::system::kernel_version());
@@ -245,7 +244,7 @@ impl Attr {
     pub fn try_open_unchecked(&self) -> Result<(), Diagnosis> {
         let mut raw = self.to_raw();
         let flags = sys::PERF_FLAG_FD_CLOEXEC as u64;
-        match crate::linux::fd::open(&mut raw, 0, -1, -1, flags) {
+        match crate::linux::fd::open(&mut raw, 0, -1, None, flags) {
             // Dropping the fd closes it.
             Ok(_fd) => Ok(()),
             Err(errno) => {

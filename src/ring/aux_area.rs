@@ -43,7 +43,7 @@ impl RingBuffer {
             .store(offset, Ordering::Relaxed);
         self.meta_atomic(offset_of!(sys::perf_event_mmap_page, aux_size))
             .store(len, Ordering::Release);
-        let map = Mapping::shared(fd.raw(), len, offset as u64, Protection::ReadWrite)
+        let map = Mapping::shared(fd, len, offset as u64, Protection::ReadWrite)
             .map_err(RingError::Map)?;
         Ok(AuxArea {
             base: map.as_ptr(),

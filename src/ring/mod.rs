@@ -154,7 +154,7 @@ impl RingBuffer {
         } else {
             Protection::Read
         };
-        let map = Mapping::shared(fd.raw(), map_len, 0, prot).map_err(RingError::Map)?;
+        let map = Mapping::shared(fd, map_len, 0, prot).map_err(RingError::Map)?;
         let mut ring = RingBuffer {
             base: map.as_ptr(),
             _map: map,
@@ -309,9 +309,9 @@ impl RingBuffer {
     /// `timeout_ms` passes; `Ok(true)` when readable, or when the event's
     /// task has exited (POLLHUP: drain what remains; nothing more comes).
     pub fn wait(fd: &EventFd, timeout_ms: i32) -> Result<bool, Errno> {
-        let mut fds = [io::poll_fd(fd.raw(), POLLIN)];
+        let mut fds = [io::PollFd::new(fd, POLLIN)];
         let n = io::poll(&mut fds, timeout_ms)?;
-        Ok(n > 0 && fds[0].revents & (POLLIN | POLLHUP) != 0)
+        Ok(n > 0 && fds[0].revents() & (POLLIN | POLLHUP) != 0)
     }
 }
 

@@ -129,7 +129,7 @@ fn page_counts_must_be_powers_of_two() {
     for bad in [0usize, 3, 5, 6, 12] {
         // The check happens before any mmap, so any fd value is fine here.
         // SAFETY: -1 is never closed by this EventFd (forgotten below).
-        let fd = crate::fd::EventFd::new(unsafe { crate::linux::fd::PerfFd::from_raw(-1) }, 0);
+        let fd = unsafe { crate::fd::EventFd::from_raw(-1, 0) };
         assert_eq!(
             RingBuffer::map(&fd, bad).unwrap_err(),
             RingError::PageCount { pages: bad }

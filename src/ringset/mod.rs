@@ -85,7 +85,7 @@ impl Entry {
         thread: i32,
     ) -> Result<Entry, Errno> {
         Ok(Entry {
-            fd: EventFd::new(fd.perf_fd().try_clone()?, fd.read_format().0),
+            fd: fd.try_clone()?,
             event,
             layout,
             cpu,
@@ -336,10 +336,8 @@ impl RingSet {
                     set.rings.len() - 1
                 }
             };
-            let raw = fd
-                .as_ref()
-                .map_or_else(|| set.rings[ring].fd.raw(), |f| f.raw());
-            epoll::add(&set.epoll, raw, epoll::IN, i as u64).map_err(RingSetError::Epoll)?;
+            let watched = fd.as_ref().unwrap_or(&set.rings[ring].fd);
+            epoll::add(&set.epoll, watched, epoll::IN, i as u64).map_err(RingSetError::Epoll)?;
             set.entries.push(EntryInfo {
                 fd,
                 event: e.event,
@@ -467,12 +465,9 @@ impl RingSet {
                 if r.events & epoll::HUP != 0 && !info.gone {
                     info.gone = true;
                     self.ready.hung_up.push(entry);
-                    let raw = info
-                        .fd
-                        .as_ref()
-                        .map_or_else(|| self.rings[info.ring].fd.raw(), |f| f.raw());
+                    let watched = info.fd.as_ref().unwrap_or(&self.rings[info.ring].fd);
                     // Level-triggered HUP would wake every wait: stop watching.
-                    let _ = epoll::remove(&self.epoll, raw);
+                    let _ = epoll::remove(&self.epoll, watched);
                 }
                 if r.events & epoll::ERR != 0 {
                     self.ready.errors.push(entry);

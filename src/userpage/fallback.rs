@@ -1,11 +1,14 @@
 //! The `read(2)` path: what the reader uses whenever the counter
 //! instruction may not or cannot run.
 //!
-//! [`CounterFd`] is all the reader needs from an event file descriptor, so
-//! the owned event fd of the crate's `open`/`fd` layer can implement it;
-//! [`RawCounterFd`] implements it over a plain `c_int`.
+//! [`CounterFd`] is all the reader needs from an event file descriptor:
+//! the crate's owned [`EventFd`] implements it (its own `read_counts`),
+//! and [`RawCounterFd`] over a plain `c_int` a caller keeps open.
 
-use crate::read_format::{Counts, ReadFormat};
+#![allow(unsafe_code)] // every unsafe block here says why it is sound (SAFETY:)
+
+use crate::fd::{EventFd, ReadFailure};
+use crate::read_format::{Counts, ReadError, ReadFormat};
 use crate::sys;
 use core::ffi::c_int;
 use core::fmt;
@@ -118,7 +121,8 @@ impl std::error::Error for ReadFormatError {}
 impl std::error::Error for FdReadError {}
 
 /// An event fd (not owned: never closed here) and the `read_format` it was
-/// opened with.
+/// opened with: the fallback over a fd this crate did not open. An
+/// [`EventFd`] is a [`CounterFd`] itself.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct RawCounterFd {
     fd: c_int,
@@ -129,7 +133,15 @@ pub struct RawCounterFd {
 impl RawCounterFd {
     /// The fd `fd`, opened with `read_format`, which must hold
     /// TOTAL_TIME_ENABLED and TOTAL_TIME_RUNNING and not GROUP.
-    pub const fn new(fd: c_int, read_format: u64) -> Result<Self, ReadFormatError> {
+    ///
+    /// # Safety
+    ///
+    /// `fd` must be an open perf event fd that stays open (not closed, its
+    /// number not reused) for as long as this value or a copy of it is
+    /// read: `read(2)` on another file would consume that file's data
+    /// (`-1`, never an fd, is allowed: its reads fail with EBADF). When the
+    /// format is refused, no value exists and `fd` is not used.
+    pub const unsafe fn new(fd: c_int, read_format: u64) -> Result<Self, ReadFormatError> {
         let missing = REQUIRED_READ_FORMAT & !read_format;
         if missing != 0 {
             return Err(ReadFormatError::MissingTimes { missing });
@@ -174,14 +186,48 @@ impl CounterFd for RawCounterFd {
         let mut buf = [0u8; 40];
         let expected = self.read_size();
         // `expected` is at most 40 (RawCounterFd::new allows 5 words).
-        let n = crate::linux::io::read(self.fd, &mut buf[..expected])
+        // SAFETY: `fd` is open while this value is read (`new`'s contract).
+        let n = unsafe { crate::linux::io::read(self.fd, &mut buf[..expected]) }
             .map_err(|e| FdReadError::Os { errno: e.0 })?;
-        // The codec of the fd's own read path (read_format), so both agree
-        // on every layout.
         // The codec of the fd's own read path (read_format), so both agree
         // on every layout; both times are in the format (checked by `new`).
         ReadFormat(self.read_format)
             .counts(&buf[..n])
             .map_err(|_| FdReadError::Size { expected, got: n })
+    }
+}
+
+/// A borrowed [`CounterFd`] (e.g. `&EventFd`, so that a reader does not
+/// take the fd's ownership).
+impl<T: CounterFd + ?Sized> CounterFd for &T {
+    #[inline(always)]
+    fn read_counts(&self) -> Result<Counts, FdReadError> {
+        (**self).read_counts()
+    }
+}
+
+/// The owned fd reads itself ([`EventFd::read_counts`], the same codec as
+/// [`RawCounterFd`]; a group leader gives its own value). An end of file (a
+/// pinned event in error state) is reported as a read of 0 bytes, and a
+/// layout the `read_format` does not describe as the sizes it implies.
+impl CounterFd for EventFd {
+    #[inline]
+    fn read_counts(&self) -> Result<Counts, FdReadError> {
+        EventFd::read_counts(self).map_err(|e| match e {
+            ReadFailure::Errno(e) => FdReadError::Os { errno: e.0 },
+            ReadFailure::EndOfFile | ReadFailure::Format(ReadError::EmptyGroup) => {
+                FdReadError::Size {
+                    expected: self.read_format().size(1),
+                    got: 0,
+                }
+            }
+            ReadFailure::Format(
+                ReadError::Size { expected, got } | ReadError::GroupSize { expected, got, .. },
+            ) => FdReadError::Size { expected, got },
+            ReadFailure::Format(ReadError::BufferTooSmall { needed, got }) => FdReadError::Size {
+                expected: needed,
+                got,
+            },
+        })
     }
 }

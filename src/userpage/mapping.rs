@@ -5,6 +5,7 @@
 
 use super::source::{PagePtr, PageSource};
 use super::sync::Ordering;
+use crate::fd::EventFd;
 use crate::linux::errno as e;
 use crate::linux::mmap::{page_size, Mapping, Protection};
 use crate::sys;
@@ -76,13 +77,31 @@ impl UserPage {
     /// PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0)`): the metadata page alone,
     /// with no ring buffer after it (allowed since Linux 2.6.31). Writable
     /// because the reader loads it atomically; it never writes, and without
-    /// data pages writability changes nothing for the kernel.
-    pub fn map(fd: c_int) -> Result<Self, MapError> {
-        let mapping = Mapping::shared(fd, page_size(), 0, Protection::ReadWrite)
+    /// data pages writability changes nothing for the kernel. The mapping
+    /// holds its own reference to the event: it stays valid after `fd` closes.
+    pub fn map(fd: &EventFd) -> Result<Self, MapError> {
+        // SAFETY: an EventFd is an open perf event fd for as long as it lives.
+        unsafe { Self::map_raw(fd.raw()) }
+    }
+
+    /// [`UserPage::map`] for a perf event fd this crate did not open (for
+    /// library authors with their own fd type).
+    ///
+    /// # Safety
+    ///
+    /// `fd` must be an open perf event fd for the duration of the call (or
+    /// a number that is no open fd, such as -1: mmap then fails with EBADF).
+    /// Any other mappable file would give the reader a page it trusts (the
+    /// counter index and capabilities) without the kernel's protocol, and
+    /// the counter instruction could then run with a garbage index.
+    pub unsafe fn map_raw(fd: c_int) -> Result<Self, MapError> {
+        // SAFETY: the caller's contract: an open perf event fd (or none).
+        let mapping = unsafe { Mapping::shared_raw(fd, page_size(), 0, Protection::ReadWrite) }
             .map_err(|e| MapError::Mmap { errno: e.0 })?;
         Ok(UserPage {
             // SAFETY: the page-aligned, read-write mapping lives until drop,
-            // which ends every borrow of it; the kernel writes it.
+            // which ends every borrow of it; the kernel writes it (a perf
+            // event's page: the caller's contract).
             page: unsafe { PagePtr::new(mapping.as_ptr().cast()) },
             _mapping: Some(mapping),
         })

@@ -3,11 +3,11 @@
 //! `cap_user_rdpmc`), with `read(2)` as the fallback.
 //!
 //! ```no_run
-//! # #[cfg(feature = "std")] fn demo(fd: core::ffi::c_int) -> Result<(), Box<dyn std::error::Error>> {
-//! use perf_event_core::userpage::{CounterReader, EventTarget, RawCounterFd, UserPage};
+//! # #[cfg(feature = "std")] fn demo(fd: &perf_event_core::fd::EventFd) -> Result<(), Box<dyn std::error::Error>> {
+//! use perf_event_core::userpage::{CounterReader, EventTarget, UserPage};
 //! // fd: opened with pid 0, cpu -1, read_format TOTAL_TIME_ENABLED | TOTAL_TIME_RUNNING.
 //! let target = EventTarget::as_opened(0, -1); // on the thread that opened it
-//! let reader = CounterReader::new(UserPage::map(fd)?, RawCounterFd::new(fd, 0x3)?, target);
+//! let reader = CounterReader::new(UserPage::map(fd)?, fd, target);
 //! let reading = reader.read()?;
 //! println!("{} ({:?}), scaled {:?}", reading.value, reading.path, reading.scaled());
 //! # Ok(()) }
@@ -81,7 +81,8 @@
 //! - [`source`]: [`PageSource`] (the loads) and [`PagePtr`] (a page in memory).
 //! - [`snapshot`]: the seqlock loop and [`Snapshot`].
 //! - [`time`]: sign extension, time conversion, extrapolation, scaling.
-//! - [`fallback`]: [`CounterFd`], [`RawCounterFd`]: the `read(2)` path.
+//! - [`fallback`]: [`CounterFd`] (implemented by the owned `EventFd`),
+//!   [`RawCounterFd`]: the `read(2)` path.
 //! - [`mapping`]: [`UserPage`], mapping the page.
 //! - [`reader`]: [`CounterReader`], [`EventTarget`], [`CounterReading`].
 //! - [`sim`]: [`sim::SimPage`], the simulated page and kernel-protocol

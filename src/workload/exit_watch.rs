@@ -3,9 +3,9 @@
 
 use crate::linux::errno::Errno;
 use crate::linux::errno::ENOSYS;
-use crate::linux::io::{poll, poll_fd, POLLIN};
+use crate::linux::io::{poll, PollFd, POLLIN};
 use crate::linux::process;
-use std::os::fd::{AsRawFd, OwnedFd, RawFd};
+use std::os::fd::{AsFd, AsRawFd, OwnedFd, RawFd};
 use std::time::Duration;
 
 /// An fd that becomes readable (`POLLIN`) when a process exits: no
@@ -87,7 +87,10 @@ pub fn wait_any(watches: &[ExitWatch], timeout: Option<Duration>) -> Result<Opti
     if watches.is_empty() {
         return Ok(None);
     }
-    let mut fds: Vec<_> = watches.iter().map(|w| poll_fd(w.fd(), POLLIN)).collect();
+    let mut fds: Vec<_> = watches
+        .iter()
+        .map(|w| PollFd::from_fd(w.fd.as_fd(), POLLIN))
+        .collect();
     let ms = match timeout {
         None => -1,
         // Rounded up: a wake-up before the deadline would be a lost turn.
@@ -95,6 +98,6 @@ pub fn wait_any(watches: &[ExitWatch], timeout: Option<Duration>) -> Result<Opti
     };
     match poll(&mut fds, ms)? {
         0 => Ok(None),
-        _ => Ok(fds.iter().position(|p| p.revents != 0)),
+        _ => Ok(fds.iter().position(|p| p.revents() != 0)),
     }
 }

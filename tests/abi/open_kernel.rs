@@ -210,7 +210,7 @@ fn invalid_attrs_are_refused_before_the_syscall() {
 
 #[test]
 fn std_fd_traits_round_trip() {
-    use perf_event_core::linux::fd::PerfFd;
+    use perf_event_core::fd::EventFd;
     use std::os::fd::{AsRawFd, FromRawFd, IntoRawFd, OwnedFd};
     let fd = open(
         &sw(Software::CpuClock),
@@ -225,8 +225,7 @@ fn std_fd_traits_round_trip() {
     // std's OwnedFd can be any fd: turning it back into a perf fd is the
     // caller's promise.
     // SAFETY: `owned` holds the perf event fd opened above.
-    let perf = unsafe { PerfFd::from_raw_fd(owned.into_raw_fd()) };
-    let back = perf_event_core::fd::EventFd::new(perf, 0);
+    let back = unsafe { EventFd::from_raw(owned.into_raw_fd(), 0) };
     assert_eq!(back.as_raw_fd(), raw);
     assert!(back.id().is_ok());
     let std_owned: OwnedFd = back.into();

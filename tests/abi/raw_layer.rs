@@ -111,7 +111,8 @@ fn fails_with(r: c_int, want: c_int) {
 
 fn read_u64s(fd: &Fd, words: usize) -> Vec<u64> {
     let mut buf = vec![0u8; words * 8];
-    let n = io::read(fd.0, &mut buf).expect("read");
+    // SAFETY: `fd` keeps its perf event fd open for the call.
+    let n = unsafe { io::read(fd.0, &mut buf) }.expect("read");
     assert_eq!(n, words * 8);
     buf.chunks(8)
         .map(|c| u64::from_ne_bytes(c.try_into().unwrap()))
@@ -124,7 +125,9 @@ struct Ring(Mapping);
 impl Ring {
     fn map(fd: &Fd, order: u32) -> Ring {
         let len = page_size() * (1 + (1 << order));
-        Ring(Mapping::shared(fd.0, len, 0, Protection::ReadWrite).expect("mmap"))
+        // SAFETY: `fd` keeps its perf event fd open for the call.
+        let map = unsafe { Mapping::shared_raw(fd.0, len, 0, Protection::ReadWrite) };
+        Ring(map.expect("mmap"))
     }
 
     /// `data_head`, Acquire as the kernel requires.

@@ -85,8 +85,11 @@ fn burn() {
 }
 
 fn make_reader(fd: libc::c_int, target: EventTarget) -> CounterReader<UserPage, RawCounterFd> {
-    let page = UserPage::map(fd).unwrap_or_else(|e| panic!("{e}"));
-    CounterReader::new(page, RawCounterFd::new(fd, TIMES).expect("0x3"), target)
+    // SAFETY: the callers' open perf event fd, closed after the reader is dropped.
+    let page = unsafe { UserPage::map_raw(fd) }.unwrap_or_else(|e| panic!("{e}"));
+    // SAFETY: as above.
+    let fd = unsafe { RawCounterFd::new(fd, TIMES) }.expect("0x3");
+    CounterReader::new(page, fd, target)
 }
 
 fn expect_fallback(path: ReadPath) -> FallbackReason {
@@ -215,7 +218,8 @@ fn the_fallback_parses_exactly_what_read_format_implies() {
     let formats = [TIMES, TIMES | id, TIMES | lost, TIMES | id | lost];
     for format in formats.into_iter().filter(|f| has_lost || f & lost == 0) {
         let fd = open(sys::PERF_COUNT_SW_TASK_CLOCK, format, 0, -1);
-        let raw = RawCounterFd::new(fd, format).expect("valid format");
+        // SAFETY: an open perf event fd, closed at the end of the iteration.
+        let raw = unsafe { RawCounterFd::new(fd, format) }.expect("valid format");
         assert_eq!(raw.read_size(), 8 * (1 + format.count_ones() as usize));
         ioctl(fd, sys::PERF_EVENT_IOC_ENABLE);
         burn_a_little();
@@ -236,7 +240,8 @@ fn the_fallback_parses_exactly_what_read_format_implies() {
         } else {
             format | id
         };
-        let err = RawCounterFd::new(fd, wrong)
+        // SAFETY: as above.
+        let err = unsafe { RawCounterFd::new(fd, wrong) }
             .expect("valid format")
             .read_counts()
             .expect_err("wrong size accepted");
@@ -247,18 +252,22 @@ fn the_fallback_parses_exactly_what_read_format_implies() {
         close(fd);
     }
     assert_eq!(
-        RawCounterFd::new(3, 1).unwrap_err(),
+        // SAFETY: a refused format makes no value to read fd 3 with.
+        unsafe { RawCounterFd::new(3, 1) }.unwrap_err(),
         ReadFormatError::MissingTimes { missing: 2 }
     );
     assert_eq!(
-        RawCounterFd::new(3, TIMES | sys::PERF_FORMAT_GROUP as u64).unwrap_err(),
+        // SAFETY: as above.
+        unsafe { RawCounterFd::new(3, TIMES | sys::PERF_FORMAT_GROUP as u64) }.unwrap_err(),
         ReadFormatError::Group
     );
     assert_eq!(
-        RawCounterFd::new(3, TIMES | 1 << 5).unwrap_err(),
+        // SAFETY: as above.
+        unsafe { RawCounterFd::new(3, TIMES | 1 << 5) }.unwrap_err(),
         ReadFormatError::Unknown { bits: 1 << 5 }
     );
-    let closed = RawCounterFd::new(-1, TIMES).expect("valid format");
+    // SAFETY: -1 is never an open fd: reads fail with EBADF.
+    let closed = unsafe { RawCounterFd::new(-1, TIMES) }.expect("valid format");
     assert_eq!(
         closed.read_counts().unwrap_err(),
         FdReadError::Os { errno: libc::EBADF }
@@ -267,7 +276,8 @@ fn the_fallback_parses_exactly_what_read_format_implies() {
 
 #[test]
 fn mapping_a_non_event_fd_is_an_explained_error() {
-    let err = UserPage::map(-1).expect_err("fd -1 mapped");
+    // SAFETY: -1 is never an open fd: mmap fails with EBADF.
+    let err = unsafe { UserPage::map_raw(-1) }.expect_err("fd -1 mapped");
     let text = err.to_string();
     assert!(
         text.contains("errno 9") && text.contains("not an open perf event"),
@@ -302,7 +312,8 @@ fn the_first_page_of_a_ring_buffer_mapping_serves_the_reader() {
     let page = unsafe { UserPage::from_ring_mapping(first) };
     let reader = CounterReader::new(
         page,
-        RawCounterFd::new(fd, TIMES).expect("0x3"),
+        // SAFETY: an open perf event fd, closed after the reader is dropped.
+        unsafe { RawCounterFd::new(fd, TIMES) }.expect("0x3"),
         EventTarget::as_opened(0, -1),
     );
     ioctl(fd, sys::PERF_EVENT_IOC_ENABLE);
@@ -321,4 +332,38 @@ fn the_first_page_of_a_ring_buffer_mapping_serves_the_reader() {
     // SAFETY: the ring mapped above, no longer used.
     assert_eq!(unsafe { libc::munmap(ring, len) }, 0);
     close(fd);
+}
+
+/// The owned fd is a [`CounterFd`]: mapped and read through `&EventFd`,
+/// it gives what its own `read_counts` and an independent `read(2)` give.
+#[test]
+fn the_owned_event_fd_serves_the_reader() {
+    use perf_event_core::fd::EventFd;
+    let raw = open(sys::PERF_COUNT_SW_TASK_CLOCK, TIMES, 0, -1);
+    // SAFETY: the perf event fd just opened, owned by the EventFd from now on.
+    let fd = unsafe { EventFd::from_raw(raw, TIMES) };
+    let reader = CounterReader::new(
+        UserPage::map(&fd).unwrap_or_else(|e| panic!("{e}")),
+        &fd,
+        EventTarget::as_opened(0, -1),
+    );
+    fd.enable(false).expect("enable");
+    burn();
+    fd.disable(false).expect("disable");
+    let reading = reader.read().expect("read");
+    let counts = CounterFd::read_counts(&fd).expect("read(2)");
+    let direct = raw_read(fd.raw());
+    assert!(direct.value > 0, "task-clock counted nothing");
+    assert_eq!(
+        (reading.value, reading.time_enabled, reading.time_running),
+        (direct.value, direct.time_enabled, direct.time_running)
+    );
+    assert_eq!(
+        (counts.value, counts.enabled, counts.running),
+        (
+            direct.value,
+            Some(direct.time_enabled),
+            Some(direct.time_running)
+        )
+    );
 }

@@ -211,8 +211,10 @@ fn check_on_pmu(name: &str, config: u32, config1: u64, expect_index: Option<u32>
         Err(errno) => panic!("{name}: perf_event_open failed with errno {errno}"),
     };
     let reader = CounterReader::new(
-        UserPage::map(fd).unwrap_or_else(|e| panic!("{name}: {e}")),
-        RawCounterFd::new(fd, REQUIRED_READ_FORMAT).expect("read_format 0x3"),
+        // SAFETY: an open perf event fd, closed after the reader is dropped.
+        unsafe { UserPage::map_raw(fd) }.unwrap_or_else(|e| panic!("{name}: {e}")),
+        // SAFETY: as above.
+        unsafe { RawCounterFd::new(fd, REQUIRED_READ_FORMAT) }.expect("read_format 0x3"),
         EventTarget::as_opened(0, -1),
     );
     assert!(reader.may_use_counter(), "pid 0, cpu -1 is this thread");
@@ -352,8 +354,10 @@ fn user_read_right_after_reset_agrees_with_read() {
             Err(errno) => panic!("cycles {name}: perf_event_open failed with errno {errno}"),
         };
         let reader = CounterReader::new(
-            UserPage::map(fd).unwrap_or_else(|e| panic!("{e}")),
-            RawCounterFd::new(fd, REQUIRED_READ_FORMAT).expect("read_format 0x3"),
+            // SAFETY: an open perf event fd, closed after the reader is dropped.
+            unsafe { UserPage::map_raw(fd) }.unwrap_or_else(|e| panic!("{e}")),
+            // SAFETY: as above.
+            unsafe { RawCounterFd::new(fd, REQUIRED_READ_FORMAT) }.expect("read_format 0x3"),
             EventTarget::as_opened(0, -1),
         );
         for round in 0..3 {
@@ -411,8 +415,10 @@ fn riscv64_user_read_right_after_reset_agrees_with_read() {
     }
     let fd = open(sys::PERF_COUNT_HW_INSTRUCTIONS, 0).expect("instructions open");
     let reader = CounterReader::new(
-        UserPage::map(fd).unwrap_or_else(|e| panic!("{e}")),
-        RawCounterFd::new(fd, REQUIRED_READ_FORMAT).expect("read_format 0x3"),
+        // SAFETY: an open perf event fd, closed after the reader is dropped.
+        unsafe { UserPage::map_raw(fd) }.unwrap_or_else(|e| panic!("{e}")),
+        // SAFETY: as above.
+        unsafe { RawCounterFd::new(fd, REQUIRED_READ_FORMAT) }.expect("read_format 0x3"),
         EventTarget::as_opened(0, -1),
     );
     for round in 0..3 {
@@ -494,8 +500,10 @@ fn counts_through_read_only(here: bool, need: lab_support::Need, pmu: &str, qemu
             }
         };
         let reader = CounterReader::new(
-            UserPage::map(fd).unwrap_or_else(|e| panic!("{name}: {e}")),
-            RawCounterFd::new(fd, REQUIRED_READ_FORMAT).expect("read_format 0x3"),
+            // SAFETY: an open perf event fd, closed after the reader is dropped.
+            unsafe { UserPage::map_raw(fd) }.unwrap_or_else(|e| panic!("{name}: {e}")),
+            // SAFETY: as above.
+            unsafe { RawCounterFd::new(fd, REQUIRED_READ_FORMAT) }.expect("read_format 0x3"),
             EventTarget::as_opened(0, -1),
         );
         let snap = reader.snapshot().expect("stable page");
@@ -590,8 +598,10 @@ fn read_plain(fd: libc::c_int) -> u64 {
 pub(crate) fn read_costs(config1: u64) -> (f64, f64) {
     let fd = open(sys::PERF_COUNT_HW_CPU_CYCLES, config1).expect("cycles open");
     let reader = CounterReader::new(
-        UserPage::map(fd).unwrap_or_else(|e| panic!("{e}")),
-        RawCounterFd::new(fd, REQUIRED_READ_FORMAT).expect("read_format 0x3"),
+        // SAFETY: an open perf event fd, closed after the reader is dropped.
+        unsafe { UserPage::map_raw(fd) }.unwrap_or_else(|e| panic!("{e}")),
+        // SAFETY: as above.
+        unsafe { RawCounterFd::new(fd, REQUIRED_READ_FORMAT) }.expect("read_format 0x3"),
         EventTarget::as_opened(0, -1),
     );
     assert!(reader.read().expect("read").used_counter());
