@@ -137,3 +137,34 @@ fn page_counts_must_be_powers_of_two() {
         core::mem::forget(fd);
     }
 }
+
+#[test]
+fn spans_lend_the_bytes_between_two_walked_positions_across_the_wrap() {
+    let ring = simulated(1);
+    let size = ring.data_size as u64;
+    let start = size * 2 - 16;
+    ring.set_tail(start);
+    let mut written = Vec::new();
+    for i in 0..4u64 {
+        let r = lost(i, 7);
+        put(&ring, start + i * 24, &r);
+        written.extend(r);
+    }
+    set_head(&ring, start + 96);
+    let mut peek = ring.peek(start);
+    while let Some(r) = peek.next() {
+        r.unwrap();
+    }
+    // The whole walk, wrapping after its first 16 bytes.
+    let (a, b) = peek.span(start, peek.pos()).unwrap();
+    assert_eq!((a.len(), b.len()), (16, 80));
+    assert_eq!([a, b].concat(), written);
+    // A part of it that does not wrap, and an empty one.
+    let (a, b) = peek.span(start + 24, start + 48).unwrap();
+    assert_eq!((a, b.len()), (&written[24..48], 0));
+    assert_eq!(peek.span(start + 48, start + 48), Some((&[][..], &[][..])));
+    // Outside [tail, head], or backwards: nothing.
+    assert_eq!(peek.span(start - 8, start + 8), None);
+    assert_eq!(peek.span(start, start + 104), None);
+    assert_eq!(peek.span(start + 48, start + 24), None);
+}
