@@ -1,0 +1,631 @@
+//! One perf record layout read by the crate and printed by perf, field by
+//! field: every field `perf script -F` has for the layout's sample_type
+//! (chosen from the attr, so that perf script accepts each one), the
+//! side-band records perf script shows (`--show-switch-events` ...), the
+//! PERF_RECORD_READ values `perf report -D` prints, each attr's
+//! sample_type and read_format as `perf evlist -v` names them, and the
+//! number of records of each type as `perf report --stats` counts them.
+
+use crate::lab_support;
+use crate::perf_data_support::PERF_MAX_STACK;
+use crate::sample_support::ok;
+use perf_event_core::perf_data::{FileAttr, PerfData};
+use perf_event_core::read_format::ReadFormat;
+use perf_event_core::record::{Context, Parsed, Record, RegNames, Regs, RegsArch, Sample};
+use perf_event_core::sys;
+use std::collections::{BTreeMap, HashMap};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// What one layout's comparison covered.
+#[derive(Debug, Default)]
+pub struct Compared {
+    /// Sample lines (one per group member with PERF_SAMPLE_READ).
+    pub samples: usize,
+    /// Records of the data section.
+    pub records: usize,
+    /// Side-band records compared with perf script's `--show-*` lines.
+    pub side_band: usize,
+    /// PERF_RECORD_READ records compared with `perf report -D`.
+    pub reads: usize,
+}
+
+/// Runs `perf record -q -o DIR/NAME.data ARGS`; `None` after a
+/// [`lab_support::skip`] when perf (or the kernel) refuses the options.
+pub fn perf_record(dir: &Path, name: &str, args: &[&str]) -> Option<PathBuf> {
+    let data = dir.join(format!("{name}.data"));
+    let out = Command::new("perf")
+        .args(["record", "-q", "-o"])
+        .arg(&data)
+        .args(args)
+        .output()
+        .unwrap();
+    if !out.status.success() {
+        let why = String::from_utf8_lossy(&out.stderr);
+        let why = why.split_whitespace().collect::<Vec<_>>().join(" ");
+        lab_support::skip(
+            &format!("perf record refuses {name}"),
+            &format!("perf record {args:?}: {why}"),
+        );
+        return None;
+    }
+    Some(data)
+}
+
+/// `perf script -F` names of the sample fields, by PERF_SAMPLE_* bit, in
+/// the order perf script prints them (after comm, pid/tid, cpu, time,
+/// period and the event name).
+const FIELDS: &[(u32, &str)] = &[
+    (sys::PERF_SAMPLE_ADDR, "addr"),
+    (sys::PERF_SAMPLE_DATA_SRC, "data_src"),
+    (sys::PERF_SAMPLE_WEIGHT, "weight"),
+    (sys::PERF_SAMPLE_WEIGHT_STRUCT, "weight"),
+    (sys::PERF_SAMPLE_IP, "ip"),
+    (sys::PERF_SAMPLE_REGS_INTR, "iregs"),
+    (sys::PERF_SAMPLE_REGS_USER, "uregs"),
+    (sys::PERF_SAMPLE_BRANCH_STACK, "brstack"),
+    (sys::PERF_SAMPLE_PHYS_ADDR, "phys_addr"),
+    (sys::PERF_SAMPLE_DATA_PAGE_SIZE, "data_page_size"),
+    (sys::PERF_SAMPLE_CODE_PAGE_SIZE, "code_page_size"),
+];
+
+/// The `-F` list for `sample_type` (every event of the file has it).
+fn script_fields(sample_type: u64, comm: bool) -> Vec<&'static str> {
+    let has = |bit: u32| sample_type & u64::from(bit) != 0;
+    let mut f = Vec::new();
+    if comm && has(sys::PERF_SAMPLE_TID) {
+        f.push("comm");
+    }
+    if has(sys::PERF_SAMPLE_TID) {
+        f.extend(["pid", "tid"]);
+    }
+    if has(sys::PERF_SAMPLE_CPU) {
+        f.push("cpu");
+    }
+    if has(sys::PERF_SAMPLE_TIME) {
+        f.push("time");
+    }
+    f.extend(["period", "event"]);
+    for (bit, name) in FIELDS {
+        if has(*bit) && !f.contains(name) {
+            f.push(name);
+        }
+    }
+    f
+}
+
+/// perf's page size name (`get_page_size_name`): "4K", "2M", "N/A" for 0.
+fn page_size(mut n: u64) -> String {
+    if n == 0 {
+        return "N/A".into();
+    }
+    let mut unit = 0;
+    while n / 1024 > 1 && unit < 3 {
+        n /= 1024;
+        unit += 1;
+    }
+    format!("{n}{}", ['B', 'K', 'M', 'G'][unit])
+}
+
+/// A callchain entry as compared: kernel addresses as perf prints them
+/// (kallsyms is the identity map), user ones only counted (perf prints
+/// them relative to their object when it finds one).
+fn chain_entry(ip: u64) -> String {
+    if ip >= 0xffff_8000_0000_0000 {
+        format!("{ip:x}")
+    } else {
+        "u".into()
+    }
+}
+
+/// " ABI:2 AX:0x.. SP:0x.." as perf script prints registers (nothing
+/// without registers).
+fn regs_text(regs: Option<Regs<'_>>, mask: u64, out: &mut Vec<String>) {
+    let Some(regs) = regs.filter(|r| r.abi != 0) else {
+        return;
+    };
+    out.push(format!("ABI:{}", regs.abi));
+    for (name, v) in RegNames::of(RegsArch::X86).named(&regs, mask) {
+        out.push(format!("{}:{v:#x}", name.to_ascii_uppercase()));
+    }
+}
+
+/// The prefix perf script prints for every record: comm, pid/tid, cpu, time.
+fn prefix(fields: &[&str], comm: &str, pid_tid: (u32, u32), cpu: u32, time: u64) -> Vec<String> {
+    let mut out = Vec::new();
+    if fields.contains(&"comm") {
+        out.push(comm.to_string());
+    }
+    if fields.contains(&"pid") {
+        out.push(format!("{}/{}", pid_tid.0, pid_tid.1));
+    }
+    if fields.contains(&"cpu") {
+        out.push(format!("[{cpu:03}]"));
+    }
+    if fields.contains(&"time") {
+        out.push(format!(
+            "{}.{:09}:",
+            time / 1_000_000_000,
+            time % 1_000_000_000
+        ));
+    }
+    out
+}
+
+/// One sample line as perf script prints it for event `attr` with
+/// `period`, whitespace collapsed; callchain entries after " |".
+fn sample_line(s: &Sample, attr: &FileAttr, fields: &[&str], comm: &str, period: u64) -> String {
+    let has = |f: &str| fields.contains(&f);
+    let pid_tid = s.pid_tid().unwrap_or((0, 0));
+    let mut out = prefix(
+        fields,
+        comm,
+        pid_tid,
+        s.cpu().unwrap_or(0),
+        s.time().unwrap_or(0),
+    );
+    out.push(period.to_string());
+    out.push(format!("{}:", attr.name.as_deref().unwrap_or("?")));
+    let hex = |v: Option<u64>| format!("{:x}", v.unwrap());
+    if has("addr") {
+        out.push(hex(s.addr()));
+    }
+    if has("data_src") {
+        out.push(hex(s.data_src()));
+    }
+    if has("weight") {
+        let w = s.weight().unwrap();
+        // perf prints a weight struct's var1_dw, its low 32 bits.
+        let struct_ = attr.raw.sample_type & u64::from(sys::PERF_SAMPLE_WEIGHT_STRUCT) != 0;
+        out.push(if struct_ { w & 0xffff_ffff } else { w }.to_string());
+    }
+    let chain = s.callchain();
+    if has("ip") && chain.is_none() {
+        out.push(hex(s.ip()));
+    }
+    if has("iregs") {
+        regs_text(s.regs_intr(), attr.raw.sample_regs_intr, &mut out);
+    }
+    if has("uregs") {
+        regs_text(s.regs_user(), attr.raw.sample_regs_user, &mut out);
+    }
+    if has("brstack") {
+        for e in s.branch_stack().unwrap().iter() {
+            out.push(format!("{:#x}/{:#x}", e.from, e.to));
+        }
+    }
+    if has("phys_addr") {
+        out.push(hex(s.phys_addr()));
+    }
+    if has("data_page_size") {
+        out.push(page_size(s.data_page_size().unwrap()));
+    }
+    if has("code_page_size") {
+        out.push(page_size(s.code_page_size().unwrap()));
+    }
+    let mut line = out.join(" ");
+    if let Some(c) = chain.filter(|_| has("ip")) {
+        line.push_str(" |");
+        let ips = c.iter().filter(|v| Context::from_marker(*v).is_none());
+        for ip in ips.take(PERF_MAX_STACK) {
+            line.push(' ');
+            line.push_str(&chain_entry(ip));
+        }
+    }
+    line
+}
+
+/// perf's namespace names (`perf_ns__names`), by index.
+const NAMESPACES: [&str; 7] = ["net", "uts", "ipc", "pid", "user", "mnt", "cgroup"];
+
+/// A side-band record as perf script's `--show-*-events` prints it after
+/// the prefix; `None` for the types this comparison does not show.
+fn side_band_text(p: &Parsed) -> Option<String> {
+    let misc = u32::from(p.header.misc);
+    Some(match &p.record {
+        Record::Switch => {
+            let out = misc & sys::PERF_RECORD_MISC_SWITCH_OUT != 0;
+            let preempt = misc & sys::PERF_RECORD_MISC_SWITCH_OUT_PREEMPT != 0;
+            let how = match (out, preempt) {
+                (false, _) => "IN",
+                (true, false) => "OUT",
+                (true, true) => "OUT preempt",
+            };
+            format!("PERF_RECORD_SWITCH {how}")
+        }
+        Record::Namespaces { pid, tid, links } => {
+            let n: Vec<u64> = links.iter().collect();
+            let each: Vec<String> = n
+                .chunks(2)
+                .enumerate()
+                .map(|(i, l)| {
+                    let name = NAMESPACES.get(i).copied().unwrap_or("UNKNOWN");
+                    format!("{i}/{name}: {}/{:#x}", l[0], l[1])
+                })
+                .collect();
+            format!(
+                "PERF_RECORD_NAMESPACES {pid}/{tid} - nr_namespaces: {} [{}]",
+                n.len() / 2,
+                each.join(", ")
+            )
+        }
+        Record::Comm { pid, tid, comm } => {
+            let exec = if misc & sys::PERF_RECORD_MISC_COMM_EXEC != 0 {
+                " exec"
+            } else {
+                ""
+            };
+            let comm = String::from_utf8_lossy(comm);
+            format!("PERF_RECORD_COMM{exec}: {comm}:{pid}/{tid}")
+        }
+        Record::Fork {
+            pid,
+            ppid,
+            tid,
+            ptid,
+            ..
+        } => format!("PERF_RECORD_FORK({pid}:{tid}):({ppid}:{ptid})"),
+        Record::Exit {
+            pid,
+            ppid,
+            tid,
+            ptid,
+            ..
+        } => format!("PERF_RECORD_EXIT({pid}:{tid}):({ppid}:{ptid})"),
+        _ => return None,
+    })
+}
+
+/// perf's names of record types (`perf_event__name`), as `--stats` prints them.
+fn kind_name(kind: u32) -> String {
+    const NAMES: &[(u32, &str)] = &[
+        (1, "MMAP"),
+        (2, "LOST"),
+        (3, "COMM"),
+        (4, "EXIT"),
+        (5, "THROTTLE"),
+        (6, "UNTHROTTLE"),
+        (7, "FORK"),
+        (8, "READ"),
+        (9, "SAMPLE"),
+        (10, "MMAP2"),
+        (11, "AUX"),
+        (12, "ITRACE_START"),
+        (13, "LOST_SAMPLES"),
+        (14, "SWITCH"),
+        (15, "SWITCH_CPU_WIDE"),
+        (16, "NAMESPACES"),
+        (17, "KSYMBOL"),
+        (18, "BPF_EVENT"),
+        (19, "CGROUP"),
+        (20, "TEXT_POKE"),
+        (21, "AUX_OUTPUT_HW_ID"),
+        (68, "FINISHED_ROUND"),
+        (69, "ID_INDEX"),
+        (73, "THREAD_MAP"),
+        (74, "CPU_MAP"),
+        (78, "EVENT_UPDATE"),
+        (79, "TIME_CONV"),
+        (81, "COMPRESSED"),
+        (82, "FINISHED_INIT"),
+    ];
+    NAMES
+        .iter()
+        .find(|(k, _)| *k == kind)
+        .map_or(format!("type {kind}"), |(_, n)| n.to_string())
+}
+
+/// `perf report --stats`: the aggregated count of each record type.
+fn perf_stats(data: &Path) -> BTreeMap<String, usize> {
+    let text = perf_out(data, &["report", "--stats"]);
+    let section = text.split("Aggregated stats:").nth(1).unwrap_or("");
+    let mut out = BTreeMap::new();
+    for l in section.lines() {
+        let Some((name, rest)) = l.trim().split_once(" events:") else {
+            continue;
+        };
+        if l.trim_end().ends_with("stats:") {
+            break;
+        }
+        if name != "TOTAL" {
+            let n = rest.split_whitespace().next().unwrap().parse().unwrap();
+            out.insert(name.to_string(), n);
+        }
+    }
+    out
+}
+
+fn perf_out(data: &Path, args: &[&str]) -> String {
+    let out = Command::new("perf")
+        .args(args)
+        .arg("-i")
+        .arg(data)
+        .output()
+        .unwrap();
+    ok(out, &format!("perf {args:?}"))
+}
+
+/// `perf evlist -v`: each event's sample_type and read_format as perf
+/// names them, against the crate's attrs.
+fn attrs_agree(data: &Path, file: &PerfData) {
+    const SAMPLE: [&str; 25] = [
+        "IP",
+        "TID",
+        "TIME",
+        "ADDR",
+        "READ",
+        "CALLCHAIN",
+        "ID",
+        "CPU",
+        "PERIOD",
+        "STREAM_ID",
+        "RAW",
+        "BRANCH_STACK",
+        "REGS_USER",
+        "STACK_USER",
+        "WEIGHT",
+        "DATA_SRC",
+        "IDENTIFIER",
+        "TRANSACTION",
+        "REGS_INTR",
+        "PHYS_ADDR",
+        "AUX",
+        "CGROUP",
+        "DATA_PAGE_SIZE",
+        "CODE_PAGE_SIZE",
+        "WEIGHT_STRUCT",
+    ];
+    const READ: [&str; 5] = [
+        "TOTAL_TIME_ENABLED",
+        "TOTAL_TIME_RUNNING",
+        "ID",
+        "GROUP",
+        "LOST",
+    ];
+    let names = |bits: u64, table: &[&str]| {
+        let set: Vec<&str> = (0..table.len())
+            .filter(|b| bits & (1 << b) != 0)
+            .map(|b| table[b])
+            .collect();
+        set.join("|")
+    };
+    let text = perf_out(data, &["evlist", "-v"]);
+    let lines: Vec<&str> = text
+        .lines()
+        .filter(|l| l.contains(", sample_type: "))
+        .collect();
+    assert_eq!(lines.len(), file.attrs.len(), "{text}");
+    for (a, l) in file.attrs.iter().zip(lines) {
+        let name = a.name.as_deref().unwrap();
+        assert!(l.starts_with(&format!("{name}: ")), "{name}: {l}");
+        let st = format!(", sample_type: {},", names(a.raw.sample_type, &SAMPLE));
+        assert!(l.contains(&st), "{st} not in {l}");
+        let rf = format!(", read_format: {},", names(a.raw.read_format, &READ));
+        assert!(a.raw.read_format == 0 || l.contains(&rf), "{rf} not in {l}");
+    }
+}
+
+/// perf script's blocks, whitespace collapsed: a sample line with its
+/// callchain lines after " |" (kernel entries as printed, user ones as
+/// "u"), or a side-band record with its continuation lines.
+fn script_blocks(data: &Path, fields: &[&str], show: &[&str]) -> Vec<String> {
+    let f = fields.join(",");
+    let mut args = vec!["script", "--ns", "-F", &f];
+    args.extend(show);
+    let text = perf_out(data, &args);
+    let mut out: Vec<String> = Vec::new();
+    for l in text.lines() {
+        if l.trim().is_empty() {
+            continue;
+        }
+        let side_band = out.last().is_some_and(|b| b.contains("PERF_RECORD_"));
+        if l.starts_with('\t') && !out.is_empty() {
+            let last = out.last_mut().unwrap();
+            if side_band {
+                last.push(' ');
+                last.push_str(&l.split_whitespace().collect::<Vec<_>>().join(" "));
+            } else {
+                if !last.contains(" |") {
+                    last.push_str(" |");
+                }
+                let ip = u64::from_str_radix(l.trim(), 16).unwrap();
+                last.push(' ');
+                last.push_str(&chain_entry(ip));
+            }
+            continue;
+        }
+        out.push(without_data_src_text(l));
+    }
+    out
+}
+
+/// The words of a line, without the decoded data source perf prints
+/// after its value ("|OP N/A|LVL N/A or N/A|...|BLK  N/A").
+fn without_data_src_text(l: &str) -> String {
+    let mut words = Vec::new();
+    let mut decoded = false;
+    let mut blk = false;
+    for w in l.split_whitespace() {
+        if w.starts_with("|OP") {
+            decoded = true;
+        }
+        if decoded {
+            if w.contains("|BLK") {
+                blk = true;
+            } else if blk && !matches!(w, "N/A" | "Data" | "Addr") {
+                decoded = false;
+            }
+        }
+        if !decoded {
+            words.push(w);
+        }
+    }
+    words.join(" ")
+}
+
+/// `perf report -D`'s PERF_RECORD_READ lines: "pid tid name value" and
+/// the enabled, running and id values under it.
+fn dumped_reads(data: &Path) -> Vec<String> {
+    let text = perf_out(data, &["report", "-D"]);
+    let mut out: Vec<String> = Vec::new();
+    let mut under_read = false;
+    for l in text.lines() {
+        if let Some((_, r)) = l.split_once("PERF_RECORD_READ: ") {
+            out.push(r.trim().to_string());
+            under_read = true;
+            continue;
+        }
+        let value = l.strip_prefix("... ").and_then(|r| r.split_once(" : "));
+        match (under_read, value) {
+            (true, Some((_, v))) => {
+                let last = out.last_mut().unwrap();
+                last.push(' ');
+                last.push_str(v.trim());
+            }
+            _ => under_read = false,
+        }
+    }
+    out
+}
+
+/// The crate's PERF_RECORD_READ as `perf report -D` prints it.
+fn read_text(file: &PerfData, bytes: &[u8], pid: u32, tid: u32, values: &[u8]) -> String {
+    let attr = file.attr_of(bytes).unwrap();
+    let r = ReadFormat(attr.raw.read_format)
+        .parse_in(values, file.order)
+        .unwrap();
+    let v = r.get(0).unwrap();
+    let mut s = format!("{pid} {tid} {} {}", attr.name.as_deref().unwrap(), v.value);
+    for x in [r.time_enabled(), r.time_running(), v.id, v.lost]
+        .into_iter()
+        .flatten()
+    {
+        s.push_str(&format!(" {x}"));
+    }
+    s
+}
+
+/// Compares everything perf prints of `data` with the crate's reading:
+/// sample lines (with `comm` when asked), the side-band records `show`
+/// asks perf script for, READ records, attrs and record counts.
+pub fn compare(data: &Path, comm: bool, show: &[&str]) -> Compared {
+    let file = PerfData::open(data).unwrap();
+    assert!(!file.recovered && !file.pipe);
+    attrs_agree(data, &file);
+    let st = file.attrs[0].raw.sample_type;
+    assert!(file.attrs.iter().all(|a| a.raw.sample_type == st));
+    let fields = script_fields(st, comm);
+    let mut ours = Vec::new();
+    let mut comms: HashMap<u32, String> = HashMap::new();
+    let mut last_read: HashMap<u64, u64> = HashMap::new();
+    let mut counts: BTreeMap<String, usize> = BTreeMap::new();
+    let (mut reads, mut side_band, mut records) = (Vec::new(), 0, 0);
+    // In time order, as perf script delivers them (a thread's COMM may
+    // come later in the file than its next sample, from another CPU's
+    // buffer).
+    let mut all: Vec<(u64, &[u8])> = Vec::new();
+    for rec in file.records() {
+        let (_, bytes) = rec.unwrap();
+        let p = file.parse(bytes).unwrap();
+        let time = match &p.record {
+            Record::Sample(s) => s.time(),
+            _ => p.sample_id.and_then(|i| i.time),
+        };
+        all.push((time.unwrap_or(0), bytes));
+    }
+    all.sort_by_key(|(t, _)| *t);
+    for (_, bytes) in all {
+        records += 1;
+        let p = file.parse(bytes).unwrap();
+        *counts.entry(kind_name(p.header.kind)).or_default() += 1;
+        if let Record::Comm { tid, comm, .. } = &p.record {
+            comms.insert(*tid, String::from_utf8_lossy(comm).into_owned());
+        }
+        if let Record::Fork { tid, ptid, .. } = &p.record {
+            // A new thread has its parent's comm until its own COMM.
+            if let Some(c) = comms.get(ptid).cloned() {
+                comms.insert(*tid, c);
+            }
+        }
+        if let Record::Read { pid, tid, values } = &p.record {
+            reads.push(read_text(&file, bytes, *pid, *tid, values));
+        }
+        let Record::Sample(s) = &p.record else {
+            let shown = match p.header.kind {
+                3 | 4 | 7 => show.contains(&"--show-task-events"),
+                14 | 15 => show.contains(&"--show-switch-events"),
+                16 => show.contains(&"--show-namespace-events"),
+                _ => false,
+            };
+            if let (true, Some(text)) = (shown, side_band_text(&p)) {
+                let id = p.sample_id.unwrap_or_default();
+                let pid_tid = id.pid_tid.unwrap_or((0, 0));
+                let comm = comms.get(&pid_tid.1).map_or(":-1", |c| c);
+                let mut line = prefix(
+                    &fields,
+                    comm,
+                    pid_tid,
+                    id.cpu.unwrap_or(0),
+                    id.time.unwrap_or(0),
+                );
+                line.push(text);
+                ours.push(
+                    line.join(" ")
+                        .split_whitespace()
+                        .collect::<Vec<_>>()
+                        .join(" "),
+                );
+                side_band += 1;
+            }
+            continue;
+        };
+        assert_eq!(s.unreturned_field(), None);
+        let attr = file.attr_of(bytes).unwrap();
+        let (_, tid) = s.pid_tid().unwrap_or((0, 0));
+        let comm = comms
+            .get(&tid)
+            .cloned()
+            .unwrap_or_else(|| format!(":{tid}"));
+        let Some(reading) = s.read_values() else {
+            // A fixed period is the attr's (perf script prints it).
+            let period = s.period().unwrap_or(attr.raw.sample_period());
+            ours.push(sample_line(s, attr, &fields, &comm, period));
+            continue;
+        };
+        // PERF_SAMPLE_READ: perf delivers one sample per value, its
+        // period the value's increase since that id's last sample (none
+        // when it did not grow).
+        for v in reading.values() {
+            let id = v.id.unwrap();
+            let member = file.attrs.iter().find(|a| a.ids.contains(&id)).unwrap();
+            let before = last_read.insert(id, v.value).unwrap_or(0);
+            let period = v.value.wrapping_sub(before);
+            if period != 0 {
+                ours.push(sample_line(s, member, &fields, &comm, period));
+            }
+        }
+    }
+    let mut perf = script_blocks(data, &fields, show);
+    ours.sort();
+    perf.sort();
+    assert_eq!(
+        ours.len(),
+        perf.len(),
+        "{data:?}: lines of perf script -F {fields:?}"
+    );
+    for (a, b) in ours.iter().zip(&perf) {
+        assert_eq!(a, b, "{data:?}: the crate read it, perf script printed it");
+    }
+    let mut dumped = dumped_reads(data);
+    reads.sort();
+    dumped.sort();
+    assert_eq!(reads, dumped, "{data:?}: PERF_RECORD_READ");
+    assert_eq!(counts, perf_stats(data), "{data:?}: records of each type");
+    let samples = ours.len() - side_band;
+    Compared {
+        samples,
+        records,
+        side_band,
+        reads: reads.len(),
+    }
+}
