@@ -137,7 +137,9 @@ fn prefix(fields: &[&str], comm: &str, pid_tid: (u32, u32), cpu: u32, time: u64)
         out.push(comm.to_string());
     }
     if fields.contains(&"pid") {
-        out.push(format!("{}/{}", pid_tid.0, pid_tid.1));
+        // perf prints them signed: -1 for a task outside perf's pid
+        // namespace (the kernel's perf_event_pid()).
+        out.push(format!("{}/{}", pid_tid.0 as i32, pid_tid.1 as i32));
     }
     if fields.contains(&"cpu") {
         out.push(format!("[{cpu:03}]"));
@@ -154,12 +156,12 @@ fn prefix(fields: &[&str], comm: &str, pid_tid: (u32, u32), cpu: u32, time: u64)
 
 /// One sample line as perf script prints it for event `attr` with
 /// `period`, whitespace collapsed; callchain entries after " |".
-fn sample_line(s: &Sample, attr: &FileAttr, fields: &[&str], comm: &str, period: u64) -> String {
+fn sample_line(s: &Sample, attr: &FileAttr, fields: &[&str], names: &Names, period: u64) -> String {
     let has = |f: &str| fields.contains(&f);
     let pid_tid = s.pid_tid().unwrap_or((0, 0));
     let mut out = prefix(
         fields,
-        comm,
+        &names.comm(pid_tid.1),
         pid_tid,
         s.cpu().unwrap_or(0),
         s.time().unwrap_or(0),
@@ -215,6 +217,43 @@ fn sample_line(s: &Sample, attr: &FileAttr, fields: &[&str], comm: &str, period:
     line
 }
 
+/// What perf script resolves from earlier records: each thread's comm
+/// (COMM, or its parent's at FORK) and each cgroup's path (CGROUP).
+#[derive(Default)]
+struct Names {
+    comms: HashMap<u32, String>,
+    cgroups: HashMap<u64, String>,
+}
+
+impl Names {
+    fn comm(&self, tid: u32) -> String {
+        self.comms
+            .get(&tid)
+            .cloned()
+            .unwrap_or_else(|| format!(":{tid}"))
+    }
+
+    fn follow(&mut self, r: &Record) {
+        match r {
+            Record::Comm { tid, comm, .. } => {
+                let comm = String::from_utf8_lossy(comm).into_owned();
+                self.comms.insert(*tid, comm);
+            }
+            Record::Fork { tid, ptid, .. } => {
+                // A new thread has its parent's comm until its own COMM.
+                if let Some(c) = self.comms.get(ptid).cloned() {
+                    self.comms.insert(*tid, c);
+                }
+            }
+            Record::Cgroup { id, path } => {
+                let path = String::from_utf8_lossy(path).into_owned();
+                self.cgroups.insert(*id, path);
+            }
+            _ => {}
+        }
+    }
+}
+
 /// perf's namespace names (`perf_ns__names`), by index.
 const NAMESPACES: [&str; 7] = ["net", "uts", "ipc", "pid", "user", "mnt", "cgroup"];
 
@@ -232,6 +271,20 @@ fn side_band_text(p: &Parsed) -> Option<String> {
                 (true, true) => "OUT preempt",
             };
             format!("PERF_RECORD_SWITCH {how}")
+        }
+        Record::SwitchCpuWide {
+            next_prev_pid,
+            next_prev_tid,
+        } => {
+            let out = misc & sys::PERF_RECORD_MISC_SWITCH_OUT != 0;
+            let preempt = misc & sys::PERF_RECORD_MISC_SWITCH_OUT_PREEMPT != 0;
+            let how = match (out, preempt) {
+                (false, _) => "IN prev",
+                (true, false) => "OUT next",
+                (true, true) => "OUT preempt next",
+            };
+            let (pid, tid) = (*next_prev_pid as i32, *next_prev_tid as i32);
+            format!("PERF_RECORD_SWITCH_CPU_WIDE {how} pid/tid: {pid}/{tid}")
         }
         Record::Namespaces { pid, tid, links } => {
             let n: Vec<u64> = links.iter().collect();
@@ -313,6 +366,21 @@ fn kind_name(kind: u32) -> String {
         .iter()
         .find(|(k, _)| *k == kind)
         .map_or(format!("type {kind}"), |(_, n)| n.to_string())
+}
+
+/// `perf report -s cgroup`: the samples of each cgroup (perf 6.1's perf
+/// script has no cgroup field).
+fn perf_cgroups(data: &Path) -> BTreeMap<String, usize> {
+    let text = perf_out(
+        data,
+        &["report", "--stdio", "-s", "cgroup", "-F", "sample,cgroup"],
+    );
+    let rows = text.lines().filter(|l| !l.starts_with('#'));
+    rows.filter_map(|l| {
+        let (n, path) = l.trim().split_once(char::is_whitespace)?;
+        Some((path.trim().to_string(), n.parse().ok()?))
+    })
+    .collect()
 }
 
 /// `perf report --stats`: the aggregated count of each record type.
@@ -516,7 +584,8 @@ pub fn compare(data: &Path, comm: bool, show: &[&str]) -> Compared {
     assert!(file.attrs.iter().all(|a| a.raw.sample_type == st));
     let fields = script_fields(st, comm);
     let mut ours = Vec::new();
-    let mut comms: HashMap<u32, String> = HashMap::new();
+    let mut names = Names::default();
+    let mut in_cgroups: BTreeMap<String, usize> = BTreeMap::new();
     let mut last_read: HashMap<u64, u64> = HashMap::new();
     let mut counts: BTreeMap<String, usize> = BTreeMap::new();
     let (mut reads, mut side_band, mut records) = (Vec::new(), 0, 0);
@@ -538,15 +607,7 @@ pub fn compare(data: &Path, comm: bool, show: &[&str]) -> Compared {
         records += 1;
         let p = file.parse(bytes).unwrap();
         *counts.entry(kind_name(p.header.kind)).or_default() += 1;
-        if let Record::Comm { tid, comm, .. } = &p.record {
-            comms.insert(*tid, String::from_utf8_lossy(comm).into_owned());
-        }
-        if let Record::Fork { tid, ptid, .. } = &p.record {
-            // A new thread has its parent's comm until its own COMM.
-            if let Some(c) = comms.get(ptid).cloned() {
-                comms.insert(*tid, c);
-            }
-        }
+        names.follow(&p.record);
         if let Record::Read { pid, tid, values } = &p.record {
             reads.push(read_text(&file, bytes, *pid, *tid, values));
         }
@@ -560,10 +621,9 @@ pub fn compare(data: &Path, comm: bool, show: &[&str]) -> Compared {
             if let (true, Some(text)) = (shown, side_band_text(&p)) {
                 let id = p.sample_id.unwrap_or_default();
                 let pid_tid = id.pid_tid.unwrap_or((0, 0));
-                let comm = comms.get(&pid_tid.1).map_or(":-1", |c| c);
                 let mut line = prefix(
                     &fields,
-                    comm,
+                    &names.comm(pid_tid.1),
                     pid_tid,
                     id.cpu.unwrap_or(0),
                     id.time.unwrap_or(0),
@@ -580,16 +640,15 @@ pub fn compare(data: &Path, comm: bool, show: &[&str]) -> Compared {
             continue;
         };
         assert_eq!(s.unreturned_field(), None);
+        if let Some(id) = s.cgroup() {
+            let path = names.cgroups.get(&id).map_or("N/A", String::as_str);
+            *in_cgroups.entry(path.to_string()).or_default() += 1;
+        }
         let attr = file.attr_of(bytes).unwrap();
-        let (_, tid) = s.pid_tid().unwrap_or((0, 0));
-        let comm = comms
-            .get(&tid)
-            .cloned()
-            .unwrap_or_else(|| format!(":{tid}"));
         let Some(reading) = s.read_values() else {
             // A fixed period is the attr's (perf script prints it).
             let period = s.period().unwrap_or(attr.raw.sample_period());
-            ours.push(sample_line(s, attr, &fields, &comm, period));
+            ours.push(sample_line(s, attr, &fields, &names, period));
             continue;
         };
         // PERF_SAMPLE_READ: perf delivers one sample per value, its
@@ -601,9 +660,16 @@ pub fn compare(data: &Path, comm: bool, show: &[&str]) -> Compared {
             let before = last_read.insert(id, v.value).unwrap_or(0);
             let period = v.value.wrapping_sub(before);
             if period != 0 {
-                ours.push(sample_line(s, member, &fields, &comm, period));
+                ours.push(sample_line(s, member, &fields, &names, period));
             }
         }
+    }
+    if st & u64::from(sys::PERF_SAMPLE_CGROUP) != 0 {
+        assert_eq!(
+            in_cgroups,
+            perf_cgroups(data),
+            "{data:?}: samples by cgroup"
+        );
     }
     let mut perf = script_blocks(data, &fields, show);
     ours.sort();

@@ -124,6 +124,17 @@ fn sample_read_and_per_thread_counts_agree_with_perf() {
             &[&["--sample-cpu"][..], &w].concat(),
         ),
         layout(
+            "group-read-identifier",
+            &[
+                "-e",
+                "{cpu-clock,task-clock}:S",
+                "-c",
+                "250000",
+                "--sample-identifier",
+            ],
+            &w,
+        ),
+        layout(
             "per-thread-counts",
             &["-s", "-e", "cpu-clock", "-c", "250000"],
             &["sh", "-c", &two],
@@ -186,6 +197,8 @@ fn side_band_records_agree_with_perf_script() {
             &w,
         ),
         layout("namespaces", &with(&["--namespaces", "--sample-cpu"]), &w),
+        // System-wide: PERF_RECORD_SWITCH_CPU_WIDE, on a dummy event too.
+        layout("cpu-wide-switches", &with(&["-a", "--switch-events"]), &w),
     ];
     // perf script's comm of a side-band record is that of its thread
     // when perf script prints it: not compared here.
@@ -193,6 +206,8 @@ fn side_band_records_agree_with_perf_script() {
     layouts[0].show = &["--show-switch-events", "--show-task-events"];
     layouts[1].comm = false;
     layouts[1].show = &["--show-namespace-events", "--show-task-events"];
+    layouts[2].comm = false;
+    layouts[2].show = &["--show-switch-events"];
     run(&dir, &layouts, 50);
     done(&dir);
 }
@@ -216,6 +231,8 @@ fn attr_variants_agree_with_perf_script() {
         layout("no-inherit", &with(&["--no-inherit", "--sample-cpu"]), &w),
         layout("period-fixed", &with(&["-P", "-T"]), &w),
         layout("clock-monotonic-raw", &with(&["-k", "monotonic_raw"]), &w),
+        layout("no-timestamp", &with(&["--no-timestamp"]), &w),
+        layout("all-cgroups", &with(&["--all-cgroups", "--sample-cpu"]), &w),
         layout(
             "user-callchains",
             &["-e", "cpu-clock:u", "-c", "250000", "--call-graph", "fp"],
@@ -227,9 +244,8 @@ fn attr_variants_agree_with_perf_script() {
             &["sh", "-c", &script],
         ),
     ];
-    run(&dir, &layouts[..3], 50);
-    run(&dir, &layouts[3..4], 50);
-    run(&dir, &layouts[4..], 5);
+    run(&dir, &layouts[..6], 50);
+    run(&dir, &layouts[6..], 5);
     done(&dir);
 }
 
