@@ -11,7 +11,9 @@ use crate::perf_data_support::PERF_MAX_STACK;
 use crate::sample_support::ok;
 use perf_event_core::perf_data::{FileAttr, PerfData};
 use perf_event_core::read_format::ReadFormat;
-use perf_event_core::record::{Context, Parsed, Record, RegNames, Regs, RegsArch, Sample};
+use perf_event_core::record::{
+    Context, MappingId, Parsed, Record, RegNames, Regs, RegsArch, Sample,
+};
 use perf_event_core::sys;
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
@@ -30,16 +32,19 @@ pub struct Compared {
     pub reads: usize,
 }
 
-/// Runs `perf record -q -o DIR/NAME.data ARGS`; `None` after a
-/// [`lab_support::skip`] when perf (or the kernel) refuses the options.
-pub fn perf_record(dir: &Path, name: &str, args: &[&str]) -> Option<PathBuf> {
+/// Runs `perf record -q -o DIR/NAME.data ARGS` (with `pipe`, `-o -` into
+/// that file: perf's pipe format); `None` after a [`lab_support::skip`]
+/// when perf (or the kernel) refuses the options.
+pub fn perf_record(dir: &Path, name: &str, args: &[&str], pipe: bool) -> Option<PathBuf> {
     let data = dir.join(format!("{name}.data"));
-    let out = Command::new("perf")
-        .args(["record", "-q", "-o"])
-        .arg(&data)
-        .args(args)
-        .output()
-        .unwrap();
+    let mut perf = Command::new("perf");
+    perf.args(["record", "-q", "-o"]);
+    if pipe {
+        perf.arg("-").stdout(std::fs::File::create(&data).unwrap());
+    } else {
+        perf.arg(&data);
+    }
+    let out = perf.args(args).output().unwrap();
     if !out.status.success() {
         let why = String::from_utf8_lossy(&out.stderr);
         let why = why.split_whitespace().collect::<Vec<_>>().join(" ");
@@ -254,6 +259,15 @@ impl Names {
     }
 }
 
+/// C's `%#x`: "0" for zero, else with "0x".
+fn c_hex(v: u64) -> String {
+    if v == 0 {
+        "0".into()
+    } else {
+        format!("{v:#x}")
+    }
+}
+
 /// perf's namespace names (`perf_ns__names`), by index.
 const NAMESPACES: [&str; 7] = ["net", "uts", "ipc", "pid", "user", "mnt", "cgroup"];
 
@@ -293,13 +307,75 @@ fn side_band_text(p: &Parsed) -> Option<String> {
                 .enumerate()
                 .map(|(i, l)| {
                     let name = NAMESPACES.get(i).copied().unwrap_or("UNKNOWN");
-                    format!("{i}/{name}: {}/{:#x}", l[0], l[1])
+                    format!("{i}/{name}: {}/{}", l[0], c_hex(l[1]))
                 })
                 .collect();
             format!(
                 "PERF_RECORD_NAMESPACES {pid}/{tid} - nr_namespaces: {} [{}]",
                 n.len() / 2,
                 each.join(", ")
+            )
+        }
+        Record::Mmap {
+            pid,
+            tid,
+            addr,
+            len,
+            pgoff,
+            filename,
+        } => {
+            let data = misc & sys::PERF_RECORD_MISC_MMAP_DATA != 0;
+            format!(
+                "PERF_RECORD_MMAP {}/{}: [{}({}) @ {}]: {} {}",
+                *pid as i32,
+                *tid as i32,
+                c_hex(*addr),
+                c_hex(*len),
+                c_hex(*pgoff),
+                if data { 'r' } else { 'x' },
+                String::from_utf8_lossy(filename)
+            )
+        }
+        Record::Mmap2 {
+            pid,
+            tid,
+            addr,
+            len,
+            pgoff,
+            id,
+            prot,
+            flags,
+            filename,
+        } => {
+            let id = match id {
+                MappingId::Inode {
+                    maj,
+                    min,
+                    ino,
+                    ino_generation,
+                } => format!("{maj:02x}:{min:02x} {ino} {ino_generation}"),
+                MappingId::BuildId(b) => {
+                    let hex: String = b.iter().map(|x| format!("{x:02x}")).collect();
+                    format!("<{hex}>")
+                }
+            };
+            let bit = |set: bool, c: char| if set { c } else { '-' };
+            let mode: String = [
+                bit(prot & 1 != 0, 'r'),
+                bit(prot & 2 != 0, 'w'),
+                bit(prot & 4 != 0, 'x'),
+                if flags & 1 != 0 { 's' } else { 'p' },
+            ]
+            .iter()
+            .collect();
+            format!(
+                "PERF_RECORD_MMAP2 {}/{}: [{}({}) @ {} {id}]: {mode} {}",
+                *pid as i32,
+                *tid as i32,
+                c_hex(*addr),
+                c_hex(*len),
+                c_hex(*pgoff),
+                String::from_utf8_lossy(filename)
             )
         }
         Record::Comm { pid, tid, comm } => {
@@ -353,12 +429,17 @@ fn kind_name(kind: u32) -> String {
         (19, "CGROUP"),
         (20, "TEXT_POKE"),
         (21, "AUX_OUTPUT_HW_ID"),
+        (64, "ATTR"),
+        (65, "EVENT_TYPE"),
+        (66, "TRACING_DATA"),
+        (67, "BUILD_ID"),
         (68, "FINISHED_ROUND"),
         (69, "ID_INDEX"),
         (73, "THREAD_MAP"),
         (74, "CPU_MAP"),
         (78, "EVENT_UPDATE"),
         (79, "TIME_CONV"),
+        (80, "FEATURE"),
         (81, "COMPRESSED"),
         (82, "FINISHED_INIT"),
     ];
@@ -389,12 +470,13 @@ fn perf_stats(data: &Path) -> BTreeMap<String, usize> {
     let section = text.split("Aggregated stats:").nth(1).unwrap_or("");
     let mut out = BTreeMap::new();
     for l in section.lines() {
+        // Then each event's own stats.
+        if l.trim_end().ends_with(" stats:") {
+            break;
+        }
         let Some((name, rest)) = l.trim().split_once(" events:") else {
             continue;
         };
-        if l.trim_end().ends_with("stats:") {
-            break;
-        }
         if name != "TOTAL" {
             let n = rest.split_whitespace().next().unwrap().parse().unwrap();
             out.insert(name.to_string(), n);
@@ -578,10 +660,11 @@ fn read_text(file: &PerfData, bytes: &[u8], pid: u32, tid: u32, values: &[u8]) -
 /// asks perf script for, READ records, attrs and record counts.
 pub fn compare(data: &Path, comm: bool, show: &[&str]) -> Compared {
     let file = PerfData::open(data).unwrap();
-    assert!(!file.recovered && !file.pipe);
+    assert!(!file.recovered);
     attrs_agree(data, &file);
-    let st = file.attrs[0].raw.sample_type;
-    assert!(file.attrs.iter().all(|a| a.raw.sample_type == st));
+    // The fields every event has (perf script -F refuses one an event
+    // lacks).
+    let st = file.attrs.iter().fold(!0, |st, a| st & a.raw.sample_type);
     let fields = script_fields(st, comm);
     let mut ours = Vec::new();
     let mut names = Names::default();
@@ -613,6 +696,7 @@ pub fn compare(data: &Path, comm: bool, show: &[&str]) -> Compared {
         }
         let Record::Sample(s) = &p.record else {
             let shown = match p.header.kind {
+                1 | 10 => show.contains(&"--show-mmap-events"),
                 3 | 4 | 7 => show.contains(&"--show-task-events"),
                 14 | 15 => show.contains(&"--show-switch-events"),
                 16 => show.contains(&"--show-namespace-events"),

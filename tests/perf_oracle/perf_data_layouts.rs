@@ -26,6 +26,8 @@ struct Layout<'a> {
     comm: bool,
     /// perf script's `--show-*-events` options for side-band records.
     show: &'a [&'a str],
+    /// Recorded to a pipe (`-o -`): perf's pipe format.
+    pipe: bool,
 }
 
 fn layout<'a>(name: &'a str, args: &[&str], workload: &[&str]) -> Layout<'a> {
@@ -34,6 +36,7 @@ fn layout<'a>(name: &'a str, args: &[&str], workload: &[&str]) -> Layout<'a> {
         args: args.iter().chain(workload).map(|s| s.to_string()).collect(),
         comm: true,
         show: &[],
+        pipe: false,
     }
 }
 
@@ -44,7 +47,7 @@ fn run(dir: &Path, layouts: &[Layout], least_samples: usize) -> usize {
     let mut compared = 0;
     for l in layouts {
         let args: Vec<&str> = l.args.iter().map(String::as_str).collect();
-        let Some(data) = perf_record(dir, l.name, &args) else {
+        let Some(data) = perf_record(dir, l.name, &args, l.pipe) else {
             continue;
         };
         let c = compare(&data, l.comm, l.show);
@@ -55,7 +58,7 @@ fn run(dir: &Path, layouts: &[Layout], least_samples: usize) -> usize {
             c.records,
             c.side_band,
             c.reads,
-            args.join(" ")
+            args.join(" ") + if l.pipe { " -o -" } else { "" }
         );
         assert!(c.samples >= least_samples, "{}: {c:?}", l.name);
         compared += 1;
@@ -135,11 +138,18 @@ fn sample_read_and_per_thread_counts_agree_with_perf() {
             &w,
         ),
         layout(
+            "group-read-pipe",
+            &["-e", "{cpu-clock,task-clock}:S", "-c", "250000"],
+            &w,
+        ),
+        layout(
             "per-thread-counts",
             &["-s", "-e", "cpu-clock", "-c", "250000"],
             &["sh", "-c", &two],
         ),
     ];
+    let mut layouts = layouts;
+    layouts[3].pipe = true;
     run(&dir, &layouts, 50);
     done(&dir);
 }
@@ -199,6 +209,9 @@ fn side_band_records_agree_with_perf_script() {
         layout("namespaces", &with(&["--namespaces", "--sample-cpu"]), &w),
         // System-wide: PERF_RECORD_SWITCH_CPU_WIDE, on a dummy event too.
         layout("cpu-wide-switches", &with(&["-a", "--switch-events"]), &w),
+        layout("mmap-events", &with(&["--sample-cpu"]), &w),
+        // PERF_RECORD_MISC_MMAP_BUILD_ID: MMAP2 with build ids (5.12).
+        layout("buildid-mmap", &with(&["--buildid-mmap"]), &w),
     ];
     // perf script's comm of a side-band record is that of its thread
     // when perf script prints it: not compared here.
@@ -208,6 +221,10 @@ fn side_band_records_agree_with_perf_script() {
     layouts[1].show = &["--show-namespace-events", "--show-task-events"];
     layouts[2].comm = false;
     layouts[2].show = &["--show-switch-events"];
+    for l in &mut layouts[3..] {
+        l.comm = false;
+        l.show = &["--show-mmap-events", "--show-task-events"];
+    }
     run(&dir, &layouts, 50);
     done(&dir);
 }
@@ -228,6 +245,20 @@ fn attr_variants_agree_with_perf_script() {
         exe.display()
     );
     let layouts = [
+        // Events of different sample_types: PERF_SAMPLE_IDENTIFIER says
+        // which event a record is.
+        layout(
+            "mixed-sample-types",
+            &[
+                "-e",
+                "cpu-clock/period=250000/",
+                "-e",
+                "task-clock/period=300000,call-graph=fp/",
+                "-e",
+                "sched:sched_switch",
+            ],
+            &w,
+        ),
         layout("no-inherit", &with(&["--no-inherit", "--sample-cpu"]), &w),
         layout("period-fixed", &with(&["-P", "-T"]), &w),
         layout("clock-monotonic-raw", &with(&["-k", "monotonic_raw"]), &w),
@@ -244,8 +275,8 @@ fn attr_variants_agree_with_perf_script() {
             &["sh", "-c", &script],
         ),
     ];
-    run(&dir, &layouts[..6], 50);
-    run(&dir, &layouts[6..], 5);
+    run(&dir, &layouts[..7], 50);
+    run(&dir, &layouts[7..], 5);
     done(&dir);
 }
 
