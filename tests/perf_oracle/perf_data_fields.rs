@@ -498,44 +498,45 @@ fn perf_out(data: &Path, args: &[&str]) -> String {
 /// `perf evlist -v`: each event's sample_type and read_format as perf
 /// names them, against the crate's attrs.
 fn attrs_agree(data: &Path, file: &PerfData) {
-    const SAMPLE: [&str; 25] = [
-        "IP",
-        "TID",
-        "TIME",
-        "ADDR",
-        "READ",
-        "CALLCHAIN",
-        "ID",
-        "CPU",
-        "PERIOD",
-        "STREAM_ID",
-        "RAW",
-        "BRANCH_STACK",
-        "REGS_USER",
-        "STACK_USER",
-        "WEIGHT",
-        "DATA_SRC",
-        "IDENTIFIER",
-        "TRANSACTION",
-        "REGS_INTR",
-        "PHYS_ADDR",
-        "AUX",
-        "CGROUP",
-        "DATA_PAGE_SIZE",
-        "CODE_PAGE_SIZE",
-        "WEIGHT_STRUCT",
+    // In perf's order (`perf_event_attr_fprintf.c`), by PERF_SAMPLE_* bit.
+    const SAMPLE: [(u32, &str); 24] = [
+        (0, "IP"),
+        (1, "TID"),
+        (2, "TIME"),
+        (3, "ADDR"),
+        (4, "READ"),
+        (5, "CALLCHAIN"),
+        (6, "ID"),
+        (7, "CPU"),
+        (8, "PERIOD"),
+        (9, "STREAM_ID"),
+        (10, "RAW"),
+        (11, "BRANCH_STACK"),
+        (12, "REGS_USER"),
+        (13, "STACK_USER"),
+        (16, "IDENTIFIER"),
+        (18, "REGS_INTR"),
+        (15, "DATA_SRC"),
+        (14, "WEIGHT"),
+        (19, "PHYS_ADDR"),
+        (20, "AUX"),
+        (21, "CGROUP"),
+        (22, "DATA_PAGE_SIZE"),
+        (23, "CODE_PAGE_SIZE"),
+        (24, "WEIGHT_STRUCT"),
     ];
-    const READ: [&str; 5] = [
-        "TOTAL_TIME_ENABLED",
-        "TOTAL_TIME_RUNNING",
-        "ID",
-        "GROUP",
-        "LOST",
+    const READ: [(u32, &str); 5] = [
+        (0, "TOTAL_TIME_ENABLED"),
+        (1, "TOTAL_TIME_RUNNING"),
+        (2, "ID"),
+        (3, "GROUP"),
+        (4, "LOST"),
     ];
-    let names = |bits: u64, table: &[&str]| {
-        let set: Vec<&str> = (0..table.len())
-            .filter(|b| bits & (1 << b) != 0)
-            .map(|b| table[b])
+    let names = |bits: u64, table: &[(u32, &str)]| {
+        let set: Vec<&str> = table
+            .iter()
+            .filter(|(b, _)| bits & (1 << b) != 0)
+            .map(|(_, n)| *n)
             .collect();
         set.join("|")
     };

@@ -92,6 +92,23 @@ fn breakpoints_agree_with_perf_script() {
             &["-e", &wr, "-c", "1", "-d", "--sample-cpu"],
             &w,
         ),
+        // Real data addresses: their physical address and page size, and
+        // the registers at the write.
+        layout(
+            "breakpoint-phys-page-sizes-iregs",
+            &[
+                "-e",
+                &wr,
+                "-c",
+                "1",
+                "-d",
+                "--phys-data",
+                "--data-page-size",
+                "--code-page-size",
+                "--intr-regs=ip,sp,ax",
+            ],
+            &w,
+        ),
         layout(
             "breakpoint-rw-fp",
             &["-e", &rw, "-c", "1", "--call-graph", "fp"],
@@ -263,6 +280,9 @@ fn attr_variants_agree_with_perf_script() {
         layout("period-fixed", &with(&["-P", "-T"]), &w),
         layout("clock-monotonic-raw", &with(&["-k", "monotonic_raw"]), &w),
         layout("no-timestamp", &with(&["--no-timestamp"]), &w),
+        // The ring buffer written backwards, read by perf at the end.
+        layout("overwrite", &with(&["--overwrite"]), &w),
+        layout("per-thread", &with(&["--per-thread", "--sample-cpu"]), &w),
         layout("all-cgroups", &with(&["--all-cgroups", "--sample-cpu"]), &w),
         layout(
             "user-callchains",
@@ -275,8 +295,8 @@ fn attr_variants_agree_with_perf_script() {
             &["sh", "-c", &script],
         ),
     ];
-    run(&dir, &layouts[..7], 50);
-    run(&dir, &layouts[7..], 5);
+    run(&dir, &layouts[..9], 50);
+    run(&dir, &layouts[9..], 5);
     done(&dir);
 }
 
