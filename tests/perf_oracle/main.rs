@@ -27,6 +27,8 @@ mod perf_compare;
 mod perf_data_fields;
 mod perf_data_layouts;
 mod perf_data_perfs_files;
+mod perf_data_printed;
+mod perf_data_side_band;
 mod perf_data_support;
 mod perf_data_vs_perf;
 mod sample_callchains;

@@ -11,6 +11,7 @@
 //! "skipped: perf not installed" without it.
 
 use crate::lab_support;
+use crate::sample_support::perf_on;
 
 use lab_support::{not_applicable, Need};
 use perf_event_core::perf_data::PerfData;
@@ -57,21 +58,6 @@ fn record(name: &str, args: &[&str]) -> Option<PathBuf> {
     Some(out)
 }
 
-fn perf_output(file: &Path, args: &[&str]) -> String {
-    let o = Command::new("perf")
-        .args(args)
-        .arg("-i")
-        .arg(file)
-        .output()
-        .unwrap();
-    assert!(
-        o.status.success(),
-        "perf {args:?}: {}",
-        String::from_utf8_lossy(&o.stderr)
-    );
-    String::from_utf8(o.stdout).unwrap()
-}
-
 fn hex(s: &str) -> u64 {
     u64::from_str_radix(s.trim().trim_start_matches("0x"), 16)
         .unwrap_or_else(|_| panic!("not hex: {s:?}"))
@@ -93,7 +79,7 @@ struct DumpSample {
 /// `perf report -D`: every record's (type, size) by file offset, and the
 /// decoded samples by offset.
 fn dump(file: &Path) -> (HashMap<usize, (u32, usize)>, HashMap<usize, DumpSample>) {
-    let text = perf_output(file, &["report", "-D"]);
+    let text = perf_on(file, &["report", "-D"]);
     let (mut kinds, mut samples) = (HashMap::new(), HashMap::new());
     let mut current: Option<(usize, DumpSample)> = None;
     for line in text.lines() {
@@ -302,7 +288,7 @@ fn samples_with_user_stack_agree_with_perf() {
 
 /// `perf script --ns -F tid,time,event,trace` lines by (tid, time).
 fn script_lines(file: &Path) -> HashMap<(u32, u64), (String, String)> {
-    let text = perf_output(file, &["script", "--ns", "-F", "tid,time,event,trace"]);
+    let text = perf_on(file, &["script", "--ns", "-F", "tid,time,event,trace"]);
     let mut out = HashMap::new();
     for line in text.lines() {
         // "  28596  1427.622971079: syscalls:sys_enter_openat: dfd: 0x..."

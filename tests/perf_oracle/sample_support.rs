@@ -176,12 +176,16 @@ pub fn share_within(rows: &[(String, String, f64)], dso: &str, symbol: &str) -> 
 
 /// `perf report --stdio ARGS -i DATA`.
 pub fn perf_report(data: &Path, args: &[&str]) -> String {
+    perf_on(data, &[&["report", "--stdio"][..], args].concat())
+}
+
+/// `perf ARGS -i DATA`'s output, asserted successful.
+pub fn perf_on(data: &Path, args: &[&str]) -> String {
     let out = Command::new("perf")
-        .args(["report", "--stdio"])
         .args(args)
         .arg("-i")
         .arg(data)
         .output()
         .unwrap();
-    ok(out, "perf report")
+    ok(out, &format!("perf {args:?}"))
 }
