@@ -13,7 +13,7 @@ use crate::perf_data_printed::{
 use crate::perf_data_side_band::{side_band_text, Names};
 use crate::perf_data_support::PERF_MAX_STACK;
 use perf_event_core::perf_data::{FileAttr, PerfData};
-use perf_event_core::read_format::ReadFormat;
+use perf_event_core::read_format::{ReadFormat, Reading};
 use perf_event_core::record::{Context, Record, RegNames, Regs, RegsArch, Sample};
 use perf_event_core::sys;
 use std::collections::{BTreeMap, HashMap};
@@ -31,6 +31,8 @@ pub struct Compared {
     pub side_band: usize,
     /// PERF_RECORD_READ records compared with `perf report -D`.
     pub reads: usize,
+    /// Samples whose PERF_SAMPLE_READ values were compared with `-D`'s.
+    pub sample_reads: usize,
 }
 
 /// Runs `perf record -q -o DIR/NAME.data ARGS` (with `pipe`, `-o -` into
@@ -212,6 +214,29 @@ fn sample_line(s: &Sample, attr: &FileAttr, fields: &[&str], names: &Names, peri
     line
 }
 
+/// A sample's PERF_SAMPLE_READ values as `perf report -D` prints them
+/// (`sample_read__printf`), one line each, dots left out.
+fn sample_read_text(r: &Reading, read_format: u64) -> String {
+    let mut out = Vec::new();
+    if let Some(t) = r.time_enabled() {
+        out.push(format!("time enabled {t:016x}"));
+    }
+    if let Some(t) = r.time_running() {
+        out.push(format!("time running {t:016x}"));
+    }
+    if read_format & u64::from(sys::PERF_FORMAT_GROUP) != 0 {
+        out.push(format!("group nr {}", r.len()));
+    }
+    for v in r.values() {
+        let mut line = format!("id {:016x}, value {:016x}", v.id.unwrap_or(0), v.value);
+        if let Some(lost) = v.lost {
+            line.push_str(&format!(", lost {lost}"));
+        }
+        out.push(line);
+    }
+    out.join("\n")
+}
+
 /// The crate's PERF_RECORD_READ as `perf report -D` prints it.
 fn read_text(file: &PerfData, bytes: &[u8], pid: u32, tid: u32, values: &[u8]) -> String {
     let attr = file.attr_of(bytes).unwrap();
@@ -249,18 +274,19 @@ pub fn compare(data: &Path, comm: bool, show: &[&str]) -> Compared {
     // In time order, as perf script delivers them (a thread's COMM may
     // come later in the file than its next sample, from another CPU's
     // buffer).
-    let mut all: Vec<(u64, &[u8])> = Vec::new();
+    let mut all: Vec<(u64, usize, &[u8])> = Vec::new();
     for rec in file.records() {
-        let (_, bytes) = rec.unwrap();
+        let (offset, bytes) = rec.unwrap();
         let p = file.parse(bytes).unwrap();
         let time = match &p.record {
             Record::Sample(s) => s.time(),
             _ => p.sample_id.and_then(|i| i.time),
         };
-        all.push((time.unwrap_or(0), bytes));
+        all.push((time.unwrap_or(0), offset, bytes));
     }
-    all.sort_by_key(|(t, _)| *t);
-    for (_, bytes) in all {
+    all.sort_by_key(|(t, _, _)| *t);
+    let mut sample_reads = BTreeMap::new();
+    for (_, offset, bytes) in all {
         records += 1;
         let p = file.parse(bytes).unwrap();
         *counts.entry(kind_name(p.header.kind)).or_default() += 1;
@@ -303,6 +329,16 @@ pub fn compare(data: &Path, comm: bool, show: &[&str]) -> Compared {
             *in_cgroups.entry(path.to_string()).or_default() += 1;
         }
         let attr = file.attr_of(bytes).unwrap();
+        if let Some(r) = s.read_values() {
+            let text = sample_read_text(&r, attr.raw.read_format);
+            // perf -D counts a pipe's offsets from the end of its header.
+            let at = if file.pipe {
+                offset - file.data.start
+            } else {
+                offset
+            };
+            sample_reads.insert(at, text);
+        }
         let Some(reading) = s.read_values() else {
             // A fixed period is the attr's (perf script prints it).
             let period = s.period().unwrap_or(attr.raw.sample_period());
@@ -340,7 +376,11 @@ pub fn compare(data: &Path, comm: bool, show: &[&str]) -> Compared {
     for (a, b) in ours.iter().zip(&perf) {
         assert_eq!(a, b, "{data:?}: the crate read it, perf script printed it");
     }
-    let mut dumped = dumped_reads(data);
+    let (mut dumped, dumped_sample_reads) = dumped_reads(data);
+    assert_eq!(
+        sample_reads, dumped_sample_reads,
+        "{data:?}: PERF_SAMPLE_READ values"
+    );
     reads.sort();
     dumped.sort();
     assert_eq!(reads, dumped, "{data:?}: PERF_RECORD_READ");
@@ -351,5 +391,6 @@ pub fn compare(data: &Path, comm: bool, show: &[&str]) -> Compared {
         records,
         side_band,
         reads: reads.len(),
+        sample_reads: sample_reads.len(),
     }
 }

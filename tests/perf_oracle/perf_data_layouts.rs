@@ -52,12 +52,13 @@ fn run(dir: &Path, layouts: &[Layout], least_samples: usize) -> usize {
         };
         let c = compare(&data, l.comm, l.show);
         println!(
-            "layout {}: {} samples compared, {} records ({} side-band, {} READ) [perf record {}]",
+            "layout {}: {} samples compared, {} records ({} side-band, {} READ, {} samples' read values) [perf record {}]",
             l.name,
             c.samples,
             c.records,
             c.side_band,
             c.reads,
+            c.sample_reads,
             args.join(" ") + if l.pipe { " -o -" } else { "" }
         );
         assert!(c.samples >= least_samples, "{}: {c:?}", l.name);
@@ -154,6 +155,18 @@ fn sample_read_and_per_thread_counts_agree_with_perf() {
             ],
             &w,
         ),
+        // PERF_FORMAT_TOTAL_TIME_ENABLED and _RUNNING in each sample.
+        layout(
+            "group-read-running-time",
+            &[
+                "-e",
+                "{cpu-clock,task-clock}:S",
+                "-c",
+                "250000",
+                "--running-time",
+            ],
+            &w,
+        ),
         layout(
             "group-read-pipe",
             &["-e", "{cpu-clock,task-clock}:S", "-c", "250000"],
@@ -166,7 +179,7 @@ fn sample_read_and_per_thread_counts_agree_with_perf() {
         ),
     ];
     let mut layouts = layouts;
-    layouts[3].pipe = true;
+    layouts[4].pipe = true;
     run(&dir, &layouts, 50);
     done(&dir);
 }

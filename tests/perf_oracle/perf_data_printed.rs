@@ -219,17 +219,44 @@ pub fn without_data_src_text(l: &str) -> String {
     words.join(" ")
 }
 
-/// `perf report -D`'s PERF_RECORD_READ lines: "pid tid name value" and
-/// the enabled, running and id values under it.
-pub fn dumped_reads(data: &Path) -> Vec<String> {
+/// `perf report -D`: its PERF_RECORD_READ lines ("pid tid name value"
+/// and the enabled, running, id and lost values under it), and each
+/// sample's `sample_read` lines (dots left out) by the sample's offset.
+pub fn dumped_reads(data: &Path) -> (Vec<String>, BTreeMap<usize, String>) {
     let text = perf_on(data, &["report", "-D"]);
     let mut out: Vec<String> = Vec::new();
+    let mut samples: BTreeMap<usize, String> = BTreeMap::new();
     let mut under_read = false;
+    let mut sample_at = None;
+    let mut under_sample_read = false;
     for l in text.lines() {
         if let Some((_, r)) = l.split_once("PERF_RECORD_READ: ") {
             out.push(r.trim().to_string());
             under_read = true;
             continue;
+        }
+        if l.contains(": PERF_RECORD_SAMPLE(") {
+            // "[TIME ]0x560 [0x60]: PERF_RECORD_SAMPLE(...": its offset.
+            let w: Vec<&str> = l.split_whitespace().collect();
+            let at = w.iter().position(|t| t.starts_with("[0x")).unwrap();
+            sample_at = Some(usize::from_str_radix(&w[at - 1][2..], 16).unwrap());
+            continue;
+        }
+        if l == "... sample_read:" {
+            under_sample_read = true;
+            continue;
+        }
+        if under_sample_read {
+            if let Some(v) = l.strip_prefix("....") {
+                let v = v.trim_start_matches('.').trim();
+                let s = samples.entry(sample_at.unwrap()).or_default();
+                if !s.is_empty() {
+                    s.push('\n');
+                }
+                s.push_str(v);
+                continue;
+            }
+            under_sample_read = false;
         }
         let value = l.strip_prefix("... ").and_then(|r| r.split_once(" : "));
         match (under_read, value) {
@@ -241,5 +268,5 @@ pub fn dumped_reads(data: &Path) -> Vec<String> {
             _ => under_read = false,
         }
     }
-    out
+    (out, samples)
 }
