@@ -52,7 +52,7 @@ pub fn perf_record(dir: &Path, name: &str, args: &[&str], pipe: bool) -> Option<
         let why = String::from_utf8_lossy(&out.stderr);
         let why = why.split_whitespace().collect::<Vec<_>>().join(" ");
         lab_support::skip(
-            &format!("perf record refuses {name}"),
+            &format!("perf record fails for {name}"),
             &format!("perf record {args:?}: {why}"),
         );
         return None;
@@ -300,8 +300,16 @@ pub fn compare(data: &Path, comm: bool, show: &[&str]) -> Compared {
                 3 | 4 | 7 => show.contains(&"--show-task-events"),
                 14 | 15 => show.contains(&"--show-switch-events"),
                 16 => show.contains(&"--show-namespace-events"),
+                2 => show.contains(&"--show-lost-events"),
+                68 => show.contains(&"--show-round-events"),
                 _ => false,
             };
+            if shown && p.header.kind == 68 {
+                // Printed bare: a round has no sample_id.
+                ours.push("PERF_RECORD_FINISHED_ROUND".into());
+                side_band += 1;
+                continue;
+            }
             if let (true, Some(text)) = (shown, side_band_text(&p)) {
                 let id = p.sample_id.unwrap_or_default();
                 let pid_tid = id.pid_tid.unwrap_or((0, 0));

@@ -256,6 +256,16 @@ fn side_band_records_agree_with_perf_script() {
         l.show = &["--show-mmap-events", "--show-task-events"];
     }
     run(&dir, &layouts, 50);
+    // A one-page buffer at 50 kHz: LOST (and LOST_SAMPLES) records, and
+    // many rounds.
+    let mut lost = layout(
+        "lost-and-rounds",
+        &["-e", "cpu-clock", "-c", "20000", "-m", "1", "--sample-cpu"],
+        &[exe.to_str().unwrap(), "30000000"],
+    );
+    lost.comm = false;
+    lost.show = &["--show-lost-events", "--show-round-events"];
+    run(&dir, &[lost], 50);
     done(&dir);
 }
 

@@ -172,6 +172,7 @@ pub fn side_band_text(p: &Parsed) -> Option<String> {
             let comm = String::from_utf8_lossy(comm);
             format!("PERF_RECORD_COMM{exec}: {comm}:{pid}/{tid}")
         }
+        Record::Lost { lost, .. } => format!("PERF_RECORD_LOST lost {lost}"),
         Record::Fork {
             pid,
             ppid,
