@@ -159,6 +159,19 @@ pub fn attrs_agree(data: &Path, file: &PerfData) {
         let rf = format!(", read_format: {},", names(a.raw.read_format, &READ));
         assert!(a.raw.read_format == 0 || l.contains(&rf), "{rf} not in {l}");
     }
+    // Each event's ids, as the header's event_desc lists them.
+    let header = perf_on(data, &["report", "--header-only", "-I"]);
+    let ids: Vec<&str> = header
+        .lines()
+        .filter(|l| l.starts_with("# event : name = "))
+        .filter_map(|l| l.split_once(", id = { ")?.1.split_once(" }"))
+        .map(|(ids, _)| ids)
+        .collect();
+    assert_eq!(ids.len(), file.attrs.len(), "{header}");
+    for (a, perf) in file.attrs.iter().zip(ids) {
+        let ours: Vec<String> = a.ids.iter().map(u64::to_string).collect();
+        assert_eq!(ours.join(", "), perf, "ids of {:?}", a.name);
+    }
 }
 
 /// perf script's blocks, whitespace collapsed: a sample line with its
