@@ -13,7 +13,9 @@
 
 use crate::lab_support;
 use crate::perf_data_fields::{compare, perf_record};
+use crate::perf_data_perfs_files::perfs_header_agrees;
 use crate::sample_support::{hot, hot_fixed, one_busy_test_at_a_time, scratch, tools_here};
+use perf_event_core::perf_data::PerfData;
 use perf_event_core::sysfs::Tracefs;
 use std::path::Path;
 
@@ -51,6 +53,8 @@ fn run(dir: &Path, layouts: &[Layout], least_samples: usize) -> usize {
             continue;
         };
         let c = compare(&data, l.comm, l.show);
+        // And the features, as perf's header shows them.
+        perfs_header_agrees(&data, &PerfData::open(&data).unwrap());
         println!(
             "layout {}: {} samples compared, {} records ({} side-band, {} READ, {} samples' read values) [perf record {}]",
             l.name,
