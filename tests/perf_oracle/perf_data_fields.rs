@@ -14,7 +14,7 @@ use crate::perf_data_side_band::{side_band_text, Names};
 use crate::perf_data_support::PERF_MAX_STACK;
 use perf_event_core::perf_data::{FileAttr, PerfData};
 use perf_event_core::read_format::{ReadFormat, Reading};
-use perf_event_core::record::{Context, Record, RegNames, Regs, RegsArch, Sample};
+use perf_event_core::record::{Context, Record, RegNames, Regs, RegsArch, Sample, Weight};
 use perf_event_core::sys;
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
@@ -68,6 +68,7 @@ const FIELDS: &[(u32, &str)] = &[
     (sys::PERF_SAMPLE_DATA_SRC, "data_src"),
     (sys::PERF_SAMPLE_WEIGHT, "weight"),
     (sys::PERF_SAMPLE_WEIGHT_STRUCT, "weight"),
+    (sys::PERF_SAMPLE_WEIGHT_STRUCT, "ins_lat"),
     (sys::PERF_SAMPLE_IP, "ip"),
     (sys::PERF_SAMPLE_REGS_INTR, "iregs"),
     (sys::PERF_SAMPLE_REGS_USER, "uregs"),
@@ -172,11 +173,19 @@ fn sample_line(s: &Sample, attr: &FileAttr, fields: &[&str], names: &Names, peri
     if has("data_src") {
         out.push(hex(s.data_src()));
     }
+    let weight_struct = attr.raw.sample_type & u64::from(sys::PERF_SAMPLE_WEIGHT_STRUCT) != 0;
     if has("weight") {
         let w = s.weight().unwrap();
-        // perf prints a weight struct's var1_dw, its low 32 bits.
-        let struct_ = attr.raw.sample_type & u64::from(sys::PERF_SAMPLE_WEIGHT_STRUCT) != 0;
-        out.push(if struct_ { w & 0xffff_ffff } else { w }.to_string());
+        // perf prints a weight struct's var1_dw.
+        let w = if weight_struct {
+            Weight::from_word(w).var1_dw.into()
+        } else {
+            w
+        };
+        out.push(w.to_string());
+    }
+    if has("ins_lat") {
+        out.push(Weight::from_word(s.weight().unwrap()).var2_w.to_string());
     }
     let chain = s.callchain();
     if has("ip") && chain.is_none() {
