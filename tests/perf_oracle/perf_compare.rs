@@ -148,13 +148,13 @@ fn dump(file: &Path) -> (HashMap<usize, (u32, usize)>, HashMap<usize, DumpSample
 }
 
 /// Every record's type and size, and every sample's decoded fields, as perf
-/// prints them; returns the number of samples compared.
-fn compare_with_dump(file: &Path) -> usize {
+/// prints them; returns the numbers of samples compared and of records.
+fn compare_with_dump(file: &Path) -> (usize, usize) {
     let data = PerfData::open(file).unwrap();
     let (kinds, samples) = dump(file);
     let records: Vec<_> = data.records().map(Result::unwrap).collect();
     assert!(records.len() > 10, "only {} records", records.len());
-    let mut compared = 0;
+    let (mut compared, all) = (0, records.len());
     for (offset, bytes) in records {
         let parsed = data.parse(bytes).unwrap();
         let (kind, size) = kinds[&offset];
@@ -221,7 +221,7 @@ fn compare_with_dump(file: &Path) -> usize {
         }
         compared += 1;
     }
-    compared
+    (compared, all)
 }
 
 /// A busy shell loop: enough cpu-clock samples in user space.
@@ -250,8 +250,8 @@ fn cpu_clock_samples_with_callchains_and_user_regs_agree_with_perf() {
     let Some(file) = record("fp", &args) else {
         return;
     };
-    let n = compare_with_dump(&file);
-    println!("{n} samples compared with perf report -D");
+    let (n, records) = compare_with_dump(&file);
+    println!("layout fp-callchain-user-regs: {n} samples compared with perf report -D, {records} records");
     std::fs::remove_dir_all(file.parent().unwrap()).unwrap();
     assert!(n >= 20, "only {n} samples");
 }
@@ -280,8 +280,10 @@ fn samples_with_user_stack_agree_with_perf() {
     let Some(file) = record("dwarf", &args) else {
         return;
     };
-    let n = compare_with_dump(&file);
-    println!("{n} samples with user regs and stack compared with perf report -D");
+    let (n, records) = compare_with_dump(&file);
+    println!(
+        "layout dwarf-user-stack: {n} samples (user regs and stack) compared with perf report -D, {records} records"
+    );
     std::fs::remove_dir_all(file.parent().unwrap()).unwrap();
     assert!(n >= 20, "only {n} samples");
 }
@@ -402,7 +404,9 @@ fn tracepoint_fields_agree_with_perf_script() {
         }
     }
     println!(
-        "{switches} sched_switch and {opens} sys_enter_openat samples compared with perf script"
+        "layout tracepoint-fields: {} samples ({switches} sched_switch, {opens} sys_enter_openat) compared with perf script, {} records",
+        switches + opens,
+        data.records().count()
     );
     assert!(
         switches >= 2 && opens >= 3,
