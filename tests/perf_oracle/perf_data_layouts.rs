@@ -310,6 +310,12 @@ fn attr_variants_agree_with_perf_script() {
         // The ring buffer written backwards, read by perf at the end.
         layout("overwrite", &with(&["--overwrite"]), &w),
         layout("per-thread", &with(&["--per-thread", "--sample-cpu"]), &w),
+        // perf's directory format: a data.N stream per writer thread.
+        layout(
+            "threads-dir-format",
+            &with(&["--threads", "--sample-cpu"]),
+            &w,
+        ),
         layout("all-cgroups", &with(&["--all-cgroups", "--sample-cpu"]), &w),
         layout(
             "user-callchains",
@@ -322,8 +328,8 @@ fn attr_variants_agree_with_perf_script() {
             &["sh", "-c", &script],
         ),
     ];
-    run(&dir, &layouts[..9], 50);
-    run(&dir, &layouts[9..], 5);
+    run(&dir, &layouts[..10], 50);
+    run(&dir, &layouts[10..], 5);
     done(&dir);
 }
 
