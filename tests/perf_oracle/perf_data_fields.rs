@@ -35,25 +35,49 @@ pub struct Compared {
     pub sample_reads: usize,
 }
 
-/// Runs `perf record -q -o DIR/NAME.data ARGS` (with `pipe`, `-o -` into
-/// that file: perf's pipe format); `None` after a [`lab_support::skip`]
-/// when perf (or the kernel) refuses the options.
-pub fn perf_record(dir: &Path, name: &str, args: &[&str], pipe: bool) -> Option<PathBuf> {
+/// Where perf record writes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Output {
+    /// A file (`-o FILE`; a directory with `--threads`).
+    File,
+    /// perf's pipe format (`-o -`), saved to a file.
+    Pipe,
+    /// The pipe through `perf inject -b` (HEADER_BUILD_ID records added).
+    PipeInjected,
+}
+
+/// Runs `perf record -q ARGS` into `DIR/NAME.data` as `output` says;
+/// `None` after a [`lab_support::skip`] when perf (or the kernel) refuses
+/// the options.
+pub fn perf_record(dir: &Path, name: &str, args: &[&str], output: Output) -> Option<PathBuf> {
     let data = dir.join(format!("{name}.data"));
     let mut perf = Command::new("perf");
     perf.args(["record", "-q", "-o"]);
-    if pipe {
-        perf.arg("-").stdout(std::fs::File::create(&data).unwrap());
-    } else {
-        perf.arg(&data);
+    let file = || std::fs::File::create(&data).unwrap();
+    let mut inject = None;
+    match output {
+        Output::File => drop(perf.arg(&data)),
+        Output::Pipe => drop(perf.arg("-").stdout(file())),
+        Output::PipeInjected => {
+            let mut child = Command::new("perf")
+                .args(["inject", "-b"])
+                .stdin(std::process::Stdio::piped())
+                .stdout(file())
+                .spawn()
+                .unwrap();
+            perf.arg("-").stdout(child.stdin.take().unwrap());
+            inject = Some(child);
+        }
     }
     let out = perf.args(args).output().unwrap();
-    if !out.status.success() {
+    drop(perf);
+    let injected = inject.is_none_or(|mut c| c.wait().unwrap().success());
+    if !out.status.success() || !injected {
         let why = String::from_utf8_lossy(&out.stderr);
         let why = why.split_whitespace().collect::<Vec<_>>().join(" ");
         lab_support::skip(
             &format!("perf record fails for {name}"),
-            &format!("perf record {args:?}: {why}"),
+            &format!("perf record {args:?} ({output:?}): {why}"),
         );
         return None;
     }

@@ -12,7 +12,7 @@
 //! perf record refuses them).
 
 use crate::lab_support;
-use crate::perf_data_fields::{compare, perf_record};
+use crate::perf_data_fields::{compare, perf_record, Output};
 use crate::perf_data_perfs_files::perfs_header_agrees;
 use crate::sample_support::{hot, hot_fixed, one_busy_test_at_a_time, scratch, tools_here};
 use perf_event_core::perf_data::PerfData;
@@ -28,8 +28,8 @@ struct Layout<'a> {
     comm: bool,
     /// perf script's `--show-*-events` options for side-band records.
     show: &'a [&'a str],
-    /// Recorded to a pipe (`-o -`): perf's pipe format.
-    pipe: bool,
+    /// A file, perf's pipe format, or that through `perf inject -b`.
+    output: Output,
 }
 
 fn layout<'a>(name: &'a str, args: &[&str], workload: &[&str]) -> Layout<'a> {
@@ -38,7 +38,7 @@ fn layout<'a>(name: &'a str, args: &[&str], workload: &[&str]) -> Layout<'a> {
         args: args.iter().chain(workload).map(|s| s.to_string()).collect(),
         comm: true,
         show: &[],
-        pipe: false,
+        output: Output::File,
     }
 }
 
@@ -49,21 +49,22 @@ fn run(dir: &Path, layouts: &[Layout], least_samples: usize) -> usize {
     let mut compared = 0;
     for l in layouts {
         let args: Vec<&str> = l.args.iter().map(String::as_str).collect();
-        let Some(data) = perf_record(dir, l.name, &args, l.pipe) else {
+        let Some(data) = perf_record(dir, l.name, &args, l.output) else {
             continue;
         };
         let c = compare(&data, l.comm, l.show);
         // And the features, as perf's header shows them.
         perfs_header_agrees(&data, &PerfData::open(&data).unwrap());
         println!(
-            "layout {}: {} samples compared, {} records ({} side-band, {} READ, {} samples' read values) [perf record {}]",
+            "layout {}: {} samples compared, {} records ({} side-band, {} READ, {} samples' read values) [perf record {} ({:?})]",
             l.name,
             c.samples,
             c.records,
             c.side_band,
             c.reads,
             c.sample_reads,
-            args.join(" ") + if l.pipe { " -o -" } else { "" }
+            args.join(" "),
+            l.output
         );
         assert!(c.samples >= least_samples, "{}: {c:?}", l.name);
         compared += 1;
@@ -183,7 +184,7 @@ fn sample_read_and_per_thread_counts_agree_with_perf() {
         ),
     ];
     let mut layouts = layouts;
-    layouts[4].pipe = true;
+    layouts[4].output = Output::Pipe;
     run(&dir, &layouts, 50);
     done(&dir);
 }
@@ -246,6 +247,8 @@ fn side_band_records_agree_with_perf_script() {
         layout("mmap-events", &with(&["--sample-cpu"]), &w),
         // PERF_RECORD_MISC_MMAP_BUILD_ID: MMAP2 with build ids (5.12).
         layout("buildid-mmap", &with(&["--buildid-mmap"]), &w),
+        // A pipe through `perf inject -b`: HEADER_BUILD_ID records.
+        layout("pipe-injected-buildids", &with(&["--sample-cpu"]), &w),
     ];
     // perf script's comm of a side-band record is that of its thread
     // when perf script prints it: not compared here.
@@ -255,6 +258,7 @@ fn side_band_records_agree_with_perf_script() {
     layouts[1].show = &["--show-namespace-events", "--show-task-events"];
     layouts[2].comm = false;
     layouts[2].show = &["--show-switch-events"];
+    layouts[5].output = Output::PipeInjected;
     for l in &mut layouts[3..] {
         l.comm = false;
         l.show = &["--show-mmap-events", "--show-task-events"];

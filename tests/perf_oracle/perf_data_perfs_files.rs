@@ -6,7 +6,7 @@
 //! recording agree within perf's own spread. (More layouts, field by
 //! field: `perf_data_layouts`.)
 
-use crate::perf_data_fields::{compare, perf_record};
+use crate::perf_data_fields::{compare, perf_record, Output};
 use crate::perf_data_support::{cpu_line, within_half_a_point};
 use crate::sample_support::{
     build_sample, hot, ok, one_busy_test_at_a_time, perf_report, rows, sample_binary, scratch,
@@ -57,7 +57,7 @@ fn the_crates_reader_on_perfs_files_agrees_with_perf_script() {
     let _busy = one_busy_test_at_a_time();
     for (i, (name, args)) in layouts.iter().enumerate() {
         let args = [args, &["--sample-cpu", w, "100000000"][..]].concat();
-        let Some(data) = perf_record(&dir, name, &args, false) else {
+        let Some(data) = perf_record(&dir, name, &args, Output::File) else {
             continue;
         };
         // Every perf script field of the layout, the attrs and the count
