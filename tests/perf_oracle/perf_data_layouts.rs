@@ -1,15 +1,19 @@
 //! The crate's reader on perf record's own files, layout by layout: each
-//! layout's every `perf script -F` field, side-band record, READ record,
-//! attr and record count agree with what perf prints of the same file
+//! layout's every `perf script -F` field, side-band record, READ record
+//! and sample read values, attrs and ids, features, and the count of each
+//! record type agree with what perf prints of the same file
 //! ([`crate::perf_data_fields::compare`]). With the seven layouts of
 //! `perf_data_perfs_files` and the three of `perf_compare`, these make
-//! the list: hardware breakpoints, group sampling
-//! (PERF_SAMPLE_READ), per-thread counts (`-s`), interrupt and user
-//! registers, physical addresses and page sizes, context switch and
-//! namespace records, `--no-inherit`, `-P`, another clock, software
-//! events with addresses and callchains, a tracepoint with callchains, and
-//! branch stacks where the machine has them (reported as skipped where
-//! perf record refuses them).
+//! the list and more: hardware breakpoints, group sampling
+//! (PERF_SAMPLE_READ, with times, in a pipe), per-thread counts (`-s`),
+//! interrupt and user registers, physical addresses and page sizes, page
+//! faults, context switch (per task and CPU-wide), namespace and mmap
+//! records, lost records and rounds, `--no-inherit`, `-P`, another clock,
+//! no timestamps, cgroups, `--overwrite`, `--per-thread`, the directory
+//! format of `--threads`, events of three sample_types, user-only and
+//! software-event callchains, a tracepoint with callchains, a pipe through
+//! `perf inject -b`, and branch stacks where the machine has them
+//! (reported as skipped where perf record refuses them).
 
 use crate::lab_support;
 use crate::perf_data_fields::{compare, perf_record, Output};
