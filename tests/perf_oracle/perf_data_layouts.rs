@@ -248,6 +248,13 @@ fn side_band_records_agree_with_perf_script() {
         layout("namespaces", &with(&["--namespaces", "--sample-cpu"]), &w),
         // System-wide: PERF_RECORD_SWITCH_CPU_WIDE, on a dummy event too.
         layout("cpu-wide-switches", &with(&["-a", "--switch-events"]), &w),
+        // One CPU of the system (-C 0): its tasks' comms from synthesized
+        // and live COMM records.
+        layout(
+            "one-cpu-comms",
+            &with(&["-a", "-C", "0", "--sample-cpu"]),
+            &w,
+        ),
         layout("mmap-events", &with(&["--sample-cpu"]), &w),
         // PERF_RECORD_MISC_MMAP_BUILD_ID: MMAP2 with build ids (5.12).
         layout("buildid-mmap", &with(&["--buildid-mmap"]), &w),
@@ -262,8 +269,8 @@ fn side_band_records_agree_with_perf_script() {
     layouts[1].show = &["--show-namespace-events", "--show-task-events"];
     layouts[2].comm = false;
     layouts[2].show = &["--show-switch-events"];
-    layouts[5].output = Output::PipeInjected;
-    for l in &mut layouts[3..] {
+    layouts[6].output = Output::PipeInjected;
+    for l in &mut layouts[4..] {
         l.comm = false;
         l.show = &["--show-mmap-events", "--show-task-events"];
     }
