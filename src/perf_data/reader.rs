@@ -3,6 +3,10 @@
 //! the records, each parsed by [`crate::record::parse`] with the layout of
 //! the event its sample id names.
 //!
+//! perf's directory format (`perf record --threads`) is its `data` file
+//! with the per-thread `data.N` record streams appended, walked after the
+//! data section.
+//!
 //! A file whose writer was killed is read up to its last complete round:
 //! a header with no data size (perf record's until it ends) or with no
 //! feature sections and bytes past its data size (this module's writer
@@ -44,7 +48,10 @@ pub struct PerfData {
     /// The events.
     pub attrs: Vec<FileAttr>,
     /// The records' byte range (file: the data section, or what was
-    /// recovered of it; pipe: everything after the header).
+    /// recovered of it; pipe: everything after the header). In perf's
+    /// directory format (`perf record --threads`) the `data` file's: the
+    /// per-thread streams follow in [`PerfData::bytes`], and
+    /// [`PerfData::records`] walks them after this range.
     pub data: Range<usize>,
     /// The feature sections.
     pub features: Features,
@@ -52,6 +59,8 @@ pub struct PerfData {
     /// finish (see the module docs).
     pub recovered: bool,
     by_id: HashMap<u64, usize>,
+    /// Directory format: each `data.N` stream's range in `bytes`.
+    streams: Vec<Range<usize>>,
 }
 
 /// The records of a file: `(offset, bytes)` each, or the error that ended
@@ -61,6 +70,8 @@ pub struct Records<'a> {
     at: usize,
     end: usize,
     failed: bool,
+    /// The ranges still to walk after `at..end` (directory format).
+    more: &'a [Range<usize>],
 }
 
 /// The size of the record at `at` (AUXTRACE: with its trailing data).
@@ -100,7 +111,11 @@ impl<'a> Iterator for Records<'a> {
     type Item = Result<(usize, &'a [u8]), PerfDataError>;
 
     fn next(&mut self) -> Option<Self::Item> {
-        if self.failed || self.at >= self.end {
+        while self.at >= self.end && !self.failed {
+            let (next, rest) = self.more.split_first()?;
+            (self.at, self.end, self.more) = (next.start, next.end, rest);
+        }
+        if self.failed {
             return None;
         }
         match record_len(self.b, self.at, self.end) {
@@ -150,9 +165,32 @@ pub(super) fn ids_at(b: Bytes<'_>, at: usize, n: usize) -> Result<Vec<u64>, Perf
 }
 
 impl PerfData {
-    /// Reads the file at `path`.
+    /// Reads the file at `path`, or perf's directory format (`perf record
+    /// --threads`, HEADER_DIR_FORMAT): the directory's `data` file, then
+    /// its `data.N` record streams in the order of N, after it.
     pub fn open(path: impl AsRef<std::path::Path>) -> Result<PerfData, PerfDataError> {
-        PerfData::from_bytes(std::fs::read(path).map_err(PerfDataError::Io)?)
+        let path = path.as_ref();
+        if !path.is_dir() {
+            return PerfData::from_bytes(std::fs::read(path).map_err(PerfDataError::Io)?);
+        }
+        let mut me =
+            PerfData::from_bytes(std::fs::read(path.join("data")).map_err(PerfDataError::Io)?)?;
+        let mut streams = Vec::new();
+        for entry in std::fs::read_dir(path).map_err(PerfDataError::Io)? {
+            let name = entry.map_err(PerfDataError::Io)?.file_name();
+            let n = name.to_str().and_then(|n| n.strip_prefix("data."));
+            if let Some(n) = n.and_then(|n| n.parse::<u32>().ok()) {
+                streams.push((n, path.join(&name)));
+            }
+        }
+        streams.sort();
+        for (_, file) in streams {
+            let bytes = std::fs::read(file).map_err(PerfDataError::Io)?;
+            let start = me.bytes.len();
+            me.bytes.extend_from_slice(&bytes);
+            me.streams.push(start..me.bytes.len());
+        }
+        Ok(me)
     }
 
     /// Reads a file (or a pipe-mode stream) held in memory.
@@ -168,6 +206,7 @@ impl PerfData {
             features: Features::default(),
             recovered: false,
             by_id: HashMap::new(),
+            streams: Vec::new(),
         };
         let b = Bytes { b: &bytes, order };
         let size = b.u64(8, "header size")?;
@@ -279,8 +318,9 @@ impl PerfData {
         &self.bytes
     }
 
-    /// Every record of the data (pipe mode: perf's header records too):
-    /// `(file offset, bytes)`.
+    /// Every record of the data (pipe mode: perf's header records too;
+    /// directory format: then each `data.N` stream's): `(offset in
+    /// [`PerfData::bytes`], bytes)`.
     pub fn records(&self) -> Records<'_> {
         Records {
             b: Bytes {
@@ -290,6 +330,7 @@ impl PerfData {
             at: self.data.start,
             end: self.data.end,
             failed: false,
+            more: &self.streams,
         }
     }
 

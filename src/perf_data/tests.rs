@@ -124,6 +124,45 @@ fn a_written_file_reads_back() {
     );
 }
 
+/// perf's directory format (`perf record --threads`): the header, attrs,
+/// features and the first records in `DIR/data`, each thread's records in
+/// `DIR/data.N`, read after them (data.2 after data.10: numeric order).
+#[test]
+#[cfg_attr(
+    miri,
+    ignore = "files and /proc: miri isolates the file system (the module is safe code)"
+)]
+fn perfs_directory_format_reads_every_stream() {
+    let (path, bytes) = written("dir-main");
+    let _ = std::fs::remove_file(path);
+    let dir = temp("dir");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("data"), &bytes).unwrap();
+    std::fs::write(dir.join("data.0"), []).unwrap();
+    std::fs::write(dir.join("data.10"), sample(12, 0x5000, 110)).unwrap();
+    let two = [sample(11, 0x4000, 100), sample(13, 0x4100, 105)].concat();
+    std::fs::write(dir.join("data.2"), two).unwrap();
+    // Not a stream.
+    std::fs::write(dir.join("data.old"), [1, 2, 3]).unwrap();
+    let f = PerfData::open(&dir).unwrap();
+    let _ = std::fs::remove_dir_all(&dir);
+    assert!(!f.pipe && !f.recovered);
+    assert_eq!(f.attrs[1].name.as_deref(), Some("task-clock"));
+    let ips: Vec<u64> = f
+        .records()
+        .map(Result::unwrap)
+        .filter_map(|(_, b)| match f.parse(b).unwrap().record {
+            Record::Sample(s) => s.ip(),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(ips, [0x1000, 0x2000, 0x3000, 0x4000, 0x4100, 0x5000]);
+    // Each record's offset is where its bytes are in `bytes()`.
+    for (at, b) in f.records().map(Result::unwrap) {
+        assert_eq!(&f.bytes()[at..at + b.len()], b);
+    }
+}
+
 #[test]
 #[cfg_attr(
     miri,

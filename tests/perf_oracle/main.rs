@@ -24,6 +24,12 @@ pub fn one_busy_test_at_a_time() -> std::sync::MutexGuard<'static, ()> {
 
 mod parse_vs_perf;
 mod perf_compare;
+mod perf_data_fields;
+mod perf_data_layouts;
+mod perf_data_perfs_files;
+mod perf_data_printed;
+mod perf_data_side_band;
+mod perf_data_support;
 mod perf_data_vs_perf;
 mod sample_callchains;
 mod sample_cli;

@@ -11,6 +11,7 @@
 //! "skipped: perf not installed" without it.
 
 use crate::lab_support;
+use crate::sample_support::perf_on;
 
 use lab_support::{not_applicable, Need};
 use perf_event_core::perf_data::PerfData;
@@ -57,21 +58,6 @@ fn record(name: &str, args: &[&str]) -> Option<PathBuf> {
     Some(out)
 }
 
-fn perf_output(file: &Path, args: &[&str]) -> String {
-    let o = Command::new("perf")
-        .args(args)
-        .arg("-i")
-        .arg(file)
-        .output()
-        .unwrap();
-    assert!(
-        o.status.success(),
-        "perf {args:?}: {}",
-        String::from_utf8_lossy(&o.stderr)
-    );
-    String::from_utf8(o.stdout).unwrap()
-}
-
 fn hex(s: &str) -> u64 {
     u64::from_str_radix(s.trim().trim_start_matches("0x"), 16)
         .unwrap_or_else(|_| panic!("not hex: {s:?}"))
@@ -93,7 +79,7 @@ struct DumpSample {
 /// `perf report -D`: every record's (type, size) by file offset, and the
 /// decoded samples by offset.
 fn dump(file: &Path) -> (HashMap<usize, (u32, usize)>, HashMap<usize, DumpSample>) {
-    let text = perf_output(file, &["report", "-D"]);
+    let text = perf_on(file, &["report", "-D"]);
     let (mut kinds, mut samples) = (HashMap::new(), HashMap::new());
     let mut current: Option<(usize, DumpSample)> = None;
     for line in text.lines() {
@@ -162,13 +148,13 @@ fn dump(file: &Path) -> (HashMap<usize, (u32, usize)>, HashMap<usize, DumpSample
 }
 
 /// Every record's type and size, and every sample's decoded fields, as perf
-/// prints them; returns the number of samples compared.
-fn compare_with_dump(file: &Path) -> usize {
+/// prints them; returns the numbers of samples compared and of records.
+fn compare_with_dump(file: &Path) -> (usize, usize) {
     let data = PerfData::open(file).unwrap();
     let (kinds, samples) = dump(file);
     let records: Vec<_> = data.records().map(Result::unwrap).collect();
     assert!(records.len() > 10, "only {} records", records.len());
-    let mut compared = 0;
+    let (mut compared, all) = (0, records.len());
     for (offset, bytes) in records {
         let parsed = data.parse(bytes).unwrap();
         let (kind, size) = kinds[&offset];
@@ -235,7 +221,7 @@ fn compare_with_dump(file: &Path) -> usize {
         }
         compared += 1;
     }
-    compared
+    (compared, all)
 }
 
 /// A busy shell loop: enough cpu-clock samples in user space.
@@ -264,8 +250,8 @@ fn cpu_clock_samples_with_callchains_and_user_regs_agree_with_perf() {
     let Some(file) = record("fp", &args) else {
         return;
     };
-    let n = compare_with_dump(&file);
-    println!("{n} samples compared with perf report -D");
+    let (n, records) = compare_with_dump(&file);
+    println!("layout fp-callchain-user-regs: {n} samples compared with perf report -D, {records} records");
     std::fs::remove_dir_all(file.parent().unwrap()).unwrap();
     assert!(n >= 20, "only {n} samples");
 }
@@ -294,15 +280,17 @@ fn samples_with_user_stack_agree_with_perf() {
     let Some(file) = record("dwarf", &args) else {
         return;
     };
-    let n = compare_with_dump(&file);
-    println!("{n} samples with user regs and stack compared with perf report -D");
+    let (n, records) = compare_with_dump(&file);
+    println!(
+        "layout dwarf-user-stack: {n} samples (user regs and stack) compared with perf report -D, {records} records"
+    );
     std::fs::remove_dir_all(file.parent().unwrap()).unwrap();
     assert!(n >= 20, "only {n} samples");
 }
 
 /// `perf script --ns -F tid,time,event,trace` lines by (tid, time).
 fn script_lines(file: &Path) -> HashMap<(u32, u64), (String, String)> {
-    let text = perf_output(file, &["script", "--ns", "-F", "tid,time,event,trace"]);
+    let text = perf_on(file, &["script", "--ns", "-F", "tid,time,event,trace"]);
     let mut out = HashMap::new();
     for line in text.lines() {
         // "  28596  1427.622971079: syscalls:sys_enter_openat: dfd: 0x..."
@@ -416,7 +404,9 @@ fn tracepoint_fields_agree_with_perf_script() {
         }
     }
     println!(
-        "{switches} sched_switch and {opens} sys_enter_openat samples compared with perf script"
+        "layout tracepoint-fields: {} samples ({switches} sched_switch, {opens} sys_enter_openat) compared with perf script, {} records",
+        switches + opens,
+        data.records().count()
     );
     assert!(
         switches >= 2 && opens >= 3,

@@ -7,25 +7,11 @@
 //! parameters).
 
 use crate::sample_support::{
-    build_sample, hot, ok, perf_report, rows, sample, scratch, tools_here,
+    build_sample, hot, ok, perf_report, rows, sample, sample_binary, scratch, tools_here,
 };
 use std::os::unix::process::ExitStatusExt;
-use std::path::PathBuf;
 use std::process::{Command, Stdio};
 use std::time::Duration;
-
-/// The optimized example's binary (built by `build_sample`), run directly
-/// so that a signal reaches it and not cargo.
-fn sample_binary() -> PathBuf {
-    // target/debug/deps/perf_oracle-HASH -> target/release/examples/sample
-    let exe = std::env::current_exe().unwrap();
-    let target = exe
-        .parent()
-        .and_then(|d| d.parent())
-        .and_then(|d| d.parent())
-        .unwrap();
-    target.join("release/examples/sample")
-}
 
 /// Runs `cmd` for `after`, sends it SIGINT, returns its output.
 fn interrupted(mut cmd: Command, after: Duration) -> std::process::Output {

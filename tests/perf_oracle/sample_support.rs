@@ -68,16 +68,35 @@ pub fn scratch(name: &str) -> PathBuf {
 
 /// Builds the hot workload in `dir`; returns its path (its file name is `hot`).
 pub fn hot(dir: &Path) -> PathBuf {
+    build_hot(dir, "hot", &[])
+}
+
+/// The hot workload built as a position-dependent executable (`hot-fixed`
+/// in `dir`): its global `sink` is at the address `nm` prints, for a
+/// hardware breakpoint (`mem:ADDR`); returns its path and that address.
+pub fn hot_fixed(dir: &Path) -> (PathBuf, u64) {
+    let exe = build_hot(dir, "hot-fixed", &["-no-pie"]);
+    let out = Command::new("nm").arg(&exe).output().unwrap();
+    let syms = ok(out, "nm");
+    let sink = syms
+        .lines()
+        .find_map(|l| l.strip_suffix(" B sink"))
+        .unwrap_or_else(|| panic!("no sink in\n{syms}"));
+    (exe, u64::from_str_radix(sink, 16).unwrap())
+}
+
+fn build_hot(dir: &Path, name: &str, extra: &[&str]) -> PathBuf {
     let src = dir.join("hot.c");
-    let exe = dir.join("hot");
+    let exe = dir.join(name);
     std::fs::write(&src, HOT).unwrap();
     let st = Command::new("cc")
         .args([
             "-O1",
             "-fno-omit-frame-pointer",
             "-mno-omit-leaf-frame-pointer",
-            "-o",
         ])
+        .args(extra)
+        .arg("-o")
         .arg(&exe)
         .arg(&src)
         .status()
@@ -100,6 +119,19 @@ pub fn build_sample() {
         .status()
         .unwrap();
     assert!(st.success(), "cargo build --release --example sample");
+}
+
+/// The optimized example's binary (built by [`build_sample`]), run
+/// directly so that a signal reaches it and not cargo.
+pub fn sample_binary() -> PathBuf {
+    // target/debug/deps/perf_oracle-HASH -> target/release/examples/sample
+    let exe = std::env::current_exe().unwrap();
+    let target = exe
+        .parent()
+        .and_then(|d| d.parent())
+        .and_then(|d| d.parent())
+        .unwrap();
+    target.join("release/examples/sample")
 }
 
 /// The output, asserted successful.
@@ -144,12 +176,16 @@ pub fn share_within(rows: &[(String, String, f64)], dso: &str, symbol: &str) -> 
 
 /// `perf report --stdio ARGS -i DATA`.
 pub fn perf_report(data: &Path, args: &[&str]) -> String {
+    perf_on(data, &[&["report", "--stdio"][..], args].concat())
+}
+
+/// `perf ARGS -i DATA`'s output, asserted successful.
+pub fn perf_on(data: &Path, args: &[&str]) -> String {
     let out = Command::new("perf")
-        .args(["report", "--stdio"])
         .args(args)
         .arg("-i")
         .arg(data)
         .output()
         .unwrap();
-    ok(out, "perf report")
+    ok(out, &format!("perf {args:?}"))
 }
