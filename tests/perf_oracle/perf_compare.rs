@@ -34,12 +34,14 @@ fn scratch(name: &str) -> PathBuf {
     dir
 }
 
-/// Runs `perf record` with `args`; `None` (and the reason printed) when perf
+/// Runs `perf record` with `args`; `None` (and the reason reported) when perf
 /// is missing or may not record here.
 fn record(name: &str, args: &[&str]) -> Option<PathBuf> {
     if !perf_installed() {
-        println!("skipped: perf not installed (Debian: apt-get install linux-perf)");
-        not_applicable(Need::PerfTool, "perf not installed");
+        not_applicable(
+            Need::PerfTool,
+            "perf not installed (Debian: apt-get install linux-perf)",
+        );
         return None;
     }
     let out = scratch(name).join("perf.data");
@@ -51,8 +53,10 @@ fn record(name: &str, args: &[&str]) -> Option<PathBuf> {
         .unwrap();
     if !o.status.success() {
         let why = String::from_utf8_lossy(&o.stderr).into_owned();
-        println!("skipped: perf record {args:?} failed here: {why}");
-        not_applicable(Need::PerfTool, "perf record is not permitted here");
+        not_applicable(
+            Need::PerfTool,
+            &format!("perf record {args:?} failed here: {why}"),
+        );
         return None;
     }
     Some(out)
