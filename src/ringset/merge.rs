@@ -87,20 +87,20 @@ pub struct MergeStats {
 }
 
 #[derive(Clone, Copy, Debug, Default)]
-struct RingClock {
+pub(crate) struct RingClock {
     /// The latest time this ring showed.
-    last_seen: Option<u64>,
+    pub(crate) last_seen: Option<u64>,
     /// Every record of this ring with a time up to this one is in the
     /// merge (or was released): the ring was read to its head after a
     /// round barrier that began once this time had been seen.
-    covered_to: Option<u64>,
+    pub(crate) covered_to: Option<u64>,
 }
 
 impl RingClock {
     /// The newest time up to which this ring can bring nothing older:
     /// `t` is safe for it when `t <= limit` (`None`: nothing is).
     #[inline]
-    fn limit(&self) -> Option<u64> {
+    pub(crate) fn limit(&self) -> Option<u64> {
         // `None < Some(_)`: the larger of the two known bounds.
         self.last_seen.max(self.covered_to)
     }
