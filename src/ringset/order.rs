@@ -465,3 +465,7 @@ impl Order {
         f
     }
 }
+
+#[cfg(test)]
+#[path = "order_model.rs"]
+mod model;
