@@ -186,6 +186,7 @@ impl RingBuffer {
     /// word of each u64 field is used (and wraps at 2^32), and many 32-bit
     /// targets have no 64-bit atomics. So the field is accessed as an
     /// `AtomicUsize` over its low word (the second word on big-endian).
+    #[inline]
     fn meta_atomic(&self, offset: usize) -> &AtomicUsize {
         let low_word = if cfg!(all(target_endian = "big", target_pointer_width = "32")) {
             4
@@ -210,12 +211,14 @@ impl RingBuffer {
     }
 
     /// `data_head` with Acquire ordering: records below it are complete.
+    #[inline]
     pub fn head(&self) -> u64 {
         self.meta_atomic(offset_of!(sys::perf_event_mmap_page, data_head))
             .load(Ordering::Acquire) as u64
     }
 
     /// `data_tail`: where the reader is.
+    #[inline]
     pub fn tail(&self) -> u64 {
         self.meta_atomic(offset_of!(sys::perf_event_mmap_page, data_tail))
             .load(Ordering::Relaxed) as u64
@@ -230,6 +233,7 @@ impl RingBuffer {
     }
 
     /// Bytes in the data area.
+    #[inline]
     pub fn data_size(&self) -> usize {
         self.data_size
     }

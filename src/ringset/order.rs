@@ -85,9 +85,11 @@ pub(crate) struct Run {
     /// Records older than the ring's latest time when read, sorted by time
     /// (ties: read order).
     side: VecDeque<Front>,
-    /// Records lent and not yet given back: (position, given back), in the
-    /// order lent.
-    pub(crate) out: VecDeque<(u64, bool)>,
+    /// The oldest record lent and not yet given back.
+    out_first: Option<u64>,
+    /// The records lent after it: (position, given back), in the order
+    /// lent (empty while `out_first` is `None`).
+    out: VecDeque<(u64, bool)>,
     /// Bytes given back since `data_tail` last moved.
     pub(crate) freed: u64,
     clock: RingClock,
@@ -112,6 +114,9 @@ impl Run {
         for s in &self.side {
             take(s.pos);
         }
+        if let Some(p) = self.out_first {
+            take(p);
+        }
         for &(p, given) in &self.out {
             if !given {
                 take(p);
@@ -120,10 +125,83 @@ impl Run {
         best
     }
 
+    /// Notes the record at `pos` as lent.
+    #[inline(always)]
+    fn lend(&mut self, pos: u64) {
+        if self.out_first.is_none() {
+            self.out_first = Some(pos);
+        } else {
+            self.out.push_back((pos, false));
+        }
+    }
+
+    /// The record at `pos` was given back; `false` if it was not lent.
+    #[inline(always)]
+    pub(crate) fn give_back(&mut self, pos: u64) -> bool {
+        if self.out_first == Some(pos) {
+            // Given back in the order lent (the usual case).
+            self.out_first = None;
+            while let Some((p, given)) = self.out.pop_front() {
+                if !given {
+                    self.out_first = Some(p);
+                    break;
+                }
+            }
+            return true;
+        }
+        match self.out.iter_mut().find(|o| o.0 == pos && !o.1) {
+            Some(o) => {
+                o.1 = true;
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// Nothing lent can pin the tail any more (the ring overran: its bytes
+    /// are gone).
+    pub(crate) fn forget_lent(&mut self) {
+        self.out_first = None;
+        self.out.clear();
+    }
+
     /// Whether the merge still holds records of this ring (not lent yet).
     #[inline]
     pub(crate) fn pending(&self) -> bool {
         self.n() > 0 || !self.side.is_empty()
+    }
+
+    /// Releases the run's front `e`: the next one is the following entry,
+    /// at the position after it (and after what the run skips).
+    #[inline(always)]
+    fn take_front(&mut self, e: (u64, u64)) -> Front {
+        let f = front(self.front_pos, e.0, e.1);
+        self.first += 1;
+        let mut at = (f.pos as usize).wrapping_add(f.len as usize) as u64;
+        while let Some(&(from, to)) = self.skips.front() {
+            if from != at {
+                break;
+            }
+            at = to;
+            self.skips.pop_front();
+        }
+        self.front_pos = at;
+        f
+    }
+
+    /// The key of the ring's front (it is ring `r`).
+    #[inline(always)]
+    fn front_key(&self, r: usize) -> u128 {
+        let a = match self.entries.get(self.first) {
+            Some(e) => key(e.0, r),
+            None => EMPTY,
+        };
+        // A side record goes first only when strictly older (it was read
+        // after the run records of the same time).
+        match self.side.front() {
+            Some(s) if key(s.time, r) < a => key(s.time, r),
+            _ => a,
+        }
     }
 
     /// Forgets the run's records (they are unreadable); returns how many.
@@ -144,15 +222,19 @@ pub(crate) struct Order {
     capacity: usize,
     seen_max: Option<u64>,
     round_bound: Option<u64>,
-    last_released: Option<u64>,
+    /// The newest time released (0: none yet, which nothing is older than).
+    last_released: u64,
     stats: MergeStats,
     /// The tree's width: the rings rounded up to a power of two.
     width: usize,
-    /// The loser of the match at each inner node (key, ring); node `i`'s
+    /// Each ring's front key (as of the last rebuild or replay), and
+    /// [`EMPTY`] for the leaves past the last ring.
+    keys: Vec<u128>,
+    /// The ring that lost the match at each inner node; node `i`'s
     /// children are `2i` and `2i + 1`, ring `r`'s leaf `width + r`.
-    losers: Vec<(u128, u32)>,
-    /// The oldest front (key [`EMPTY`]: none).
-    winner: (u128, u32),
+    losers: Vec<u32>,
+    /// The ring of the oldest front.
+    winner: u32,
     /// A front changed other than by a release of the winner.
     tree_stale: bool,
     /// Every record with a time up to this is safe (min over the rings'
@@ -170,11 +252,12 @@ impl Order {
             capacity: capacity.max(1),
             seen_max: None,
             round_bound: None,
-            last_released: None,
+            last_released: 0,
             stats: MergeStats::default(),
             width,
-            losers: vec![(EMPTY, 0); width],
-            winner: (EMPTY, 0),
+            keys: vec![EMPTY; width],
+            losers: vec![0; width],
+            winner: 0,
             tree_stale: true,
             horizon: None,
             horizon_stale: true,
@@ -205,17 +288,7 @@ impl Order {
     /// The key of ring `r`'s front.
     #[inline]
     fn front_key(&self, r: usize) -> u128 {
-        let run = &self.runs[r];
-        let a = match run.entries.get(run.first) {
-            Some(e) => key(e.0, r),
-            None => EMPTY,
-        };
-        // A side record goes first only when strictly older (it was read
-        // after the run records of the same time).
-        match run.side.front() {
-            Some(s) if key(s.time, r) < a => key(s.time, r),
-            _ => a,
-        }
+        self.runs[r].front_key(r)
     }
 
     /// The oldest front's (time, ring).
@@ -226,7 +299,7 @@ impl Order {
                 .min()
                 .unwrap_or((EMPTY, 0))
         } else {
-            self.winner
+            (self.keys[self.winner as usize], self.winner)
         };
         (k != EMPTY).then_some(((k >> 64) as u64, r as usize))
     }
@@ -358,47 +431,68 @@ impl Order {
         if let Some(run) = self.runs.get_mut(r) {
             self.held -= run.clear() + run.side.len();
             run.side.clear();
-            for o in run.out.iter_mut() {
-                o.1 = true;
-            }
+            run.forget_lent();
             self.tree_stale = true;
         }
     }
 
+    /// Rebuilds the tree from every ring's front: one match per node.
+    #[cold]
     fn rebuild(&mut self) {
         let w = self.width;
-        let mut winners = vec![(EMPTY, 0u32); 2 * w];
-        for (r, slot) in winners[w..].iter_mut().enumerate() {
-            let k = if r < self.runs.len() {
+        for r in 0..w {
+            self.keys[r] = if r < self.runs.len() {
                 self.front_key(r)
             } else {
                 EMPTY
             };
-            *slot = (k, r as u32);
+        }
+        // The winners of each node, leaves included.
+        let mut winners = vec![0u32; 2 * w];
+        for (r, slot) in winners[w..].iter_mut().enumerate() {
+            *slot = r as u32;
         }
         for i in (1..w).rev() {
             let (a, b) = (winners[2 * i], winners[2 * i + 1]);
-            let (win, lose) = if b.0 < a.0 { (b, a) } else { (a, b) };
+            let (win, lose) = if self.keys[b as usize] < self.keys[a as usize] {
+                (b, a)
+            } else {
+                (a, b)
+            };
             winners[i] = win;
             self.losers[i] = lose;
         }
+        // The root (or, with one leaf, the leaf itself).
         self.winner = winners[1];
         self.tree_stale = false;
     }
 
-    /// The winner's front changed to `k`: replays its path to the root.
-    #[inline]
+    /// The winner's front changed to `k`: replays its path to the root,
+    /// one match per level (ring indices move, keys are looked up).
+    #[inline(always)]
     fn replay_winner(&mut self, k: u128) {
-        let mut carried = (k, self.winner.1);
-        let mut i = (self.width + carried.1 as usize) >> 1;
-        while i >= 1 {
-            let node = &mut self.losers[i];
-            if node.0 < carried.0 {
-                core::mem::swap(node, &mut carried);
+        let mut ring = self.winner;
+        let mut key = k;
+        if let Some(slot) = self.keys.get_mut(ring as usize) {
+            *slot = k;
+        }
+        let mut i = (self.width + ring as usize) >> 1;
+        let keys = &self.keys[..];
+        let losers = &mut self.losers[..];
+        while let Some(node) = losers.get_mut(i) {
+            if i == 0 {
+                break;
             }
+            let other = *node;
+            let ko = keys.get(other as usize).copied().unwrap_or(EMPTY);
+            // Branch-free: the older of the two goes up, the other stays.
+            let up = ko < key;
+            *node = if up { ring } else { other };
+            ring = if up { other } else { ring };
+            key = if up { ko } else { key };
             i >>= 1;
         }
-        self.winner = carried;
+        self.winner = ring;
     }
 
     /// The oldest record, if it is safe to release (or the merge is full,
@@ -408,7 +502,8 @@ impl Order {
         if self.tree_stale {
             self.rebuild();
         }
-        let (k, r) = self.winner;
+        let r = self.winner;
+        let k = self.keys.get(r as usize).copied().unwrap_or(EMPTY);
         if k == EMPTY {
             return None;
         }
@@ -426,43 +521,24 @@ impl Order {
                 self.stats.forced += 1;
             }
         }
-        let run = &mut self.runs[r];
-        let e = run.entries.get(run.first).copied();
-        let f = match (run.side.front(), e) {
-            (Some(s), Some(e)) if s.time >= e.0 => self.take_run(r, e),
+        let run = self.runs.get_mut(r)?;
+        let f = match (run.side.front(), run.entries.get(run.first).copied()) {
+            (Some(s), Some(e)) if s.time >= e.0 => run.take_front(e),
             (Some(_), _) => run.side.pop_front()?,
-            (None, Some(e)) => self.take_run(r, e),
+            (None, Some(e)) => run.take_front(e),
             (None, None) => return None,
         };
-        let next = self.front_key(r);
+        run.lend(f.pos);
+        let next = run.front_key(r);
         self.replay_winner(next);
-        self.runs[r].out.push_back((f.pos, false));
         self.held -= 1;
-        match self.last_released {
-            Some(l) if f.time < l => self.stats.out_of_order += 1,
-            _ => self.last_released = Some(f.time),
+        if f.time < self.last_released {
+            self.stats.out_of_order += 1;
+        } else {
+            self.last_released = f.time;
         }
         self.stats.released += 1;
         Some((r, f))
-    }
-
-    /// Releases ring `r`'s run front `e`: the next one is the following
-    /// entry, at the position after it (and after what the run skips).
-    #[inline(always)]
-    fn take_run(&mut self, r: usize, e: (u64, u64)) -> Front {
-        let run = &mut self.runs[r];
-        let f = front(run.front_pos, e.0, e.1);
-        run.first += 1;
-        let mut at = (f.pos as usize).wrapping_add(f.len as usize) as u64;
-        while let Some(&(from, to)) = run.skips.front() {
-            if from != at {
-                break;
-            }
-            at = to;
-            run.skips.pop_front();
-        }
-        run.front_pos = at;
-        f
     }
 }
 

@@ -159,8 +159,8 @@ fn the_run_merge_does_what_the_plain_model_does() {
                     assert_eq!(got, want, "next({flush}), case {case} step {step}");
                     if let Some((r, pos, ..)) = got {
                         // Lent records are given back at once here.
-                        let out = &mut o.runs[r].out;
-                        assert_eq!(out.pop_back(), Some((pos, false)));
+                        assert!(o.runs[r].give_back(pos));
+                        assert!(!o.runs[r].give_back(pos), "given back twice");
                     }
                 }
             }

@@ -143,7 +143,7 @@ impl RingSet {
                             // lent from before an overrun is unreadable now,
                             // so nothing lent can pin the tail.
                             if matches!(e, RingError::Overrun { .. }) {
-                                run.out.iter_mut().for_each(|o| o.1 = true);
+                                run.forget_lent();
                             }
                         }
                     }
@@ -284,19 +284,8 @@ impl RingSet {
         let (Some(ring), Some(run)) = (self.rings.get_mut(r), self.order.runs.get_mut(r)) else {
             return;
         };
-        match run.out.front() {
-            // Given back in the order lent (the usual case): the front.
-            Some(&(p, _)) if p == held.pos => {
-                run.out.pop_front();
-                while run.out.front().is_some_and(|o| o.1) {
-                    run.out.pop_front();
-                }
-            }
-            Some(_) => match run.out.iter_mut().find(|o| o.0 == held.pos && !o.1) {
-                Some(o) => o.1 = true,
-                None => return,
-            },
-            None => return,
+        if !run.give_back(held.pos) {
+            return;
         }
         run.freed += u64::from(held.len);
         let slice = (ring.buf.data_size() / 32).max(64) as u64;
