@@ -291,6 +291,30 @@ impl RingBuffer {
         RawRecord::at(data, pos, head)
     }
 
+    /// The record of `len` bytes at `pos`, one [`RingBuffer::peek`] returned
+    /// and that has not been committed: as [`RingBuffer::record_at`] (the
+    /// position is checked against the current `data_tail` / `data_head`)
+    /// but the header is only compared with `len`, not checked again.
+    #[inline]
+    pub(crate) fn record_known(&self, pos: u64, len: usize) -> Result<RawRecord<'_>, RingError> {
+        let (head, tail) = (self.head(), self.tail());
+        let used = (head as usize).wrapping_sub(tail as usize) as u64;
+        let ahead = (pos as usize).wrapping_sub(tail as usize) as u64;
+        let err = RingError::Corrupt {
+            at: pos,
+            size: 0,
+            skipped: 0,
+        };
+        if used > self.data_size as u64 || ahead >= used || len as u64 > used - ahead {
+            return Err(err);
+        }
+        // SAFETY: [tail, head) is not written by the kernel until data_tail
+        // moves, which needs `&mut self` (commit), impossible while the
+        // returned record borrows the ring; `[pos, pos + len)` lies inside.
+        let data = unsafe { self.data() };
+        RawRecord::known(data, pos, len).ok_or(err)
+    }
+
     /// Moves `data_tail` to `to` (Release), freeing everything below it for
     /// the kernel. `to` must lie in `[data_tail, data_head]`; anything else
     /// is refused (the tail never moves backwards or past the writer).

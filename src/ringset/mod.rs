@@ -201,6 +201,8 @@ pub struct SetRing {
     /// Where the next walk starts.
     read_pos: u64,
     losses: Losses,
+    /// Bytes freed at a time: 1/32 of the ring (at least 64).
+    slice: u64,
 }
 
 impl SetRing {
@@ -321,6 +323,7 @@ impl RingSet {
                     let buf = RingBuffer::map(&f, opts.data_pages)
                         .map_err(|error| RingSetError::Map { entry: i, error })?;
                     let read_pos = buf.tail();
+                    let slice = (buf.data_size() / 32).max(64) as u64;
                     set.rings.push(SetRing {
                         buf,
                         fd: f,
@@ -328,6 +331,7 @@ impl RingSet {
                         only_event: None,
                         read_pos,
                         losses: Losses::default(),
+                        slice,
                     });
                     set.rings.len() - 1
                 }

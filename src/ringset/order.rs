@@ -204,12 +204,70 @@ impl Run {
         }
     }
 
-    /// Forgets the run's records (they are unreadable); returns how many.
-    fn clear(&mut self) -> usize {
-        let n = self.n();
+    /// Takes the ring's record at `pos`, read in ring order; `true` when
+    /// the ring's front changed (the tree must be rebuilt). The caller
+    /// counts it with [`Order::taken`].
+    #[inline(always)]
+    pub(crate) fn push(
+        &mut self,
+        pos: u64,
+        len: u32,
+        time: Option<u64>,
+        event: Option<usize>,
+    ) -> bool {
+        let last = self.clock.last_seen;
+        if let (Some(t), Some(l)) = (time, last) {
+            if t < l {
+                return self.push_side(pos, len, t, event);
+            }
+        }
+        let mut fresh = false;
+        if self.first == self.entries.len() {
+            self.entries.clear();
+            self.first = 0;
+            self.front_pos = pos;
+            // Whatever was skipped lies before this record.
+            self.skips.clear();
+            fresh = true;
+        }
+        let t = time.or(last);
+        self.clock.last_seen = t;
+        self.entries
+            .push((t.unwrap_or(0), meta(len, time.is_some(), event)));
+        fresh
+    }
+
+    /// A record older than its ring's latest time: into the side queue, in
+    /// time order, and the run steps over it.
+    #[cold]
+    fn push_side(&mut self, pos: u64, len: u32, t: u64, event: Option<usize>) -> bool {
+        let at = self.side.partition_point(|x| x.time <= t);
+        self.side.insert(at, front(pos, t, meta(len, true, event)));
+        if self.n() > 0 {
+            self.skips
+                .push_back((pos, (pos as usize).wrapping_add(len as usize) as u64));
+        }
+        at == 0
+    }
+
+    /// The walk skipped the bytes from `from` to `to` (a corrupt header):
+    /// the run steps over them.
+    pub(crate) fn skipped(&mut self, from: u64, to: u64) {
+        if self.n() > 0 && from != to {
+            self.skips.push_back((from, to));
+        }
+    }
+
+    /// The ring's bytes are gone (an overrun): what the merge held of it
+    /// is dropped (returns how many; count them with [`Order::taken`]) and
+    /// nothing lent can pin its tail.
+    pub(crate) fn drop_all(&mut self) -> usize {
+        let n = self.n() + self.side.len();
         self.entries.clear();
         self.first = 0;
         self.skips.clear();
+        self.side.clear();
+        self.forget_lent();
         n
     }
 }
@@ -227,14 +285,12 @@ pub(crate) struct Order {
     stats: MergeStats,
     /// The tree's width: the rings rounded up to a power of two.
     width: usize,
-    /// Each ring's front key (as of the last rebuild or replay), and
-    /// [`EMPTY`] for the leaves past the last ring.
-    keys: Vec<u128>,
-    /// The ring that lost the match at each inner node; node `i`'s
-    /// children are `2i` and `2i + 1`, ring `r`'s leaf `width + r`.
-    losers: Vec<u32>,
-    /// The ring of the oldest front.
-    winner: u32,
+    /// The loser of the match at each inner node (its key, its ring);
+    /// node `i`'s children are `2i` and `2i + 1`, ring `r`'s leaf
+    /// `width + r`.
+    losers: Vec<(u128, u32)>,
+    /// The oldest front (its key, [`EMPTY`]: none; its ring).
+    winner: (u128, u32),
     /// A front changed other than by a release of the winner.
     tree_stale: bool,
     /// Every record with a time up to this is safe (min over the rings'
@@ -255,9 +311,8 @@ impl Order {
             last_released: 0,
             stats: MergeStats::default(),
             width,
-            keys: vec![EMPTY; width],
-            losers: vec![0; width],
-            winner: 0,
+            losers: vec![(EMPTY, 0); width],
+            winner: (EMPTY, 0),
             tree_stale: true,
             horizon: None,
             horizon_stale: true,
@@ -270,11 +325,6 @@ impl Order {
 
     pub(crate) fn seen_max(&self) -> Option<u64> {
         self.seen_max
-    }
-
-    #[inline]
-    pub(crate) fn has_room(&self) -> bool {
-        self.held < self.capacity
     }
 
     fn compute_horizon(&self) -> Option<u64> {
@@ -299,7 +349,7 @@ impl Order {
                 .min()
                 .unwrap_or((EMPTY, 0))
         } else {
-            (self.keys[self.winner as usize], self.winner)
+            self.winner
         };
         (k != EMPTY).then_some(((k >> 64) as u64, r as usize))
     }
@@ -345,10 +395,16 @@ impl Order {
         }
     }
 
-    /// Takes the record of ring `r` at `pos`, read in ring order. The
-    /// caller checked [`Order::has_room`], and calls [`Order::end_ring`]
-    /// after the ring's last push of the round.
-    #[inline(always)]
+    /// Records that can be taken before the merge is full.
+    #[inline]
+    pub(crate) fn room(&self) -> usize {
+        self.capacity.saturating_sub(self.held)
+    }
+
+    /// Takes the record of ring `r` at `pos`, read in ring order (for the
+    /// tests; a fill round pushes into the run and calls
+    /// [`Order::end_ring`] once).
+    #[cfg(test)]
     pub(crate) fn push(
         &mut self,
         r: usize,
@@ -357,43 +413,18 @@ impl Order {
         time: Option<u64>,
         event: Option<usize>,
     ) {
-        let Some(run) = self.runs.get_mut(r) else {
-            return;
-        };
-        self.held += 1;
-        let last = run.clock.last_seen;
-        if let (Some(t), Some(l)) = (time, last) {
-            if t < l {
-                self.push_side(r, pos, len, t, event);
-                return;
-            }
+        if let Some(run) = self.runs.get_mut(r) {
+            let stale = run.push(pos, len, time, event);
+            self.taken(1, 0, stale);
         }
-        if run.first == run.entries.len() {
-            run.entries.clear();
-            run.first = 0;
-            run.front_pos = pos;
-            // Whatever was skipped lies before this record.
-            run.skips.clear();
-            self.tree_stale = true;
-        }
-        let t = time.or(last);
-        run.clock.last_seen = t;
-        run.entries
-            .push((t.unwrap_or(0), meta(len, time.is_some(), event)));
     }
 
-    /// A record older than its ring's latest time: into the side queue, in
-    /// time order, and the run steps over it.
-    #[cold]
-    fn push_side(&mut self, r: usize, pos: u64, len: u32, t: u64, event: Option<usize>) {
-        let run = &mut self.runs[r];
-        let at = run.side.partition_point(|x| x.time <= t);
-        run.side.insert(at, front(pos, t, meta(len, true, event)));
-        if run.n() > 0 {
-            run.skips
-                .push_back((pos, (pos as usize).wrapping_add(len as usize) as u64));
-        }
-        self.tree_stale |= at == 0;
+    /// `n` records were pushed into runs and `dropped` dropped from them
+    /// ([`Run::drop_all`]); `stale`: a front changed.
+    #[inline]
+    pub(crate) fn taken(&mut self, n: usize, dropped: usize, stale: bool) {
+        self.held = (self.held + n).saturating_sub(dropped);
+        self.tree_stale |= stale;
     }
 
     /// Ring `r`'s pushes of this round are done (`drained`: it was read to
@@ -415,50 +446,23 @@ impl Order {
         }
     }
 
-    /// The walk of ring `r` skipped the bytes from `from` to `to` (a
-    /// corrupt header): the run steps over them.
-    pub(crate) fn skipped(&mut self, r: usize, from: u64, to: u64) {
-        if let Some(run) = self.runs.get_mut(r) {
-            if run.n() > 0 && from != to {
-                run.skips.push_back((from, to));
-            }
-        }
-    }
-
-    /// Ring `r`'s bytes are gone (an overrun): what the merge held of it
-    /// is dropped, and nothing lent can pin its tail.
-    pub(crate) fn lost_ring(&mut self, r: usize) {
-        if let Some(run) = self.runs.get_mut(r) {
-            self.held -= run.clear() + run.side.len();
-            run.side.clear();
-            run.forget_lent();
-            self.tree_stale = true;
-        }
-    }
-
     /// Rebuilds the tree from every ring's front: one match per node.
     #[cold]
     fn rebuild(&mut self) {
         let w = self.width;
-        for r in 0..w {
-            self.keys[r] = if r < self.runs.len() {
+        // The winners of each node, leaves included.
+        let mut winners = vec![(EMPTY, 0u32); 2 * w];
+        for (r, slot) in winners[w..].iter_mut().enumerate() {
+            let k = if r < self.runs.len() {
                 self.front_key(r)
             } else {
                 EMPTY
             };
-        }
-        // The winners of each node, leaves included.
-        let mut winners = vec![0u32; 2 * w];
-        for (r, slot) in winners[w..].iter_mut().enumerate() {
-            *slot = r as u32;
+            *slot = (k, r as u32);
         }
         for i in (1..w).rev() {
             let (a, b) = (winners[2 * i], winners[2 * i + 1]);
-            let (win, lose) = if self.keys[b as usize] < self.keys[a as usize] {
-                (b, a)
-            } else {
-                (a, b)
-            };
+            let (win, lose) = if b.0 < a.0 { (b, a) } else { (a, b) };
             winners[i] = win;
             self.losers[i] = lose;
         }
@@ -468,31 +472,25 @@ impl Order {
     }
 
     /// The winner's front changed to `k`: replays its path to the root,
-    /// one match per level (ring indices move, keys are looked up).
+    /// one match per level.
     #[inline(always)]
     fn replay_winner(&mut self, k: u128) {
-        let mut ring = self.winner;
-        let mut key = k;
-        if let Some(slot) = self.keys.get_mut(ring as usize) {
-            *slot = k;
-        }
+        let (mut key, mut ring) = (k, self.winner.1);
         let mut i = (self.width + ring as usize) >> 1;
-        let keys = &self.keys[..];
         let losers = &mut self.losers[..];
-        while let Some(node) = losers.get_mut(i) {
-            if i == 0 {
+        while i >= 1 {
+            let Some(node) = losers.get_mut(i) else {
                 break;
-            }
-            let other = *node;
-            let ko = keys.get(other as usize).copied().unwrap_or(EMPTY);
+            };
+            let (nk, nr) = *node;
             // Branch-free: the older of the two goes up, the other stays.
-            let up = ko < key;
-            *node = if up { ring } else { other };
-            ring = if up { other } else { ring };
-            key = if up { ko } else { key };
+            let up = nk < key;
+            *node = if up { (key, ring) } else { (nk, nr) };
+            key = if up { nk } else { key };
+            ring = if up { nr } else { ring };
             i >>= 1;
         }
-        self.winner = ring;
+        self.winner = (key, ring);
     }
 
     /// The oldest record, if it is safe to release (or the merge is full,
@@ -502,8 +500,7 @@ impl Order {
         if self.tree_stale {
             self.rebuild();
         }
-        let r = self.winner;
-        let k = self.keys.get(r as usize).copied().unwrap_or(EMPTY);
+        let (k, r) = self.winner;
         if k == EMPTY {
             return None;
         }

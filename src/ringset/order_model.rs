@@ -122,7 +122,7 @@ fn the_run_merge_does_what_the_plain_model_does() {
                     if rnd(3) == 0 {
                         // A corrupt stretch the walk skipped.
                         let gap = 8 * (1 + rnd(8));
-                        o.skipped(r, cursor[r], cursor[r] + gap);
+                        o.runs[r].skipped(cursor[r], cursor[r] + gap);
                         cursor[r] += gap;
                     }
                     o.end_ring(r, true);
@@ -143,8 +143,8 @@ fn the_run_merge_does_what_the_plain_model_does() {
                             Some(clock[r])
                         }
                     };
-                    assert_eq!(o.has_room(), model.held.len() < capacity);
-                    if o.has_room() {
+                    assert_eq!(o.room() > 0, model.held.len() < capacity);
+                    if o.room() > 0 {
                         let len = 8 * (1 + rnd(4) as u32);
                         o.push(r, cursor[r], len, time, None);
                         model.push(r, cursor[r], len, time);

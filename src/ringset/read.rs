@@ -108,7 +108,7 @@ impl RingSet {
             // Free the ring in slices of 1/32 as the walk goes (as a
             // reader freeing each record would), so that under a storm the
             // kernel finds room sooner; stop at the head seen at the start.
-            let slice = (ring.buf.data_size() / 32).max(64) as u64;
+            let slice = ring.slice;
             let mut left = (ring.buf.head() as usize).wrapping_sub(ring.read_pos as usize) as u64;
             loop {
                 let SetRing {
@@ -197,16 +197,19 @@ impl RingSet {
                 only_event,
                 ..
             } = ring;
+            let room = self.order.room();
+            let Some(run) = self.order.runs.get_mut(r) else {
+                continue;
+            };
             // What was given back since the last commit is freed now.
-            if let Some(run) = self.order.runs.get_mut(r) {
-                if run.freed > 0 {
-                    commit(buf, *read_pos, run);
-                }
+            if run.freed > 0 {
+                commit(buf, *read_pos, run);
             }
             let mut peek = buf.peek(*read_pos);
+            let (mut taken, mut dropped, mut stale) = (0, 0, false);
             let mut complete = true;
             loop {
-                if !self.order.has_room() {
+                if taken == room {
                     complete = false;
                     break;
                 }
@@ -215,7 +218,8 @@ impl RingSet {
                 match item {
                     Ok((pos, rec)) => {
                         let (key, event) = self.ident.peek(&rec, *only_event);
-                        self.order.push(r, pos, rec.len() as u32, key.time, event);
+                        stale |= run.push(pos, rec.len() as u32, key.time, event);
+                        taken += 1;
                         if LossRecord::of(&rec).is_some() {
                             let el = &mut self.event_losses;
                             account(el, losses, *only_event, &rec, event, &self.ident);
@@ -228,13 +232,15 @@ impl RingSet {
                             // restarted from its tail: what the merge held
                             // of it is gone.
                             RingError::Overrun { .. } | RingError::Corrupt { skipped: 0, .. } => {
-                                self.order.lost_ring(r)
+                                dropped += run.drop_all();
+                                stale = true;
                             }
-                            _ => self.order.skipped(r, before, peek.pos()),
+                            _ => run.skipped(before, peek.pos()),
                         }
                     }
                 }
             }
+            self.order.taken(taken, dropped, stale);
             *read_pos = peek.pos();
             self.order.end_ring(r, complete);
         }
@@ -265,7 +271,7 @@ impl RingSet {
     #[inline]
     pub fn record(&self, held: &Held) -> Result<RawRecord<'_>, RingError> {
         match self.rings.get(held.ring as usize) {
-            Some(r) => r.buf.record_at(held.pos),
+            Some(r) => r.buf.record_known(held.pos, held.len as usize),
             None => Err(RingError::Corrupt {
                 at: held.pos,
                 size: 0,
@@ -288,8 +294,7 @@ impl RingSet {
             return;
         }
         run.freed += u64::from(held.len);
-        let slice = (ring.buf.data_size() / 32).max(64) as u64;
-        if !run.pending() || run.freed >= slice {
+        if run.freed >= ring.slice || !run.pending() {
             commit(&mut ring.buf, ring.read_pos, run);
         }
     }
