@@ -213,17 +213,16 @@ impl RingSet {
                     complete = false;
                     break;
                 }
-                let before = peek.pos();
                 let Some(item) = peek.next() else { break };
                 match item {
                     Ok((pos, rec)) => {
                         let (key, event) = self.ident.peek(&rec, *only_event);
-                        stale |= run.push(pos, rec.len() as u32, key.time, event);
-                        taken += 1;
                         if LossRecord::of(&rec).is_some() {
                             let el = &mut self.event_losses;
                             account(el, losses, *only_event, &rec, event, &self.ident);
                         }
+                        stale |= run.push(pos, rec.len() as u32, key.time, event);
+                        taken += 1;
                     }
                     Err(e) => {
                         losses.skipped(&e);
@@ -235,7 +234,9 @@ impl RingSet {
                                 dropped += run.drop_all();
                                 stale = true;
                             }
-                            _ => run.skipped(before, peek.pos()),
+                            // A corrupt header at `at`: the walk skipped to the head.
+                            RingError::Corrupt { at, .. } => run.skipped(at, peek.pos()),
+                            _ => {}
                         }
                     }
                 }
