@@ -69,6 +69,13 @@ fn front(pos: u64, time: u64, meta: u64) -> Front {
     }
 }
 
+/// No position: records are 8-aligned (the kernel keeps them so and the
+/// walk checks each size is a multiple of 8), so a record never starts at
+/// `u64::MAX` unless the ring's first tail was not aligned; such a record
+/// is then not kept from the kernel while lent, and reading it fails once
+/// the tail passed it (never a read of bytes being written).
+const NO_POS: u64 = u64::MAX;
+
 /// One ring's part of the merge.
 #[derive(Debug, Default)]
 pub(crate) struct Run {
@@ -85,10 +92,11 @@ pub(crate) struct Run {
     /// Records older than the ring's latest time when read, sorted by time
     /// (ties: read order).
     side: VecDeque<Front>,
-    /// The oldest record lent and not yet given back.
-    out_first: Option<u64>,
+    /// The position of the oldest record lent and not yet given back
+    /// ([`NO_POS`]: none).
+    out_first: u64,
     /// The records lent after it: (position, given back), in the order
-    /// lent (empty while `out_first` is `None`).
+    /// lent (empty while `out_first` is [`NO_POS`]).
     out: VecDeque<(u64, bool)>,
     /// Bytes given back since `data_tail` last moved.
     pub(crate) freed: u64,
@@ -114,8 +122,8 @@ impl Run {
         for s in &self.side {
             take(s.pos);
         }
-        if let Some(p) = self.out_first {
-            take(p);
+        if self.out_first != NO_POS {
+            take(self.out_first);
         }
         for &(p, given) in &self.out {
             if !given {
@@ -128,8 +136,8 @@ impl Run {
     /// Notes the record at `pos` as lent.
     #[inline(always)]
     fn lend(&mut self, pos: u64) {
-        if self.out_first.is_none() {
-            self.out_first = Some(pos);
+        if self.out_first == NO_POS {
+            self.out_first = pos;
         } else {
             self.out.push_back((pos, false));
         }
@@ -138,12 +146,12 @@ impl Run {
     /// The record at `pos` was given back; `false` if it was not lent.
     #[inline(always)]
     pub(crate) fn give_back(&mut self, pos: u64) -> bool {
-        if self.out_first == Some(pos) {
+        if self.out_first == pos && pos != NO_POS {
             // Given back in the order lent (the usual case).
-            self.out_first = None;
+            self.out_first = NO_POS;
             while let Some((p, given)) = self.out.pop_front() {
                 if !given {
-                    self.out_first = Some(p);
+                    self.out_first = p;
                     break;
                 }
             }
@@ -161,7 +169,7 @@ impl Run {
     /// Nothing lent can pin the tail any more (the ring overran: its bytes
     /// are gone).
     pub(crate) fn forget_lent(&mut self) {
-        self.out_first = None;
+        self.out_first = NO_POS;
         self.out.clear();
     }
 
@@ -303,7 +311,12 @@ impl Order {
     pub(crate) fn new(rings: usize, capacity: usize) -> Order {
         let width = rings.next_power_of_two().max(1);
         Order {
-            runs: (0..rings).map(|_| Run::default()).collect(),
+            runs: (0..rings)
+                .map(|_| Run {
+                    out_first: NO_POS,
+                    ..Run::default()
+                })
+                .collect(),
             held: 0,
             capacity: capacity.max(1),
             seen_max: None,
@@ -500,10 +513,11 @@ impl Order {
         if self.tree_stale {
             self.rebuild();
         }
-        let (k, r) = self.winner;
-        if k == EMPTY {
+        // Nothing held: every front is empty.
+        if self.held == 0 {
             return None;
         }
+        let (k, r) = self.winner;
         let t = (k >> 64) as u64;
         let r = r as usize;
         if !flush {
