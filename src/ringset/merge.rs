@@ -175,6 +175,10 @@ fn key(time: u64, seq: u64) -> u128 {
 }
 
 /// The merge state (pure: no ring access, so it can be fuzzed alone).
+/// [`super::RingSet`] applies the same rule without this queue of
+/// positions: it keeps per ring only the run of records read and not yet
+/// released, which are already in time order, and lends them from the
+/// ring (`order.rs`, checked against a plain model as this one is).
 ///
 /// Each ring's records wait in a queue of their own, kept sorted (a record
 /// is inserted from the back, so a ring in time order costs one compare).
