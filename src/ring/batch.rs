@@ -99,6 +99,27 @@ impl<'b> RawRecord<'b> {
         })
     }
 
+    /// The record of `len` bytes at `pos` of a data area `data`, one a
+    /// walk already delivered ([`RawRecord::at`] checked its header then):
+    /// only that its header still says `len` is checked. `None` if not, or
+    /// if the bytes fall outside `data` (never a panic).
+    #[inline]
+    pub(crate) fn known(data: &'b [u8], pos: u64, len: usize) -> Option<RawRecord<'b>> {
+        let size = data.len();
+        let at = (pos as usize) & size.wrapping_sub(1);
+        let h = data.get(at..at.wrapping_add(Header::SIZE))?;
+        let header = Header::from_bytes([h[0], h[1], h[2], h[3], h[4], h[5], h[6], h[7]]);
+        if header.size as usize != len {
+            return None;
+        }
+        let first_len = len.min(size - at);
+        Some(RawRecord {
+            header,
+            first: data.get(at..at + first_len)?,
+            second: data.get(..len - first_len)?,
+        })
+    }
+
     /// Bytes of the record, header included.
     #[inline]
     pub fn len(&self) -> usize {

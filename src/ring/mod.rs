@@ -186,6 +186,7 @@ impl RingBuffer {
     /// word of each u64 field is used (and wraps at 2^32), and many 32-bit
     /// targets have no 64-bit atomics. So the field is accessed as an
     /// `AtomicUsize` over its low word (the second word on big-endian).
+    #[inline]
     fn meta_atomic(&self, offset: usize) -> &AtomicUsize {
         let low_word = if cfg!(all(target_endian = "big", target_pointer_width = "32")) {
             4
@@ -210,12 +211,14 @@ impl RingBuffer {
     }
 
     /// `data_head` with Acquire ordering: records below it are complete.
+    #[inline]
     pub fn head(&self) -> u64 {
         self.meta_atomic(offset_of!(sys::perf_event_mmap_page, data_head))
             .load(Ordering::Acquire) as u64
     }
 
     /// `data_tail`: where the reader is.
+    #[inline]
     pub fn tail(&self) -> u64 {
         self.meta_atomic(offset_of!(sys::perf_event_mmap_page, data_tail))
             .load(Ordering::Relaxed) as u64
@@ -230,6 +233,7 @@ impl RingBuffer {
     }
 
     /// Bytes in the data area.
+    #[inline]
     pub fn data_size(&self) -> usize {
         self.data_size
     }
@@ -285,6 +289,30 @@ impl RingBuffer {
         // returned record borrows the ring.
         let data = unsafe { self.data() };
         RawRecord::at(data, pos, head)
+    }
+
+    /// The record of `len` bytes at `pos`, one [`RingBuffer::peek`] returned
+    /// and that has not been committed: as [`RingBuffer::record_at`] (the
+    /// position is checked against the current `data_tail` / `data_head`)
+    /// but the header is only compared with `len`, not checked again.
+    #[inline]
+    pub(crate) fn record_known(&self, pos: u64, len: usize) -> Result<RawRecord<'_>, RingError> {
+        let (head, tail) = (self.head(), self.tail());
+        let used = (head as usize).wrapping_sub(tail as usize) as u64;
+        let ahead = (pos as usize).wrapping_sub(tail as usize) as u64;
+        let err = RingError::Corrupt {
+            at: pos,
+            size: 0,
+            skipped: 0,
+        };
+        if used > self.data_size as u64 || ahead >= used || len as u64 > used - ahead {
+            return Err(err);
+        }
+        // SAFETY: [tail, head) is not written by the kernel until data_tail
+        // moves, which needs `&mut self` (commit), impossible while the
+        // returned record borrows the ring; `[pos, pos + len)` lies inside.
+        let data = unsafe { self.data() };
+        RawRecord::known(data, pos, len).ok_or(err)
     }
 
     /// Moves `data_tail` to `to` (Release), freeing everything below it for

@@ -87,20 +87,20 @@ pub struct MergeStats {
 }
 
 #[derive(Clone, Copy, Debug, Default)]
-struct RingClock {
+pub(crate) struct RingClock {
     /// The latest time this ring showed.
-    last_seen: Option<u64>,
+    pub(crate) last_seen: Option<u64>,
     /// Every record of this ring with a time up to this one is in the
     /// merge (or was released): the ring was read to its head after a
     /// round barrier that began once this time had been seen.
-    covered_to: Option<u64>,
+    pub(crate) covered_to: Option<u64>,
 }
 
 impl RingClock {
     /// The newest time up to which this ring can bring nothing older:
     /// `t` is safe for it when `t <= limit` (`None`: nothing is).
     #[inline]
-    fn limit(&self) -> Option<u64> {
+    pub(crate) fn limit(&self) -> Option<u64> {
         // `None < Some(_)`: the larger of the two known bounds.
         self.last_seen.max(self.covered_to)
     }
@@ -175,6 +175,10 @@ fn key(time: u64, seq: u64) -> u128 {
 }
 
 /// The merge state (pure: no ring access, so it can be fuzzed alone).
+/// [`super::RingSet`] applies the same rule without this queue of
+/// positions: it keeps per ring only the run of records read and not yet
+/// released, which are already in time order, and lends them from the
+/// ring (`order.rs`, checked against a plain model as this one is).
 ///
 /// Each ring's records wait in a queue of their own, kept sorted (a record
 /// is inserted from the back, so a ring in time order costs one compare).

@@ -41,6 +41,7 @@ mod from_set;
 mod ident;
 mod loss;
 pub mod merge;
+mod order;
 mod read;
 
 pub use ident::{Identify, Key, KeyOffsets, MixedLayouts};
@@ -53,7 +54,6 @@ use crate::linux::epoll;
 use crate::linux::errno::Errno;
 use crate::record::SampleLayout;
 use crate::ring::{RingBuffer, RingError};
-use std::collections::VecDeque;
 use std::fmt;
 use std::os::fd::{AsFd, BorrowedFd};
 
@@ -200,10 +200,9 @@ pub struct SetRing {
     only_event: Option<usize>,
     /// Where the next walk starts.
     read_pos: u64,
-    /// Records taken into the merge or lent, in ring order: (pos, len,
-    /// released).
-    held: VecDeque<(u64, u32, bool)>,
     losses: Losses,
+    /// Bytes freed at a time: 1/32 of the ring (at least 64).
+    slice: u64,
 }
 
 impl SetRing {
@@ -258,7 +257,7 @@ pub struct RingSet {
     entries: Vec<EntryInfo>,
     ident: Identify,
     epoll: epoll::Epoll,
-    merge: Merge,
+    order: order::Order,
     event_losses: Vec<Losses>,
     unshared: Vec<(usize, Errno)>,
     ready: Readiness,
@@ -283,7 +282,7 @@ impl RingSet {
             rings: Vec::new(),
             entries: Vec::new(),
             event_losses: vec![Losses::default(); events],
-            merge: Merge::new(0, opts.max_held),
+            order: order::Order::new(0, opts.max_held),
             ident: Identify::new(Vec::new()).map_err(RingSetError::Layouts)?,
             epoll,
             unshared: Vec::new(),
@@ -324,14 +323,15 @@ impl RingSet {
                     let buf = RingBuffer::map(&f, opts.data_pages)
                         .map_err(|error| RingSetError::Map { entry: i, error })?;
                     let read_pos = buf.tail();
+                    let slice = (buf.data_size() / 32).max(64) as u64;
                     set.rings.push(SetRing {
                         buf,
                         fd: f,
                         entries: vec![i],
                         only_event: None,
                         read_pos,
-                        held: VecDeque::new(),
                         losses: Losses::default(),
+                        slice,
                     });
                     set.rings.len() - 1
                 }
@@ -370,7 +370,7 @@ impl RingSet {
             }
         }
         set.ident = ident;
-        set.merge = Merge::new(set.rings.len(), opts.max_held);
+        set.order = order::Order::new(set.rings.len(), opts.max_held);
         Ok(set)
     }
 
@@ -429,7 +429,7 @@ impl RingSet {
 
     /// What the merge did.
     pub fn merge_stats(&self) -> MergeStats {
-        self.merge.stats()
+        self.order.stats()
     }
 
     /// Whether every entry has reported EPOLLHUP (every measured task is

@@ -2,8 +2,9 @@
 //! and releasing records, and the loss accounting both paths share.
 
 use super::loss::LossRecord;
+use super::order::{Front, Run};
 use super::{Losses, RingSet, SetRing};
-use crate::ring::{Peek, RawRecord, RingError};
+use crate::ring::{Peek, RawRecord, RingBuffer, RingError};
 
 /// A record the merge released to the caller. Its bytes stay in the ring
 /// (read them with [`RingSet::record`]) and the ring's `data_tail` does not
@@ -83,8 +84,8 @@ fn account(
     }
 }
 
-/// Lends the run `[from, to)` of ring `ring` to `to` as a span, when it
-/// holds a record.
+/// Lends the bytes `[from, to)` of ring `ring` to `to` as a span, when
+/// they hold a record.
 #[inline(always)]
 fn lend(peek: &Peek<'_>, (from, end): (u64, u64), ring: usize, to: &mut impl Drained) {
     if from != end {
@@ -94,16 +95,15 @@ fn lend(peek: &Peek<'_>, (from, end): (u64, u64), ring: usize, to: &mut impl Dra
     }
 }
 
-/// Frees the ring up to its oldest record still held (or everything read).
+/// Frees the ring up to its oldest record still held by the merge or lent
+/// (or everything read).
 #[inline]
-fn commit(ring: &mut SetRing) {
-    while ring.held.front().is_some_and(|h| h.2) {
-        ring.held.pop_front();
-    }
-    let to = ring.held.front().map_or(ring.read_pos, |h| h.0);
-    if ring.buf.commit(to).is_err() {
+fn commit(buf: &mut RingBuffer, read_pos: u64, run: &mut Run) {
+    run.freed = 0;
+    let to = run.oldest(buf.tail()).unwrap_or(read_pos);
+    if buf.commit(to).is_err() {
         // Only after an overrun: the positions were reset by the walk.
-        let _ = ring.buf.commit(ring.read_pos);
+        let _ = buf.commit(read_pos);
     }
 }
 
@@ -155,22 +155,22 @@ impl RingSet {
             // Free the ring in slices of 1/32 as the walk goes (as a
             // reader freeing each record would), so that under a storm the
             // kernel finds room sooner; stop at the head seen at the start.
-            let slice = (ring.buf.data_size() / 32).max(64) as u64;
+            let slice = ring.slice;
             let mut left = (ring.buf.head() as usize).wrapping_sub(ring.read_pos as usize) as u64;
             loop {
                 let SetRing {
                     buf,
                     read_pos,
-                    held,
                     losses,
                     only_event,
                     ..
                 } = &mut *ring;
+                let run = &mut self.order.runs[r];
                 let mut peek = buf.peek(*read_pos);
                 let start = *read_pos;
                 let mut more = false;
-                // The run of records delivered and not yet lent as a span.
-                let mut run = (start, start);
+                // The records delivered and not yet lent as a span.
+                let mut span = (start, start);
                 while let Some(item) = peek.next() {
                     match item {
                         Ok((_, rec)) => {
@@ -184,13 +184,19 @@ impl RingSet {
                                 account(el, losses, *only_event, &rec, ev, &self.ident);
                             }
                             to.record(r, event, &rec);
-                            run.1 = peek.pos();
+                            span.1 = peek.pos();
                             n += 1;
                         }
                         Err(e) => {
-                            lend(&peek, run, r, to);
-                            run = (peek.pos(), peek.pos());
-                            skipped(losses, held, &e)
+                            lend(&peek, span, r, to);
+                            span = (peek.pos(), peek.pos());
+                            losses.skipped(&e);
+                            // The bytes up to the head are gone; anything
+                            // lent from before an overrun is unreadable now,
+                            // so nothing lent can pin the tail.
+                            if matches!(e, RingError::Overrun { .. }) {
+                                run.forget_lent();
+                            }
                         }
                     }
                     let walked = (peek.pos() as usize).wrapping_sub(start as usize) as u64;
@@ -199,10 +205,10 @@ impl RingSet {
                         break;
                     }
                 }
-                lend(&peek, run, r, to);
+                lend(&peek, span, r, to);
                 let walked = (peek.pos() as usize).wrapping_sub(start as usize) as u64;
                 *read_pos = peek.pos();
-                commit(ring);
+                commit(buf, *read_pos, run);
                 left = left.saturating_sub(walked);
                 if !more {
                     break;
@@ -229,53 +235,68 @@ impl RingSet {
     pub fn fill(&mut self) {
         // No time seen yet (a layout without TIME): a barrier could cover
         // nothing, so none is made.
-        match self.merge.seen_max().filter(|_| self.merge.blocked()) {
+        match self.order.seen_max().filter(|_| self.order.blocked()) {
             Some(bound) => {
                 let guarded = crate::linux::membarrier::global().is_ok();
-                self.merge.begin_round(Some(bound), guarded);
+                self.order.begin_round(Some(bound), guarded);
             }
-            None => self.merge.begin_round(None, true),
+            None => self.order.begin_round(None, true),
         }
         for (r, ring) in self.rings.iter_mut().enumerate() {
             let SetRing {
                 buf,
                 read_pos,
-                held,
                 losses,
                 only_event,
                 ..
             } = ring;
+            let room = self.order.room();
+            let Some(run) = self.order.runs.get_mut(r) else {
+                continue;
+            };
+            // What was given back since the last commit is freed now.
+            if run.freed > 0 {
+                commit(buf, *read_pos, run);
+            }
             let mut peek = buf.peek(*read_pos);
+            let (mut taken, mut dropped, mut stale) = (0, 0, false);
             let mut complete = true;
             loop {
-                if !self.merge.has_room() {
+                if taken == room {
                     complete = false;
                     break;
                 }
-                let before = peek.pos();
                 let Some(item) = peek.next() else { break };
                 match item {
                     Ok((pos, rec)) => {
                         let (key, event) = self.ident.peek(&rec, *only_event);
-                        let len = rec.len() as u32;
-                        if !self.merge.push(r, pos, len, key.time, event) {
-                            // Out of range: leave it in the ring.
-                            *read_pos = before;
-                            complete = false;
-                            break;
+                        if LossRecord::of(&rec).is_some() {
+                            let el = &mut self.event_losses;
+                            account(el, losses, *only_event, &rec, event, &self.ident);
                         }
-                        let el = &mut self.event_losses;
-                        account(el, losses, *only_event, &rec, event, &self.ident);
-                        held.push_back((pos, len, false));
+                        stale |= run.push(pos, rec.len() as u32, key.time, event);
+                        taken += 1;
                     }
-                    Err(e) => skipped(losses, held, &e),
+                    Err(e) => {
+                        losses.skipped(&e);
+                        match e {
+                            // The ring is not to be trusted, or the walk
+                            // restarted from its tail: what the merge held
+                            // of it is gone.
+                            RingError::Overrun { .. } | RingError::Corrupt { skipped: 0, .. } => {
+                                dropped += run.drop_all();
+                                stale = true;
+                            }
+                            // A corrupt header at `at`: the walk skipped to the head.
+                            RingError::Corrupt { at, .. } => run.skipped(at, peek.pos()),
+                            _ => {}
+                        }
+                    }
                 }
-                *read_pos = peek.pos();
             }
-            if complete {
-                *read_pos = peek.pos();
-                self.merge.drained(r);
-            }
+            self.order.taken(taken, dropped, stale);
+            *read_pos = peek.pos();
+            self.order.end_ring(r, complete);
         }
     }
 
@@ -283,7 +304,7 @@ impl RingSet {
     /// [`super::merge`]); `None` means fill again (or wait first).
     #[inline]
     pub fn next_ordered(&mut self) -> Option<Held> {
-        self.merge.next_slot(false).map(held)
+        self.next_held(false)
     }
 
     /// The next record in time order, safe or not: for the end, once
@@ -291,7 +312,12 @@ impl RingSet {
     /// [`RingSet::fill`] was made.
     #[inline]
     pub fn flush_next(&mut self) -> Option<Held> {
-        self.merge.next_slot(true).map(held)
+        self.next_held(true)
+    }
+
+    #[inline(always)]
+    fn next_held(&mut self, flush: bool) -> Option<Held> {
+        self.order.next(flush).map(held)
     }
 
     /// The bytes of a held record, lent from its ring (two parts when it
@@ -299,7 +325,7 @@ impl RingSet {
     #[inline]
     pub fn record(&self, held: &Held) -> Result<RawRecord<'_>, RingError> {
         match self.rings.get(held.ring as usize) {
-            Some(r) => r.buf.record_at(held.pos),
+            Some(r) => r.buf.record_known(held.pos, held.len as usize),
             None => Err(RingError::Corrupt {
                 at: held.pos,
                 size: 0,
@@ -308,56 +334,34 @@ impl RingSet {
         }
     }
 
-    /// Gives a held record back: its ring's `data_tail` advances past every
-    /// record released before the oldest one still held.
+    /// Gives a held record back: its ring's `data_tail` advances past
+    /// every record given back before the oldest one still held or lent, at
+    /// once when the merge holds nothing more of that ring, otherwise once
+    /// 1/32 of the ring was given back, or at the next fill.
     #[inline]
     pub fn release(&mut self, held: Held) {
-        let Some(ring) = self.rings.get_mut(held.ring as usize) else {
+        let r = held.ring as usize;
+        let (Some(ring), Some(run)) = (self.rings.get_mut(r), self.order.runs.get_mut(r)) else {
             return;
         };
-        match ring.held.front_mut() {
-            // Released in ring order (the usual case): the front.
-            Some(f) if f.0 == held.pos => f.2 = true,
-            Some(f) => {
-                let front = f.0;
-                // Held positions rise (wrapping) in ring order: binary search.
-                let key = (held.pos as usize).wrapping_sub(front as usize);
-                if let Ok(i) = ring
-                    .held
-                    .binary_search_by_key(&key, |h| (h.0 as usize).wrapping_sub(front as usize))
-                {
-                    ring.held[i].2 = true;
-                }
-            }
-            None => {}
+        if !run.give_back(held.pos) {
+            return;
         }
-        commit(ring);
+        run.freed += u64::from(held.len);
+        if run.freed >= ring.slice || !run.pending() {
+            commit(&mut ring.buf, ring.read_pos, run);
+        }
     }
 }
 
 #[inline]
-fn held((ring, s): (usize, super::merge::Slot)) -> Held {
+fn held((ring, f): (usize, Front)) -> Held {
     Held {
         ring: ring as u32,
-        pos: s.pos,
-        len: s.len(),
-        time: s.time,
-        timed: s.timed(),
-        event: s.event(),
-    }
-}
-
-fn skipped(
-    losses: &mut Losses,
-    held: &mut std::collections::VecDeque<(u64, u32, bool)>,
-    e: &RingError,
-) {
-    losses.skipped(e);
-    // The bytes up to the head are gone; any record held from before an
-    // overrun is unreadable now, so nothing held can pin the tail.
-    if matches!(e, RingError::Overrun { .. }) {
-        for h in held.iter_mut() {
-            h.2 = true;
-        }
+        pos: f.pos,
+        len: f.len,
+        time: f.time,
+        timed: f.timed,
+        event: f.event,
     }
 }
