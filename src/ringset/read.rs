@@ -141,6 +141,7 @@ impl RingSet {
     /// records are counted (and delivered too) and every ring is freed past
     /// what was walked, except records still held by the merge. Returns the
     /// number of records walked. Never blocks.
+    #[inline]
     pub fn drain(&mut self, each: impl FnMut(usize, Option<usize>, &RawRecord<'_>)) -> usize {
         self.drain_into(&mut EachRecord(each))
     }
@@ -149,6 +150,7 @@ impl RingSet {
     /// records walked in each ring ([`Drained::span`]) before the ring is
     /// freed past them: what a writer copies as a whole (perf.data's
     /// `Writer::write_drained` writes them straight from the ring).
+    #[inline]
     pub fn drain_into(&mut self, to: &mut impl Drained) -> usize {
         let mut n = 0;
         for (r, ring) in self.rings.iter_mut().enumerate() {
