@@ -60,10 +60,10 @@ pub use hybrid::{CorePmu, CorePmus, PMU_TYPE_SHIFT};
 pub use spec::{BudgetPolicy, EventSpec, Target};
 pub use threads::{AttachError, ThreadSet};
 
-use crate::fd::ReadFailure;
 use crate::linux::errno::Errno;
 use crate::open::OpenError;
 use crate::read_format::Counts;
+use crate::read_format::ReadError;
 use crate::sysfs::SysfsError;
 use std::fmt;
 
@@ -131,7 +131,7 @@ pub enum SetError {
         /// The thread.
         tid: i32,
         /// What went wrong.
-        failure: ReadFailure,
+        failure: ReadError,
     },
 }
 
