@@ -42,22 +42,37 @@ impl<const N: usize> GroupFd<N> {
     /// children's counts included).
     #[inline]
     pub fn read_group(&self) -> Result<[Counts; N], ReadError> {
+        self.read_group_as(|counts| counts)
+    }
+
+    /// [`GroupFd::read_group`], each member's counts passed through `wrap`
+    /// as they are decoded (the monitor makes its readings without a second
+    /// pass over the array).
+    #[inline(always)]
+    pub(super) fn read_group_as<T>(&self, wrap: impl Fn(Counts) -> T) -> Result<[T; N], ReadError> {
         let mut buf = [0u8; 8 * BUF_WORDS];
         let size = ReadFormat(READ_FORMAT).size(N);
         let reading = self.fd.read_into(&mut buf[..size])?;
-        if reading.len() != N {
+        let members = reading.len();
+        if members != N {
             return Err(ReadError::GroupSize {
-                members: reading.len() as u64,
+                members: members as u64,
                 expected: size,
-                got: ReadFormat(READ_FORMAT).size(reading.len()),
+                got: ReadFormat(READ_FORMAT).size(members),
             });
         }
-        let enabled = reading.time_enabled();
-        let running = reading.time_running();
-        Ok(core::array::from_fn(|i| Counts {
-            value: reading.get(i).map_or(0, |v| v.value),
-            enabled,
-            running,
+        let (enabled, running) = (reading.time_enabled(), reading.time_running());
+        // READ_FORMAT's layout, checked by `read_into` for N members:
+        // nr, time_enabled, time_running, then one value per member.
+        Ok(core::array::from_fn(|i| {
+            let at = 8 * (3 + i);
+            let mut word = [0u8; 8];
+            word.copy_from_slice(&buf[at..at + 8]);
+            wrap(Counts {
+                value: u64::from_ne_bytes(word),
+                enabled,
+                running,
+            })
         }))
     }
 }

@@ -315,11 +315,10 @@ impl<const N: usize> Monitor<N> {
             },
             Events::ReadOnly(_, reason) => *reason,
         };
-        let counts = self.leader().read_group().map_err(MonitorError::Read)?;
-        Ok(counts.map(|counts| CounterReading {
-            counts,
-            path: ReadPath::Syscall { reason },
-        }))
+        let path = ReadPath::Syscall { reason };
+        self.leader()
+            .read_group_as(|counts| CounterReading { counts, path })
+            .map_err(MonitorError::Read)
     }
 
     /// Marks the start of a region.
