@@ -156,11 +156,12 @@ pub(super) fn read_user_space<const N: usize>(
         let (value, wrap_corrected) = snap
             .count()
             .ok_or(FallbackReason::NoInstruction { index: snap.index })?;
+        let (counts, times_extrapolated) = snap.counts_extrapolated(value);
         *slot = CounterReading {
-            counts: snap.counts(value),
+            counts,
             path: ReadPath::Counter {
                 index: snap.index,
-                times_extrapolated: snap.times_extrapolated(),
+                times_extrapolated,
                 wrap_corrected,
             },
         };

@@ -258,11 +258,12 @@ impl<P: PageSource, F: CounterFd> CounterReader<P, F> {
         let Some((value, wrap_corrected)) = snap.count() else {
             return self.fallback(FallbackReason::NoInstruction { index: snap.index });
         };
+        let (counts, times_extrapolated) = snap.counts_extrapolated(value);
         Ok(CounterReading {
-            counts: snap.counts(value),
+            counts,
             path: ReadPath::Counter {
                 index: snap.index,
-                times_extrapolated: snap.times_extrapolated(),
+                times_extrapolated,
                 wrap_corrected,
             },
         })

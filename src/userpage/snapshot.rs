@@ -238,14 +238,24 @@ impl Snapshot {
     /// else the page's times as of its last update.
     #[inline]
     pub const fn counts(&self, value: u64) -> Counts {
+        self.counts_extrapolated(value).0
+    }
+
+    /// [`Snapshot::counts`] and [`Snapshot::times_extrapolated`] in one
+    /// pass (the reader's path records both).
+    #[inline(always)]
+    pub(crate) const fn counts_extrapolated(&self, value: u64) -> (Counts, bool) {
         match (self.time(), self.timestamp) {
             (Some(conversion), Some(cycles)) => {
                 let delta = conversion.delta_ns(cycles);
                 let (enabled, running) =
                     time::extrapolate(self.time_enabled, self.time_running, self.index, delta);
-                Counts::with_times(value, enabled, running)
+                (Counts::with_times(value, enabled, running), true)
             }
-            _ => Counts::with_times(value, self.time_enabled, self.time_running),
+            _ => (
+                Counts::with_times(value, self.time_enabled, self.time_running),
+                false,
+            ),
         }
     }
 
