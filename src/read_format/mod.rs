@@ -188,8 +188,9 @@ pub enum ReadError {
     },
     /// The counts came without `time_enabled` / `time_running` (an event
     /// whose read_format lacks `PERF_FORMAT_TOTAL_TIME_ENABLED |
-    /// PERF_FORMAT_TOTAL_TIME_RUNNING`) where a reader needs them: the
-    /// user-space reader's fallback reports and scales them.
+    /// PERF_FORMAT_TOTAL_TIME_RUNNING`, both since Linux 2.6.31) where a
+    /// reader needs them: the user-space reader's fallback reports and
+    /// scales them.
     MissingTimes,
 }
 
@@ -435,7 +436,9 @@ impl Scaled {
     /// The count to report: the exact or estimated value, and the raw
     /// count when there is nothing to scale it with ([`Scaled::NoTimes`])
     /// or the times are inconsistent; `None` when there is no value
-    /// ([`Scaled::NotCounted`], [`Scaled::TooLarge`]).
+    /// ([`Scaled::NotCounted`]: the kernel never put the event on the PMU;
+    /// [`Scaled::TooLarge`]). `perf stat` reports the same figure (its
+    /// `<not counted>` for `None`).
     #[inline]
     pub const fn value(&self) -> Option<u64> {
         match *self {
@@ -448,7 +451,8 @@ impl Scaled {
 
 impl Counts {
     /// A count with both times (what the user-space path and every read
-    /// with `TOTAL_TIME_ENABLED | TOTAL_TIME_RUNNING` give).
+    /// with `TOTAL_TIME_ENABLED | TOTAL_TIME_RUNNING` give: the kernel
+    /// reports both since Linux 2.6.31).
     #[inline]
     pub const fn with_times(value: u64, enabled: u64, running: u64) -> Counts {
         Counts {
@@ -460,7 +464,10 @@ impl Counts {
 
     /// The region between two reads of the same event (`self` the earlier):
     /// the count's difference (wrapping, as the counter does) and the times'
-    /// (saturating at 0); a time is present only if both reads have it.
+    /// (saturating at 0); a time is present only if both reads have it. The
+    /// kernel's count and times of an event only grow until it is reset
+    /// (`PERF_EVENT_IOC_RESET`, since Linux 2.6.31, resets the count, not
+    /// the times).
     #[inline]
     pub const fn between(&self, end: &Counts) -> Counts {
         const fn diff(start: Option<u64>, end: Option<u64>) -> Option<u64> {
@@ -477,8 +484,9 @@ impl Counts {
     }
 
     /// `running / enabled`: 1.0 when the event was on the PMU the whole
-    /// time it was enabled, less when it was multiplexed; `None` without
-    /// times or with `enabled == 0`.
+    /// time it was enabled, less when the kernel multiplexed it (rotated it
+    /// off the PMU to let other events count, since Linux 2.6.31); `None`
+    /// without times or with `enabled == 0`.
     pub fn running_fraction(&self) -> Option<f64> {
         match (self.enabled, self.running) {
             (Some(e), Some(r)) if e != 0 => Some(r as f64 / e as f64),

@@ -154,7 +154,8 @@ impl CounterReading {
     }
 
     /// The region between two reads of the same event (`self` the
-    /// earlier): [`Counts::between`], and the path of the later read, or
+    /// earlier; the kernel's count and times only grow between them):
+    /// [`Counts::between`], and the path of the later read, or
     /// the earlier's when that one was `read(2)` (so that
     /// [`CounterReading::used_counter`] says whether both reads used the
     /// counter instruction).

@@ -235,7 +235,8 @@ impl Snapshot {
     /// `value` with this snapshot's enabled and running times, brought
     /// forward to the snapshot's timestamp when the page allows it
     /// ([`Snapshot::times_extrapolated`]; running only while `index != 0`),
-    /// else the page's times as of its last update.
+    /// else the page's times as of its last update (the kernel writes
+    /// `time_enabled` / `time_running` into the page since Linux 2.6.32).
     #[inline]
     pub const fn counts(&self, value: u64) -> Counts {
         self.counts_extrapolated(value).0
@@ -260,8 +261,9 @@ impl Snapshot {
     }
 
     /// Whether [`Snapshot::counts`] brings the times forward to the
-    /// snapshot's timestamp (`cap_user_time` and a timestamp instruction);
-    /// false when they are the page's values as of its last update.
+    /// snapshot's timestamp (`cap_user_time`, which the kernel sets since
+    /// Linux 3.12, and a timestamp instruction); false when they are the
+    /// page's values as of its last update.
     #[inline]
     pub const fn times_extrapolated(&self) -> bool {
         self.cap_user_time() && self.timestamp.is_some()
