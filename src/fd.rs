@@ -5,46 +5,10 @@
 
 use crate::attr::Attr;
 use crate::linux::errno::Errno;
-use crate::linux::errno::ENOSPC;
 use crate::linux::prctl;
 use crate::read_format::{Counts, ReadError, ReadFormat, Reading};
-use core::fmt;
 
 pub use crate::linux::fd::{BpfPrograms, EventFd};
-
-/// Why a read failed.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum ReadFailure {
-    /// read(2) failed (ENOSPC: the buffer is smaller than the group read).
-    Errno(Errno),
-    /// read(2) returned 0: a pinned event that could not be scheduled is in
-    /// error state and reads end-of-file until re-enabled.
-    EndOfFile,
-    /// The bytes do not match the read_format.
-    Format(ReadError),
-}
-
-impl fmt::Display for ReadFailure {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            ReadFailure::Errno(e) if e.0 == ENOSPC => {
-                write!(
-                    f,
-                    "read: {e}: the buffer is smaller than the group's read size"
-                )
-            }
-            ReadFailure::Errno(e) => write!(f, "read: {e}"),
-            ReadFailure::EndOfFile => f.write_str(
-                "read returned end-of-file: the pinned event could not be put on the PMU and \
-                 is in error state; re-enable it or drop `pinned`",
-            ),
-            ReadFailure::Format(e) => e.fmt(f),
-        }
-    }
-}
-
-#[cfg(feature = "std")]
-impl std::error::Error for ReadFailure {}
 
 /// The methods that need the typed layer's types; the fd's own and the
 /// ioctls are in [`linux::fd`](crate::linux::fd).
@@ -66,19 +30,17 @@ impl EventFd {
     /// Reads into `buf` and parses exactly what the kernel returned. For a
     /// group leader with PERF_FORMAT_GROUP, size `buf` with
     /// [`ReadFormat::size`] for the group's member count.
-    pub fn read_into<'b>(&self, buf: &'b mut [u8]) -> Result<Reading<'b>, ReadFailure> {
-        let n = self.read(buf).map_err(ReadFailure::Errno)?;
+    pub fn read_into<'b>(&self, buf: &'b mut [u8]) -> Result<Reading<'b>, ReadError> {
+        let n = self.read(buf).map_err(ReadError::Errno)?;
         if n == 0 {
-            return Err(ReadFailure::EndOfFile);
+            return Err(ReadError::EndOfFile);
         }
-        self.read_format()
-            .parse(&buf[..n])
-            .map_err(ReadFailure::Format)
+        self.read_format().parse(&buf[..n])
     }
 
     /// Reads a single event's count and times (for a group leader, the
     /// leader's own value: use [`EventFd::read_into`] for the members).
-    pub fn read_counts(&self) -> Result<Counts, ReadFailure> {
+    pub fn read_counts(&self) -> Result<Counts, ReadError> {
         let mut buf = [0u8; 8 * 16];
         let needed = self.read_format().size(1);
         if self.read_format().is_group() {
@@ -86,13 +48,11 @@ impl EventFd {
             let reading = self.read_into(&mut buf)?;
             return Ok(reading.counts());
         }
-        let n = self.read(&mut buf[..needed]).map_err(ReadFailure::Errno)?;
+        let n = self.read(&mut buf[..needed]).map_err(ReadError::Errno)?;
         if n == 0 {
-            return Err(ReadFailure::EndOfFile);
+            return Err(ReadError::EndOfFile);
         }
-        self.read_format()
-            .counts(&buf[..n])
-            .map_err(ReadFailure::Format)
+        self.read_format().counts(&buf[..n])
     }
 }
 

@@ -28,8 +28,8 @@ use crate::run::{self, Run, Wanted};
 use crate::set_report::{delta, lines_for, mode, outcomes_by_key, read_comms};
 use perf_event_core::linux::process::strsignal;
 use perf_event_core::set::{
-    aggregate, AggrMode, BudgetPolicy, CorePmus, Count, Cpus, EventSet, EventSpec, HybridNames,
-    Target, ThreadSet, TopologyLevel,
+    aggregate, AggrMode, BudgetPolicy, CorePmus, Cpus, EventSet, EventSpec, HybridNames,
+    PlacedCounts, Target, ThreadSet, TopologyLevel,
 };
 use perf_event_core::sysfs::{CpuList, Pmus};
 use perf_event_core::workload::{ExitWatch, Workload};
@@ -392,7 +392,7 @@ pub fn run(opts: &Options) -> ! {
     // --timeout (never with -I: refused when parsed): counting ends there,
     // and a command of ours gets SIGTERM.
     let end = opts.timeout_ms.map(|ms| start + Duration::from_millis(ms));
-    let mut before: Vec<Count> = Vec::new();
+    let mut before: Vec<PlacedCounts> = Vec::new();
     let mut last_tick = start;
     let mut ended = start;
     let mut printed = 0u64;

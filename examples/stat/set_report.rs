@@ -6,10 +6,9 @@ use crate::args::Options;
 use crate::output;
 use crate::run::{Outcome, Run, Wanted};
 use crate::set_mode::{fail, SetOptions};
-use perf_event_core::read_format::Counts;
 use perf_event_core::set::{
-    aggregate, aggregate_topology, AggrKey, AggrMode, AggrValue, Aggregate, Count, EventSet,
-    HybridNames,
+    aggregate, aggregate_topology, AggrKey, AggrMode, AggrValue, Aggregate, EventSet, HybridNames,
+    PlacedCounts,
 };
 use perf_event_core::sysfs::Topology;
 use std::collections::HashMap;
@@ -146,7 +145,7 @@ pub fn lines_for(
     set: &EventSet,
     comms: &HashMap<i32, String>,
     events: &[Wanted],
-    counts: &[Count],
+    counts: &[PlacedCounts],
     opts: &Options,
     elapsed: Duration,
     stamp: &str,
@@ -168,8 +167,8 @@ pub fn lines_for(
         };
         let mut cpus: Vec<i32> = counts
             .iter()
-            .filter(|c| level.key(topo, c.cpu).as_ref() == Some(key))
-            .map(|c| c.cpu)
+            .filter(|c| level.key(topo, c.placement.cpu).as_ref() == Some(key))
+            .map(|c| c.placement.cpu)
             .collect();
         cpus.sort_unstable();
         cpus.dedup();
@@ -215,23 +214,15 @@ pub fn lines_for(
 }
 
 /// `now - before`, per fd (the set reads its fds in the same order).
-pub fn delta(now: &[Count], before: &[Count]) -> Vec<Count> {
+pub fn delta(now: &[PlacedCounts], before: &[PlacedCounts]) -> Vec<PlacedCounts> {
     now.iter()
         .enumerate()
         .map(|(i, c)| match before.get(i) {
-            Some(b) => Count {
-                counts: Counts {
-                    value: c.counts.value.wrapping_sub(b.counts.value),
-                    enabled: sub(c.counts.enabled, b.counts.enabled),
-                    running: sub(c.counts.running, b.counts.running),
-                },
+            Some(b) => PlacedCounts {
+                counts: b.counts.between(&c.counts),
                 ..*c
             },
             None => *c,
         })
         .collect()
-}
-
-pub fn sub(a: Option<u64>, b: Option<u64>) -> Option<u64> {
-    Some(a?.saturating_sub(b.unwrap_or(0)))
 }

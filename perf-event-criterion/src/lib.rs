@@ -58,8 +58,9 @@
 //! For statistics outside criterion (divan, `harness = false`, tests) use
 //! [`perf_event_core::monitor::stats`].
 
-use perf_event_core::monitor::{Count, Measured, Monitor};
+use perf_event_core::monitor::Monitor;
 pub use perf_event_core::monitor::{Counter, CounterError, Threads};
+use perf_event_core::userpage::CounterReading;
 
 /// A criterion measurement counting one perf event (see the crate docs).
 #[derive(Debug)]
@@ -114,12 +115,12 @@ impl PerfMeasurement {
 
     /// Whether the last read took the user-space path (no system call).
     pub fn reads_in_user_space(&self) -> bool {
-        self.read().user_space
+        self.read().used_counter()
     }
 
     /// Reads the counter now (what criterion's `start` does). Panics with
     /// the reason when the read fails: criterion cannot take an error.
-    pub fn read(&self) -> Count {
+    pub fn read(&self) -> CounterReading {
         match self.monitor.read() {
             Ok([count]) => count,
             Err(e) => panic!("perf-event-criterion: reading `{}`: {e}", self.counter),
@@ -129,15 +130,17 @@ impl PerfMeasurement {
     /// The scaled count since `start` (what criterion's `end` does):
     /// criterion's value for a batch. Panics with the reason when the event
     /// never ran on the PMU since `start`, rather than report a zero.
-    pub fn since(&self, start: Count) -> u64 {
+    pub fn since(&self, start: CounterReading) -> u64 {
         let end = self.read();
-        let m = Measured::between(&start, &end);
-        m.scaled().unwrap_or_else(|| {
+        let m = start.between(&end).counts;
+        m.scaled().value().unwrap_or_else(|| {
             panic!(
                 "perf-event-criterion: `{}` never ran on the PMU during this batch \
-                 ({} ns enabled, 0 running): other events took every counter; measure fewer \
+                 ({} ns enabled, {} running): other events took every counter; measure fewer \
                  events at once",
-                self.counter, m.time_enabled
+                self.counter,
+                m.enabled.unwrap_or(0),
+                m.running.unwrap_or(0)
             )
         })
     }
@@ -154,14 +157,14 @@ impl PerfMeasurement {
 macro_rules! measurement_for {
     ($krate:ident { $($pat:pat => $per:expr,)* }) => {
         impl $krate::measurement::Measurement for PerfMeasurement {
-            type Intermediate = Count;
+            type Intermediate = CounterReading;
             type Value = u64;
 
-            fn start(&self) -> Count {
+            fn start(&self) -> CounterReading {
                 self.read()
             }
 
-            fn end(&self, start: Count) -> u64 {
+            fn end(&self, start: CounterReading) -> u64 {
                 self.since(start)
             }
 

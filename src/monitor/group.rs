@@ -1,13 +1,14 @@
 //! The monitor's group: opening it, the one-`read(2)` group read, and the
 //! all-or-nothing user-space read.
 
-use super::{open_one, Count, MonitorError, READ_FORMAT};
+use super::{open_one, MonitorError, READ_FORMAT, UNREAD};
 use crate::attr::Attr;
-use crate::fd::{EventFd, ReadFailure};
+use crate::fd::EventFd;
 use crate::open::Scope;
-use crate::read_format::Counts;
-use crate::read_format::{ReadError, ReadFormat};
-use crate::userpage::{CounterFd, CounterReader, EventTarget, FdReadError, UserPage};
+use crate::read_format::{Counts, ReadError, ReadFormat};
+use crate::userpage::{
+    CounterFd, CounterReader, CounterReading, EventTarget, FallbackReason, ReadPath, UserPage,
+};
 
 /// The most events one monitor reads in one `read(2)` (its stack buffer is
 /// `8 * (3 + MAX_EVENTS)` bytes). A PMU has far fewer counters; software
@@ -25,27 +26,6 @@ pub struct GroupFd<const N: usize> {
     index: usize,
 }
 
-fn fd_error(e: ReadFailure) -> FdReadError {
-    match e {
-        ReadFailure::Errno(errno) => FdReadError::Os { errno: errno.0 },
-        ReadFailure::EndOfFile => FdReadError::Size {
-            expected: ReadFormat(READ_FORMAT).size(1),
-            got: 0,
-        },
-        ReadFailure::Format(ReadError::Size { expected, got })
-        | ReadFailure::Format(ReadError::GroupSize { expected, got, .. })
-        | ReadFailure::Format(ReadError::BufferTooSmall {
-            needed: expected,
-            got,
-        }) => FdReadError::Size { expected, got },
-        // A group of 0 members: only the header words came back.
-        ReadFailure::Format(ReadError::EmptyGroup) => FdReadError::Size {
-            expected: ReadFormat(READ_FORMAT).size(1),
-            got: ReadFormat(READ_FORMAT).size(0),
-        },
-    }
-}
-
 impl<const N: usize> GroupFd<N> {
     /// The event's fd.
     pub fn fd(&self) -> &EventFd {
@@ -61,36 +41,46 @@ impl<const N: usize> GroupFd<N> {
     /// enabled and running times (`PERF_FORMAT_GROUP`; with `inherit`, the
     /// children's counts included).
     #[inline]
-    pub fn read_group(&self) -> Result<[Count; N], FdReadError> {
+    pub fn read_group(&self) -> Result<[Counts; N], ReadError> {
+        self.read_group_as(|counts| counts)
+    }
+
+    /// [`GroupFd::read_group`], each member's counts passed through `wrap`
+    /// as they are decoded (the monitor makes its readings without a second
+    /// pass over the array).
+    #[inline(always)]
+    pub(super) fn read_group_as<T>(&self, wrap: impl Fn(Counts) -> T) -> Result<[T; N], ReadError> {
         let mut buf = [0u8; 8 * BUF_WORDS];
         let size = ReadFormat(READ_FORMAT).size(N);
-        let reading = self.fd.read_into(&mut buf[..size]).map_err(fd_error)?;
-        if reading.len() != N {
-            return Err(FdReadError::Size {
+        let reading = self.fd.read_into(&mut buf[..size])?;
+        let members = reading.len();
+        if members != N {
+            return Err(ReadError::GroupSize {
+                members: members as u64,
                 expected: size,
-                got: ReadFormat(READ_FORMAT).size(reading.len()),
+                got: ReadFormat(READ_FORMAT).size(members),
             });
         }
-        let time_enabled = reading.time_enabled().unwrap_or(0);
-        let time_running = reading.time_running().unwrap_or(0);
-        Ok(core::array::from_fn(|i| Count {
-            value: reading.get(i).map_or(0, |v| v.value),
-            time_enabled,
-            time_running,
-            user_space: false,
+        let (enabled, running) = (reading.time_enabled(), reading.time_running());
+        // READ_FORMAT's layout, checked by `read_into` for N members:
+        // nr, time_enabled, time_running, then one value per member.
+        Ok(core::array::from_fn(|i| {
+            let at = 8 * (3 + i);
+            let mut word = [0u8; 8];
+            word.copy_from_slice(&buf[at..at + 8]);
+            wrap(Counts {
+                value: u64::from_ne_bytes(word),
+                enabled,
+                running,
+            })
         }))
     }
 }
 
 impl<const N: usize> CounterFd for GroupFd<N> {
     /// This member's value from one group read.
-    fn read_counts(&self) -> Result<Counts, FdReadError> {
-        let c = self.read_group()?[self.index];
-        Ok(Counts {
-            value: c.value,
-            enabled: Some(c.time_enabled),
-            running: Some(c.time_running),
-        })
+    fn read_counts(&self) -> Result<Counts, ReadError> {
+        Ok(self.read_group()?[self.index])
     }
 }
 
@@ -145,29 +135,36 @@ pub(super) fn map_readers<const N: usize>(
     }))
 }
 
-/// Every event through the counter instruction, or `None` as soon as one
+/// Every event through the counter instruction, or why not as soon as one
 /// cannot be (then the caller makes one group read for all).
 #[inline]
 pub(super) fn read_user_space<const N: usize>(
     readers: &[CounterReader<UserPage, GroupFd<N>>; N],
-) -> Option<[Count; N]> {
-    let mut out = [Count::default(); N];
+) -> Result<[CounterReading; N], FallbackReason> {
+    let mut out = [UNREAD; N];
     for (slot, reader) in out.iter_mut().zip(readers) {
         if !reader.may_use_counter() {
-            return None;
+            return Err(FallbackReason::OtherThread);
         }
-        let snap = reader.snapshot().ok()?;
-        if !snap.cap_user_rdpmc() || snap.index == 0 {
-            return None;
+        let snap = reader.snapshot().map_err(|_| FallbackReason::Unstable)?;
+        if !snap.cap_user_rdpmc() {
+            return Err(FallbackReason::NoUserAccess);
         }
-        let (value, _) = snap.count()?;
-        let times = snap.times();
-        *slot = Count {
-            value,
-            time_enabled: times.enabled,
-            time_running: times.running,
-            user_space: true,
+        if snap.index == 0 {
+            return Err(FallbackReason::NotOnPmu);
+        }
+        let (value, wrap_corrected) = snap
+            .count()
+            .ok_or(FallbackReason::NoInstruction { index: snap.index })?;
+        let (counts, times_extrapolated) = snap.counts_extrapolated(value);
+        *slot = CounterReading {
+            counts,
+            path: ReadPath::Counter {
+                index: snap.index,
+                times_extrapolated,
+                wrap_corrected,
+            },
         };
     }
-    Some(out)
+    Ok(out)
 }

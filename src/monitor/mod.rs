@@ -55,7 +55,7 @@
 //!     Attr::new(Event::Software(Software::PageFaults)),
 //! ])?;
 //! let (sum, [clock, faults]) = m.measure(|| (0..1_000_000u64).sum::<u64>())?;
-//! assert!(clock.value > 0 && sum > 0);
+//! assert!(clock.counts.value > 0 && sum > 0);
 //! # let _ = faults;
 //! # Ok::<(), perf_event_core::monitor::MonitorError>(())
 //! ```
@@ -81,8 +81,11 @@ pub use threads::PerThread;
 use crate::abi::KernelVersion;
 use crate::attr::Attr;
 use crate::open::{open, OpenError, OpenFlags, Scope};
+use crate::read_format::ReadError;
 use crate::sys;
-use crate::userpage::{CounterReader, FdReadError, MapError, UserPage};
+use crate::userpage::{
+    CounterReader, CounterReading, FallbackReason, MapError, ReadPath, UserPage,
+};
 use core::fmt;
 
 /// `read_format` of every monitored event: the group's values in one
@@ -124,7 +127,7 @@ pub enum MonitorError {
         error: MapError,
     },
     /// The group read failed.
-    Read(FdReadError),
+    Read(ReadError),
     /// Enabling the group failed.
     Control(crate::linux::errno::Errno),
     /// More events than [`MAX_EVENTS`] in one group.
@@ -200,59 +203,23 @@ impl fmt::Display for MonitorError {
 #[cfg(feature = "std")]
 impl std::error::Error for MonitorError {}
 
-/// One event's count and times at one instant (one read of the group).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
-pub struct Count {
-    /// The count so far.
-    pub value: u64,
-    /// ns the event has been enabled.
-    pub time_enabled: u64,
-    /// ns it has been on the PMU.
-    pub time_running: u64,
-    /// Whether the counter instruction made this read (no syscall).
-    pub user_space: bool,
+/// Per-element [`CounterReading::between`] of two group reads: each
+/// event's count over the region.
+#[inline]
+pub fn between<const N: usize>(
+    start: &[CounterReading; N],
+    end: &[CounterReading; N],
+) -> [CounterReading; N] {
+    core::array::from_fn(|i| start[i].between(&end[i]))
 }
 
-/// One event's count over a measured region.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
-pub struct Measured {
-    /// The count over the region.
-    pub value: u64,
-    /// ns the event was enabled during the region.
-    pub time_enabled: u64,
-    /// ns it was on the PMU during the region.
-    pub time_running: u64,
-    /// Whether both reads used the counter instruction (no syscall).
-    pub user_space: bool,
-}
-
-impl Measured {
-    /// The region between two reads of the same event.
-    pub const fn between(start: &Count, end: &Count) -> Measured {
-        Measured {
-            value: end.value.wrapping_sub(start.value),
-            time_enabled: end.time_enabled.saturating_sub(start.time_enabled),
-            time_running: end.time_running.saturating_sub(start.time_running),
-            user_space: start.user_space && end.user_space,
-        }
-    }
-
-    /// `value * enabled / running` in 128 bits; `None` if it never ran.
-    pub const fn scaled(&self) -> Option<u64> {
-        crate::read_format::scale(self.value, self.time_enabled, self.time_running)
-    }
-
-    /// `running / enabled`: 1.0 when the event was on the PMU the whole
-    /// region, less when it was multiplexed; `None` for an empty region.
-    pub fn running_fraction(&self) -> Option<f64> {
-        (self.time_enabled != 0).then(|| self.time_running as f64 / self.time_enabled as f64)
-    }
-}
-
-/// Per-element [`Measured::between`] of two group reads.
-pub fn between<const N: usize>(start: &[Count; N], end: &[Count; N]) -> [Measured; N] {
-    core::array::from_fn(|i| Measured::between(&start[i], &end[i]))
-}
+/// What a monitor holds before its first read: a count of 0 with no time.
+const UNREAD: CounterReading = CounterReading {
+    counts: crate::read_format::Counts::with_times(0, 0, 0),
+    path: ReadPath::Syscall {
+        reason: FallbackReason::NotOnPmu,
+    },
+};
 
 /// `N` events opened as one group (the first leads) and kept enabled;
 /// [`Monitor::start`] / [`Monitor::stop`] read them around a region. See
@@ -264,7 +231,7 @@ pub fn between<const N: usize>(start: &[Count; N], end: &[Count; N]) -> [Measure
 pub struct Monitor<const N: usize> {
     events: Events<N>,
     threads: Threads,
-    start: [Count; N],
+    start: [CounterReading; N],
 }
 
 /// The group's fds, with their user-space readers when that path may be
@@ -272,7 +239,8 @@ pub struct Monitor<const N: usize> {
 #[derive(Debug)]
 enum Events<const N: usize> {
     UserSpace([CounterReader<UserPage, GroupFd<N>>; N]),
-    ReadOnly([GroupFd<N>; N]),
+    /// The fds, and why they are read with `read(2)` only.
+    ReadOnly([GroupFd<N>; N], FallbackReason),
 }
 
 impl<const N: usize> Monitor<N> {
@@ -306,15 +274,18 @@ impl<const N: usize> Monitor<N> {
                     | crate::sys::PERF_TYPE_BREAKPOINT
             )
         });
-        let events = if inherit || countless {
-            Events::ReadOnly(fds)
+        let events = if inherit {
+            // The children's counts are summed by the kernel's read.
+            Events::ReadOnly(fds, FallbackReason::OtherThread)
+        } else if countless {
+            Events::ReadOnly(fds, FallbackReason::NoUserAccess)
         } else {
             Events::UserSpace(group::map_readers(fds)?)
         };
         let monitor = Monitor {
             events,
             threads,
-            start: [Count::default(); N],
+            start: [UNREAD; N],
         };
         monitor
             .leader()
@@ -330,15 +301,24 @@ impl<const N: usize> Monitor<N> {
     }
 
     /// Reads every event now: the counter instruction for all of them when
-    /// each page allows it, else one group `read(2)`.
+    /// each page allows it, else one group `read(2)` (its path says why:
+    /// the first event that could not be read in user space, or
+    /// [`FallbackReason::OtherThread`] with [`Threads::CallerAndNew`],
+    /// [`FallbackReason::NoUserAccess`] for a group with a software,
+    /// tracepoint or breakpoint event).
     #[inline]
-    pub fn read(&self) -> Result<[Count; N], MonitorError> {
-        if let Events::UserSpace(readers) = &self.events {
-            if let Some(counts) = group::read_user_space(readers) {
-                return Ok(counts);
-            }
-        }
-        self.leader().read_group().map_err(MonitorError::Read)
+    pub fn read(&self) -> Result<[CounterReading; N], MonitorError> {
+        let reason = match &self.events {
+            Events::UserSpace(readers) => match group::read_user_space(readers) {
+                Ok(readings) => return Ok(readings),
+                Err(reason) => reason,
+            },
+            Events::ReadOnly(_, reason) => *reason,
+        };
+        let path = ReadPath::Syscall { reason };
+        self.leader()
+            .read_group_as(|counts| CounterReading { counts, path })
+            .map_err(MonitorError::Read)
     }
 
     /// Marks the start of a region.
@@ -348,9 +328,9 @@ impl<const N: usize> Monitor<N> {
         Ok(())
     }
 
-    /// The counts since [`Monitor::start`].
+    /// The counts since [`Monitor::start`] ([`between`]).
     #[inline]
-    pub fn stop(&mut self) -> Result<[Measured; N], MonitorError> {
+    pub fn stop(&mut self) -> Result<[CounterReading; N], MonitorError> {
         let end = self.read()?;
         Ok(between(&self.start, &end))
     }
@@ -360,7 +340,7 @@ impl<const N: usize> Monitor<N> {
     pub fn measure<R>(
         &mut self,
         f: impl FnOnce() -> R,
-    ) -> Result<(R, [Measured; N]), MonitorError> {
+    ) -> Result<(R, [CounterReading; N]), MonitorError> {
         self.start()?;
         let r = f();
         Ok((r, self.stop()?))
@@ -370,7 +350,7 @@ impl<const N: usize> Monitor<N> {
     pub fn leader(&self) -> &GroupFd<N> {
         match &self.events {
             Events::UserSpace(readers) => readers[0].fd(),
-            Events::ReadOnly(fds) => &fds[0],
+            Events::ReadOnly(fds, _) => &fds[0],
         }
     }
 
@@ -381,7 +361,7 @@ impl<const N: usize> Monitor<N> {
     pub fn readers(&self) -> Option<&[CounterReader<UserPage, GroupFd<N>>; N]> {
         match &self.events {
             Events::UserSpace(readers) => Some(readers),
-            Events::ReadOnly(_) => None,
+            Events::ReadOnly(..) => None,
         }
     }
 }

@@ -43,7 +43,8 @@
 //! (instructions) become exact to within the closure's loop overhead;
 //! noisy ones (task-clock, cycles) lose their bias, not their noise.
 
-use super::{Measured, Monitor, MonitorError};
+use super::{Monitor, MonitorError};
+use crate::userpage::CounterReading;
 use std::hint::black_box;
 
 /// How many times to run, and how.
@@ -177,7 +178,7 @@ pub fn measure<const N: usize, R>(
     mut f: impl FnMut() -> R,
 ) -> Result<Report<N>, MonitorError> {
     let batch = runs.batch.max(1);
-    let mut region = |monitor: &mut Monitor<N>| -> Result<[Measured; N], MonitorError> {
+    let mut region = |monitor: &mut Monitor<N>| -> Result<[CounterReading; N], MonitorError> {
         monitor.start()?;
         for _ in 0..batch {
             black_box(f());
@@ -202,10 +203,10 @@ pub fn measure<const N: usize, R>(
         regions.push(region(monitor)?);
     }
     let counters = core::array::from_fn(|i| {
-        let column: Vec<Measured> = regions.iter().map(|r| r[i]).collect();
+        let column: Vec<CounterReading> = regions.iter().map(|r| r[i]).collect();
         let overhead = match &empty {
             Some(empty) => {
-                let empty: Vec<Measured> = empty.iter().map(|r| r[i]).collect();
+                let empty: Vec<CounterReading> = empty.iter().map(|r| r[i]).collect();
                 overhead_of(&empty, &column)
             }
             None => Overhead {
@@ -221,11 +222,12 @@ pub fn measure<const N: usize, R>(
     })
 }
 
-fn overhead_of(empty: &[Measured], measured: &[Measured]) -> Overhead {
-    let mut values: Vec<f64> = empty.iter().map(|m| m.value as f64).collect();
+fn overhead_of(empty: &[CounterReading], measured: &[CounterReading]) -> Overhead {
+    let mut values: Vec<f64> = empty.iter().map(|m| m.counts.value as f64).collect();
     let median = median(&mut values);
-    let unmultiplexed = empty.iter().all(|m| m.time_running == m.time_enabled);
-    let same_path = |m: &Measured| m.user_space == empty.first().is_some_and(|e| e.user_space);
+    let unmultiplexed = empty.iter().all(|m| m.counts.running == m.counts.enabled);
+    let user_space = empty.first().is_some_and(|e| e.used_counter());
+    let same_path = |m: &CounterReading| m.used_counter() == user_space;
     let same_path = empty.iter().chain(measured).all(same_path);
     Overhead {
         median,
@@ -233,7 +235,7 @@ fn overhead_of(empty: &[Measured], measured: &[Measured]) -> Overhead {
     }
 }
 
-fn stats_of(regions: &[Measured], overhead: Overhead, batch: u64) -> Stats {
+fn stats_of(regions: &[CounterReading], overhead: Overhead, batch: u64) -> Stats {
     let subtract = if overhead.subtracted {
         overhead.median
     } else {
@@ -242,17 +244,14 @@ fn stats_of(regions: &[Measured], overhead: Overhead, batch: u64) -> Stats {
     let mut values = Vec::with_capacity(regions.len());
     let (mut scales, mut enabled, mut running, mut not_counted) = (0.0, 0u128, 0u128, 0);
     for m in regions {
-        enabled += u128::from(m.time_enabled);
-        running += u128::from(m.time_running);
-        let Some(scaled) = m.scaled() else {
+        let (e, r) = (m.counts.enabled.unwrap_or(0), m.counts.running.unwrap_or(0));
+        enabled += u128::from(e);
+        running += u128::from(r);
+        let Some(scaled) = m.counts.scaled().value() else {
             not_counted += 1;
             continue;
         };
-        scales += if m.time_running == 0 {
-            1.0
-        } else {
-            m.time_enabled as f64 / m.time_running as f64
-        };
+        scales += if r == 0 { 1.0 } else { e as f64 / r as f64 };
         values.push((scaled as f64 - subtract).max(0.0) / batch as f64);
     }
     let n = values.len();
@@ -284,7 +283,7 @@ fn stats_of(regions: &[Measured], overhead: Overhead, batch: u64) -> Stats {
             running as f64 / enabled as f64
         },
         not_counted,
-        user_space: regions.iter().all(|m| m.user_space),
+        user_space: regions.iter().all(CounterReading::used_counter),
         overhead,
     }
 }
@@ -307,12 +306,15 @@ fn median(values: &mut [f64]) -> f64 {
 mod tests {
     use super::*;
 
-    fn m(value: u64, enabled: u64, running: u64) -> Measured {
-        Measured {
-            value,
-            time_enabled: enabled,
-            time_running: running,
-            user_space: false,
+    use crate::read_format::Counts;
+    use crate::userpage::{FallbackReason, ReadPath};
+
+    fn m(value: u64, enabled: u64, running: u64) -> CounterReading {
+        CounterReading {
+            counts: Counts::with_times(value, enabled, running),
+            path: ReadPath::Syscall {
+                reason: FallbackReason::NoUserAccess,
+            },
         }
     }
 
@@ -336,7 +338,11 @@ mod tests {
         let regions = [m(100, 10, 10)];
         assert!(!overhead_of(&[m(10, 2, 1)], &regions).subtracted);
         let mut user = m(10, 1, 1);
-        user.user_space = true;
+        user.path = ReadPath::Counter {
+            index: 1,
+            times_extrapolated: true,
+            wrap_corrected: false,
+        };
         assert!(!overhead_of(&[user], &regions).subtracted);
     }
 

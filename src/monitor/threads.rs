@@ -1,10 +1,12 @@
 //! [`PerThread`]: the same group on each thread of a list (std).
 
 use super::group::{open_group, GroupFd};
-use super::{between, Count, Measured, MonitorError, Threads};
+use super::{between, MonitorError, Threads, UNREAD};
 use crate::attr::Attr;
 use crate::linux::types::pid_t;
 use crate::open::Scope;
+use crate::read_format::Counts;
+use crate::userpage::{CounterReading, FallbackReason, ReadPath};
 
 /// A group of `N` events opened on each thread of a given list (and, with
 /// [`Threads::CallerAndNew`], on the threads each of them creates
@@ -17,7 +19,7 @@ use crate::open::Scope;
 #[derive(Debug)]
 pub struct PerThread<const N: usize> {
     groups: Vec<(pid_t, [GroupFd<N>; N])>,
-    start: [Count; N],
+    start: [CounterReading; N],
 }
 
 impl<const N: usize> PerThread<N> {
@@ -39,7 +41,7 @@ impl<const N: usize> PerThread<N> {
         }
         Ok(PerThread {
             groups,
-            start: [Count::default(); N],
+            start: [UNREAD; N],
         })
     }
 
@@ -49,7 +51,7 @@ impl<const N: usize> PerThread<N> {
     }
 
     /// Each thread's counts now (one `read(2)` per thread).
-    pub fn read_each(&self) -> Result<Vec<[Count; N]>, MonitorError> {
+    pub fn read_each(&self) -> Result<Vec<[Counts; N]>, MonitorError> {
         self.groups
             .iter()
             .map(|(_, fds)| fds[0].read_group().map_err(MonitorError::Read))
@@ -58,17 +60,23 @@ impl<const N: usize> PerThread<N> {
 
     /// The sum over the threads now. The times are summed too (thread-ns),
     /// so `running / enabled` stays the multiplexing fraction.
-    pub fn read(&self) -> Result<[Count; N], MonitorError> {
-        let mut sum = [Count::default(); N];
+    /// Always the `read(2)` path ([`FallbackReason::OtherThread`]).
+    pub fn read(&self) -> Result<[CounterReading; N], MonitorError> {
+        let mut sum = [Counts::with_times(0, 0, 0); N];
         for (_, fds) in &self.groups {
             let counts = fds[0].read_group().map_err(MonitorError::Read)?;
             for (s, c) in sum.iter_mut().zip(counts) {
                 s.value = s.value.wrapping_add(c.value);
-                s.time_enabled = s.time_enabled.saturating_add(c.time_enabled);
-                s.time_running = s.time_running.saturating_add(c.time_running);
+                s.enabled = add(s.enabled, c.enabled);
+                s.running = add(s.running, c.running);
             }
         }
-        Ok(sum)
+        Ok(sum.map(|counts| CounterReading {
+            counts,
+            path: ReadPath::Syscall {
+                reason: FallbackReason::OtherThread,
+            },
+        }))
     }
 
     /// Marks the start of a region.
@@ -78,8 +86,13 @@ impl<const N: usize> PerThread<N> {
     }
 
     /// The summed counts since [`PerThread::start`].
-    pub fn stop(&mut self) -> Result<[Measured; N], MonitorError> {
+    pub fn stop(&mut self) -> Result<[CounterReading; N], MonitorError> {
         let end = self.read()?;
         Ok(between(&self.start, &end))
     }
+}
+
+/// A sum of times, saturating; absent if either is.
+fn add(a: Option<u64>, b: Option<u64>) -> Option<u64> {
+    Some(a?.saturating_add(b?))
 }

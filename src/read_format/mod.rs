@@ -7,6 +7,7 @@
 //! With it: `nr; [time_enabled]; [time_running]; { value; [id]; [lost] } x nr`.
 
 use crate::byte_order::ByteOrder;
+use crate::linux::errno::{Errno, ENOSPC};
 use crate::sys;
 use core::fmt;
 
@@ -145,9 +146,21 @@ impl ReadFormat {
     }
 }
 
-/// Why a read buffer could not be parsed.
+/// Why a read of a perf event failed: the one read error of the crate,
+/// from `read(2)` itself ([`ReadError::Errno`], [`ReadError::EndOfFile`]) to
+/// the bytes it returned (the other variants). Every read path returns it:
+/// [`ReadFormat::parse`], `EventFd::read_into` / `read_counts`, the
+/// user-space reader's fallback (`userpage::CounterFd`), and the monitor
+/// and event set reads (wrapped with the event that failed).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ReadError {
+    /// `read(2)` failed with this errno (EBADF: the fd is closed or not an
+    /// event; ENOSPC: the buffer is smaller than the group's read).
+    Errno(Errno),
+    /// `read(2)` returned 0: a pinned event that could not be scheduled is
+    /// in error state and reads end-of-file until re-enabled (since Linux
+    /// 2.6.31).
+    EndOfFile,
     /// The buffer does not have the size this read_format implies.
     Size {
         /// Bytes the format implies.
@@ -173,16 +186,25 @@ pub enum ReadError {
         /// Bytes available.
         got: usize,
     },
+    /// The counts came without `time_enabled` / `time_running` (an event
+    /// whose read_format lacks `PERF_FORMAT_TOTAL_TIME_ENABLED |
+    /// PERF_FORMAT_TOTAL_TIME_RUNNING`, both since Linux 2.6.31) where a
+    /// reader needs them: the user-space reader's fallback reports and
+    /// scales them.
+    MissingTimes,
 }
 
 impl ReadError {
     /// A short, fixed description of what is wrong (for errors that embed it).
     pub const fn reason(&self) -> &'static str {
         match self {
+            ReadError::Errno(_) => "read(2) failed",
+            ReadError::EndOfFile => "read(2) returned end-of-file (pinned event in error state)",
             ReadError::Size { .. } => "size does not match the read_format",
             ReadError::GroupSize { .. } => "group nr does not match the size",
             ReadError::EmptyGroup => "group read with nr == 0 (the leader is always counted)",
             ReadError::BufferTooSmall { .. } => "buffer smaller than the read",
+            ReadError::MissingTimes => "no time_enabled / time_running in the read_format",
         }
     }
 }
@@ -190,6 +212,17 @@ impl ReadError {
 impl fmt::Display for ReadError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
+            ReadError::Errno(e) if e.0 == ENOSPC => {
+                write!(
+                    f,
+                    "read: {e}: the buffer is smaller than the group's read size"
+                )
+            }
+            ReadError::Errno(e) => write!(f, "read: {e}"),
+            ReadError::EndOfFile => f.write_str(
+                "read returned end-of-file: the pinned event could not be put on the PMU and \
+                 is in error state; re-enable it or drop `pinned`",
+            ),
             ReadError::Size { expected, got } => {
                 write!(
                     f,
@@ -211,6 +244,10 @@ impl fmt::Display for ReadError {
                 f,
                 "the buffer has {got} bytes but this event's read needs {needed} \
                  (ReadFormat::size tells how many)"
+            ),
+            ReadError::MissingTimes => f.write_str(
+                "the counts have no time_enabled / time_running: open the event with \
+                 read_format TOTAL_TIME_ENABLED | TOTAL_TIME_RUNNING",
             ),
         }
     }
@@ -323,12 +360,11 @@ impl<'a> Reading<'a> {
     }
 }
 
-/// The multiplexing estimate `count * enabled / running`, the crate's one
-/// scaling rule: the product in `u128`, floor division; `None` when there
-/// is no estimate: `running == 0` (the event never ran) or the estimate
-/// does not fit in `u64` (never clipped, never a division by zero).
-/// [`Counts::scaled`] and the user-space reader's readings use it.
-pub const fn scale(count: u64, enabled: u64, running: u64) -> Option<u64> {
+/// The multiplexing estimate `count * enabled / running`: the product in
+/// `u128`, floor division; `None` when there is no estimate: `running == 0`
+/// (the event never ran) or the estimate does not fit in `u64` (never
+/// clipped, never a division by zero). The rule behind [`Counts::scaled`].
+pub(crate) const fn scale(count: u64, enabled: u64, running: u64) -> Option<u64> {
     if running == 0 {
         return None;
     }
@@ -340,14 +376,21 @@ pub const fn scale(count: u64, enabled: u64, running: u64) -> Option<u64> {
     }
 }
 
-/// A count with the times it was enabled and running.
+/// A count with the times it was enabled and running: the one counts value
+/// of the crate, whatever read it (`read(2)` through the read_format codec,
+/// the user-space counter instruction, a monitor's group read, an event
+/// set's read-all) and for one instant or a region between two reads
+/// ([`Counts::between`]). The kernel reports the times in the read with
+/// `PERF_FORMAT_TOTAL_TIME_ENABLED` / `PERF_FORMAT_TOTAL_TIME_RUNNING`
+/// (since Linux 2.6.31) and in the mmap page (`time_enabled`,
+/// `time_running`); a `read(2)` without those bits has no times.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 pub struct Counts {
     /// The raw count.
     pub value: u64,
-    /// ns enabled, if the read_format asked for it.
+    /// ns enabled, if the read reported it.
     pub enabled: Option<u64>,
-    /// ns on the PMU, if the read_format asked for it.
+    /// ns on the PMU, if the read reported it.
     pub running: Option<u64>,
 }
 
@@ -356,7 +399,7 @@ pub struct Counts {
 pub enum Scaled {
     /// The event ran the whole time it was enabled: the count is exact.
     Exact(u64),
-    /// `value * enabled / running` ([`scale`]).
+    /// `value * enabled / running` (in `u128`, floor division).
     Estimated {
         /// The estimate.
         value: u64,
@@ -389,7 +432,68 @@ pub enum Scaled {
     },
 }
 
+impl Scaled {
+    /// The count to report: the exact or estimated value, and the raw
+    /// count when there is nothing to scale it with ([`Scaled::NoTimes`])
+    /// or the times are inconsistent; `None` when there is no value
+    /// ([`Scaled::NotCounted`]: the kernel never put the event on the PMU;
+    /// [`Scaled::TooLarge`]). `perf stat` reports the same figure (its
+    /// `<not counted>` for `None`).
+    #[inline]
+    pub const fn value(&self) -> Option<u64> {
+        match *self {
+            Scaled::Exact(v) | Scaled::NoTimes(v) => Some(v),
+            Scaled::Estimated { value, .. } | Scaled::Inconsistent { value, .. } => Some(value),
+            Scaled::NotCounted | Scaled::TooLarge { .. } => None,
+        }
+    }
+}
+
 impl Counts {
+    /// A count with both times (what the user-space path and every read
+    /// with `TOTAL_TIME_ENABLED | TOTAL_TIME_RUNNING` give: the kernel
+    /// reports both since Linux 2.6.31).
+    #[inline]
+    pub const fn with_times(value: u64, enabled: u64, running: u64) -> Counts {
+        Counts {
+            value,
+            enabled: Some(enabled),
+            running: Some(running),
+        }
+    }
+
+    /// The region between two reads of the same event (`self` the earlier):
+    /// the count's difference (wrapping, as the counter does) and the times'
+    /// (saturating at 0); a time is present only if both reads have it. The
+    /// kernel's count and times of an event only grow until it is reset
+    /// (`PERF_EVENT_IOC_RESET`, since Linux 2.6.31, resets the count, not
+    /// the times).
+    #[inline]
+    pub const fn between(&self, end: &Counts) -> Counts {
+        const fn diff(start: Option<u64>, end: Option<u64>) -> Option<u64> {
+            match (start, end) {
+                (Some(s), Some(e)) => Some(e.saturating_sub(s)),
+                _ => None,
+            }
+        }
+        Counts {
+            value: end.value.wrapping_sub(self.value),
+            enabled: diff(self.enabled, end.enabled),
+            running: diff(self.running, end.running),
+        }
+    }
+
+    /// `running / enabled`: 1.0 when the event was on the PMU the whole
+    /// time it was enabled, less when the kernel multiplexed it (rotated it
+    /// off the PMU to let other events count, since Linux 2.6.31); `None`
+    /// without times or with `enabled == 0`.
+    pub fn running_fraction(&self) -> Option<f64> {
+        match (self.enabled, self.running) {
+            (Some(e), Some(r)) if e != 0 => Some(r as f64 / e as f64),
+            _ => None,
+        }
+    }
+
     /// Scales for multiplexing: never divides by zero, never overflows.
     pub const fn scaled(&self) -> Scaled {
         let (Some(enabled), Some(running)) = (self.enabled, self.running) else {

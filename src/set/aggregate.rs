@@ -3,7 +3,7 @@
 //! enabled and running times are summed first, then scaled once.
 
 use super::event_set::EventInfo;
-use super::{Count, EventStatus};
+use super::{EventStatus, PlacedCounts, Placement};
 use crate::read_format::{Counts, Scaled};
 use crate::sysfs::Topology;
 
@@ -113,7 +113,7 @@ impl TopologyLevel {
 /// [`AggrKey::Cpu`]. Output in event order, then key order.
 pub fn aggregate_topology(
     events: &[EventInfo],
-    counts: &[Count],
+    counts: &[PlacedCounts],
     level: TopologyLevel,
     topology: &Topology,
     names: HybridNames,
@@ -157,7 +157,7 @@ pub enum AggrValue {
 /// event that never opened still shows `<not supported>`.
 pub fn aggregate(
     events: &[EventInfo],
-    counts: &[Count],
+    counts: &[PlacedCounts],
     mode: AggrMode,
     names: HybridNames,
 ) -> Vec<Aggregate> {
@@ -174,10 +174,10 @@ pub fn aggregate(
 /// folds a thread's per-CPU fds first.
 fn aggregate_keyed(
     events: &[EventInfo],
-    counts: &[Count],
+    counts: &[PlacedCounts],
     names: HybridNames,
     fold: bool,
-    key_of: &dyn Fn(&Count, &EventInfo) -> AggrKey,
+    key_of: &dyn Fn(&Placement, &EventInfo) -> AggrKey,
 ) -> Vec<Aggregate> {
     // One line per event; with Merge, the copies of a hybrid event (same
     // name, each bound to a core PMU) share the line of the first copy.
@@ -207,17 +207,16 @@ fn aggregate_keyed(
             EventStatus::Open => None,
         };
         let mut any = false;
-        for c in counts.iter().filter(|c| c.event == i) {
+        for c in counts.iter().filter(|c| c.placement.event == i) {
             any = true;
-            let key = key_of(c, e);
+            let key = key_of(&c.placement, e);
             add(&mut lines, n, key, c.counts, None);
         }
         if !any {
-            let none = Count {
+            let none = Placement {
                 event: i,
                 cpu: -1,
                 tid: -1,
-                counts: Counts::default(),
             };
             let key = match key_of(&none, e) {
                 k @ AggrKey::CoreType(_) => k,
@@ -264,15 +263,16 @@ fn aggregate_keyed(
 /// only while the task runs on that CPU, so its CPUs share one enabled
 /// time: the values and running times add up, the enabled time is the
 /// longest (summing it would report a thread on 2 CPUs as 50 % multiplexed).
-fn fold_task_cpus(counts: &[Count]) -> Vec<Count> {
-    let mut out: Vec<Count> = Vec::with_capacity(counts.len());
+fn fold_task_cpus(counts: &[PlacedCounts]) -> Vec<PlacedCounts> {
+    let mut out: Vec<PlacedCounts> = Vec::with_capacity(counts.len());
     let mut at: std::collections::HashMap<(usize, i32), usize> = Default::default();
     for c in counts {
-        if c.tid < 0 || c.cpu < 0 {
+        let p = c.placement;
+        if p.tid < 0 || p.cpu < 0 {
             out.push(*c);
             continue;
         }
-        match at.get(&(c.event, c.tid)) {
+        match at.get(&(p.event, p.tid)) {
             Some(&i) => {
                 let o = &mut out[i].counts;
                 o.value = o.value.saturating_add(c.counts.value);
@@ -285,8 +285,11 @@ fn fold_task_cpus(counts: &[Count]) -> Vec<Count> {
                 };
             }
             None => {
-                at.insert((c.event, c.tid), out.len());
-                out.push(Count { cpu: -1, ..*c });
+                at.insert((p.event, p.tid), out.len());
+                out.push(PlacedCounts {
+                    placement: Placement { cpu: -1, ..p },
+                    counts: c.counts,
+                });
             }
         }
     }

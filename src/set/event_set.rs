@@ -4,7 +4,7 @@ use super::budget::{self, BudgetError};
 use super::cpus::{CpuSet, Cpus};
 use super::spec::{BudgetPolicy, EventSpec, Target};
 use super::threads::{AttachError, ThreadSet};
-use super::{Count, EventStatus, SetError};
+use super::{EventStatus, PlacedCounts, SetError};
 use crate::abi::bitfield::attr as flag;
 use crate::fd::EventFd;
 use crate::linux::errno as os;
@@ -95,7 +95,7 @@ pub struct EventSet {
     instances: Vec<Instance>,
     attach: AttachReport,
     buf: Vec<u8>,
-    counts: Vec<Count>,
+    counts: Vec<PlacedCounts>,
 }
 
 /// Errors that make the whole open fail (the set closes what it opened).
@@ -495,10 +495,11 @@ impl EventSet {
     /// Reads every group with one `read(2)` per group instance (the
     /// leader's `PERF_FORMAT_GROUP` read holds its members' values in open
     /// order; a group of one event is read as a single event) and returns
-    /// one [`Count`] per open fd. The slice is reused by the next call.
-    pub fn read_all(&mut self) -> Result<&[Count], SetError> {
+    /// one [`PlacedCounts`] per open fd. The slice is reused by the next
+    /// call.
+    pub fn read_all(&mut self) -> Result<&[PlacedCounts], SetError> {
         self.counts.clear();
-        // One Count per fd: grown once, on the first read.
+        // One PlacedCounts per fd: grown once, on the first read.
         self.counts.reserve(self.fd_count());
         for inst in &self.instances {
             let (leader_event, leader) = &inst.fds[0];
@@ -519,10 +520,12 @@ impl EventSet {
             };
             let (enabled, running) = (reading.time_enabled(), reading.time_running());
             for ((e, _), v) in inst.fds.iter().zip(reading.values()) {
-                self.counts.push(Count {
-                    event: *e,
-                    cpu: inst.cpu,
-                    tid: inst.tid,
+                self.counts.push(PlacedCounts {
+                    placement: Placement {
+                        event: *e,
+                        cpu: inst.cpu,
+                        tid: inst.tid,
+                    },
                     counts: Counts {
                         value: v.value,
                         enabled,

@@ -60,23 +60,22 @@ pub use hybrid::{CorePmu, CorePmus, PMU_TYPE_SHIFT};
 pub use spec::{BudgetPolicy, EventSpec, Target};
 pub use threads::{AttachError, ThreadSet};
 
-use crate::fd::ReadFailure;
 use crate::linux::errno::Errno;
 use crate::open::OpenError;
 use crate::read_format::Counts;
+use crate::read_format::ReadError;
 use crate::sysfs::SysfsError;
 use std::fmt;
 
-/// One fd's reading: its event (index into [`EventSet::events`]), CPU (-1:
-/// any), thread (-1: every task) and counts.
+/// One fd's counts and where the fd is: what [`EventSet::read_all`] gives
+/// for each open fd (the [`Placement`] of [`EventSet::sample_ids`] and the
+/// crate's one counts value, from the group leader's `PERF_FORMAT_GROUP`
+/// `read(2)`, since Linux 2.6.31).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Count {
-    /// Index into [`EventSet::events`].
-    pub event: usize,
-    /// The CPU, -1 for any.
-    pub cpu: i32,
-    /// The thread, -1 for every task on the CPU.
-    pub tid: i32,
+pub struct PlacedCounts {
+    /// Its event (index into [`EventSet::events`]), CPU (-1: any) and
+    /// thread (-1: every task on the CPU).
+    pub placement: Placement,
     /// The value with the group's enabled and running times.
     pub counts: Counts,
 }
@@ -131,7 +130,7 @@ pub enum SetError {
         /// The thread.
         tid: i32,
         /// What went wrong.
-        failure: ReadFailure,
+        failure: ReadError,
     },
 }
 

@@ -7,7 +7,7 @@
 
 #![allow(unsafe_code)] // every unsafe block here says why it is sound (SAFETY:)
 
-use crate::fd::{EventFd, ReadFailure};
+use crate::fd::EventFd;
 use crate::read_format::{Counts, ReadError, ReadFormat};
 use crate::sys;
 use core::ffi::c_int;
@@ -29,8 +29,8 @@ pub trait CounterFd {
     /// Reads value, `time_enabled` and `time_running` with `read(2)`, as
     /// the fd's own read path does ([`Counts`], both times present: the
     /// reader refuses counts without them with
-    /// [`FdReadError::MissingTimes`]).
-    fn read_counts(&self) -> Result<Counts, FdReadError>;
+    /// [`ReadError::MissingTimes`]).
+    fn read_counts(&self) -> Result<Counts, ReadError>;
 }
 
 /// Why a `read_format` cannot serve the fallback.
@@ -73,52 +73,8 @@ impl fmt::Display for ReadFormatError {
     }
 }
 
-/// Why the `read(2)` fallback failed.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum FdReadError {
-    /// `read(2)` failed with this errno (e.g. EBADF: the fd is closed).
-    Os {
-        /// The errno.
-        errno: c_int,
-    },
-    /// The counts came without `time_enabled` / `time_running` (a
-    /// [`CounterFd`] whose event lacks TOTAL_TIME_ENABLED |
-    /// TOTAL_TIME_RUNNING): the reader cannot report or scale them.
-    MissingTimes,
-    /// `read(2)` returned another size than `read_format` implies.
-    Size {
-        /// Bytes `read_format` implies.
-        expected: usize,
-        /// Bytes `read(2)` returned.
-        got: usize,
-    },
-}
-
-impl fmt::Display for FdReadError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            FdReadError::Os { errno } => write!(
-                f,
-                "read(2) on the event fd failed with errno {errno} (EBADF: the fd is closed or \
-                 not an event; ENOSPC: the buffer was smaller than read_format implies)"
-            ),
-            FdReadError::MissingTimes => f.write_str(
-                "the event fd's counts have no time_enabled / time_running: open it with \
-                 read_format TOTAL_TIME_ENABLED | TOTAL_TIME_RUNNING",
-            ),
-            FdReadError::Size { expected, got } => write!(
-                f,
-                "read(2) on the event fd returned {got} bytes where its read_format implies \
-                 {expected}: the read_format given does not match the one the event was opened with"
-            ),
-        }
-    }
-}
-
 #[cfg(feature = "std")]
 impl std::error::Error for ReadFormatError {}
-#[cfg(feature = "std")]
-impl std::error::Error for FdReadError {}
 
 /// An event fd (not owned: never closed here) and the `read_format` it was
 /// opened with: the fallback over a fd this crate did not open. An
@@ -181,19 +137,18 @@ impl RawCounterFd {
 
 impl CounterFd for RawCounterFd {
     #[inline]
-    fn read_counts(&self) -> Result<Counts, FdReadError> {
+    fn read_counts(&self) -> Result<Counts, ReadError> {
         // struct read_format { value; [time_enabled]; [time_running]; [id]; [lost]; }
         let mut buf = [0u8; 40];
         let expected = self.read_size();
         // `expected` is at most 40 (RawCounterFd::new allows 5 words).
         // SAFETY: `fd` is open while this value is read (`new`'s contract).
         let n = unsafe { crate::linux::io::read(self.fd, &mut buf[..expected]) }
-            .map_err(|e| FdReadError::Os { errno: e.0 })?;
+            .map_err(ReadError::Errno)?;
         // The codec of the fd's own read path (read_format), so both agree
-        // on every layout; both times are in the format (checked by `new`).
-        ReadFormat(self.read_format)
-            .counts(&buf[..n])
-            .map_err(|_| FdReadError::Size { expected, got: n })
+        // on every layout (a short read is `ReadError::Size`); both times
+        // are in the format (checked by `new`).
+        ReadFormat(self.read_format).counts(&buf[..n])
     }
 }
 
@@ -201,33 +156,16 @@ impl CounterFd for RawCounterFd {
 /// take the fd's ownership).
 impl<T: CounterFd + ?Sized> CounterFd for &T {
     #[inline(always)]
-    fn read_counts(&self) -> Result<Counts, FdReadError> {
+    fn read_counts(&self) -> Result<Counts, ReadError> {
         (**self).read_counts()
     }
 }
 
 /// The owned fd reads itself ([`EventFd::read_counts`], the same codec as
-/// [`RawCounterFd`]; a group leader gives its own value). An end of file (a
-/// pinned event in error state) is reported as a read of 0 bytes, and a
-/// layout the `read_format` does not describe as the sizes it implies.
+/// [`RawCounterFd`]; a group leader gives its own value).
 impl CounterFd for EventFd {
     #[inline]
-    fn read_counts(&self) -> Result<Counts, FdReadError> {
-        EventFd::read_counts(self).map_err(|e| match e {
-            ReadFailure::Errno(e) => FdReadError::Os { errno: e.0 },
-            ReadFailure::EndOfFile | ReadFailure::Format(ReadError::EmptyGroup) => {
-                FdReadError::Size {
-                    expected: self.read_format().size(1),
-                    got: 0,
-                }
-            }
-            ReadFailure::Format(
-                ReadError::Size { expected, got } | ReadError::GroupSize { expected, got, .. },
-            ) => FdReadError::Size { expected, got },
-            ReadFailure::Format(ReadError::BufferTooSmall { needed, got }) => FdReadError::Size {
-                expected: needed,
-                got,
-            },
-        })
+    fn read_counts(&self) -> Result<Counts, ReadError> {
+        EventFd::read_counts(self)
     }
 }

@@ -9,7 +9,7 @@
 //! let target = EventTarget::as_opened(0, -1); // on the thread that opened it
 //! let reader = CounterReader::new(UserPage::map(fd)?, fd, target);
 //! let reading = reader.read()?;
-//! println!("{} ({:?}), scaled {:?}", reading.value, reading.path, reading.scaled());
+//! println!("{} ({:?}), scaled {:?}", reading.counts.value, reading.path, reading.counts.scaled());
 //! # Ok(()) }
 //! ```
 //!
@@ -102,8 +102,8 @@ pub mod time;
 pub use arch::aarch64::{register_for_index as aarch64_register_for_index, PMEVCNTR};
 pub use arch::riscv64::{csr_for_index as riscv64_csr_for_index, COUNTER_CSR};
 pub use arch::HAS_COUNTER_INSTRUCTION;
-pub use fallback::{CounterFd, FdReadError, RawCounterFd, ReadFormatError, REQUIRED_READ_FORMAT};
+pub use fallback::{CounterFd, RawCounterFd, ReadFormatError, REQUIRED_READ_FORMAT};
 pub use mapping::{MapError, UserPage};
 pub use reader::{CounterReader, CounterReading, EventTarget, FallbackReason, ReadPath};
-pub use snapshot::{Snapshot, Times, Unstable};
+pub use snapshot::{Snapshot, Unstable};
 pub use source::{PagePtr, PageSource};

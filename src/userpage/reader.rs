@@ -3,10 +3,10 @@
 
 #![allow(unsafe_code)] // every unsafe block here says why it is sound (SAFETY:)
 
-use super::fallback::{CounterFd, FdReadError};
+use super::fallback::CounterFd;
 use super::snapshot::{self, Snapshot, Unstable};
 use super::source::PageSource;
-use crate::read_format::Counts;
+use crate::read_format::{Counts, ReadError};
 use core::ffi::c_int;
 use core::fmt;
 use core::marker::PhantomData;
@@ -132,42 +132,51 @@ pub enum ReadPath {
     },
 }
 
-/// A counter value with its times.
+/// A read of a counter: the [`Counts`] and the path that made them (the
+/// counter instruction or `read(2)`, and why). The monitor's reads and
+/// regions are of this type as well ([`CounterReading::between`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct CounterReading {
-    /// The count.
-    pub value: u64,
-    /// Nanoseconds the event was enabled.
-    pub time_enabled: u64,
-    /// Nanoseconds the event was on the PMU.
-    pub time_running: u64,
+    /// The count and its times (both always present: the user-space path
+    /// reads them from the page, and the `read(2)` path refuses a
+    /// read_format without them, [`ReadError::MissingTimes`]).
+    pub counts: Counts,
     /// How it was read.
     pub path: ReadPath,
 }
 
 impl CounterReading {
-    /// The multiplexing estimate `value * enabled / running` of this one
-    /// reading ([`crate::read_format::scale`]): `None` when the event never ran.
-    #[inline]
-    pub const fn scaled(&self) -> Option<u64> {
-        crate::read_format::scale(self.value, self.time_enabled, self.time_running)
-    }
-
-    /// Whether the counter instruction made it.
+    /// Whether the counter instruction made it (no system call; for a
+    /// region, both of its reads).
     #[inline]
     pub const fn used_counter(&self) -> bool {
         matches!(self.path, ReadPath::Counter { .. })
     }
 
+    /// The region between two reads of the same event (`self` the
+    /// earlier; the kernel's count and times only grow between them):
+    /// [`Counts::between`], and the path of the later read, or
+    /// the earlier's when that one was `read(2)` (so that
+    /// [`CounterReading::used_counter`] says whether both reads used the
+    /// counter instruction).
     #[inline]
-    fn from_fd(counts: Counts, reason: FallbackReason) -> Result<Self, FdReadError> {
-        let (Some(time_enabled), Some(time_running)) = (counts.enabled, counts.running) else {
-            return Err(FdReadError::MissingTimes);
-        };
+    pub const fn between(&self, end: &CounterReading) -> CounterReading {
+        CounterReading {
+            counts: self.counts.between(&end.counts),
+            path: match self.path {
+                ReadPath::Syscall { .. } => self.path,
+                ReadPath::Counter { .. } => end.path,
+            },
+        }
+    }
+
+    #[inline]
+    fn from_fd(counts: Counts, reason: FallbackReason) -> Result<Self, ReadError> {
+        if counts.enabled.is_none() || counts.running.is_none() {
+            return Err(ReadError::MissingTimes);
+        }
         Ok(CounterReading {
-            value: counts.value,
-            time_enabled,
-            time_running,
+            counts,
             path: ReadPath::Syscall { reason },
         })
     }
@@ -233,7 +242,7 @@ impl<P: PageSource, F: CounterFd> CounterReader<P, F> {
     /// architecture has the instruction; otherwise `read(2)`, decided anew
     /// on every call.
     #[inline(always)]
-    pub fn read(&self) -> Result<CounterReading, FdReadError> {
+    pub fn read(&self) -> Result<CounterReading, ReadError> {
         if !self.use_counter {
             return self.fallback(FallbackReason::OtherThread);
         }
@@ -250,14 +259,12 @@ impl<P: PageSource, F: CounterFd> CounterReader<P, F> {
         let Some((value, wrap_corrected)) = snap.count() else {
             return self.fallback(FallbackReason::NoInstruction { index: snap.index });
         };
-        let times = snap.times();
+        let (counts, times_extrapolated) = snap.counts_extrapolated(value);
         Ok(CounterReading {
-            value,
-            time_enabled: times.enabled,
-            time_running: times.running,
+            counts,
             path: ReadPath::Counter {
                 index: snap.index,
-                times_extrapolated: times.extrapolated,
+                times_extrapolated,
                 wrap_corrected,
             },
         })
@@ -266,7 +273,7 @@ impl<P: PageSource, F: CounterFd> CounterReader<P, F> {
     // Out of line and cold: the counter path stays small where it is inlined.
     #[cold]
     #[inline(never)]
-    fn fallback(&self, reason: FallbackReason) -> Result<CounterReading, FdReadError> {
+    fn fallback(&self, reason: FallbackReason) -> Result<CounterReading, ReadError> {
         self.fd
             .read_counts()
             .and_then(|counts| CounterReading::from_fd(counts, reason))

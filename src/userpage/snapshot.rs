@@ -23,6 +23,7 @@ use super::source::PageSource;
 use super::sync::{fence, spin_loop, Ordering};
 use super::time::{self, TimeConversion};
 use crate::abi::bitfield::mmap_caps;
+use crate::read_format::Counts;
 
 /// How many times [`read`] starts over before giving up with
 /// [`Unstable`]. The kernel never updates one page continuously, so a
@@ -179,20 +180,6 @@ pub unsafe fn read_into<S: PageSource + ?Sized>(
     Err(Unstable { attempts })
 }
 
-/// `time_enabled` / `time_running` of a snapshot, and whether they are
-/// current or as of the page's last update.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Times {
-    /// Nanoseconds the event was enabled.
-    pub enabled: u64,
-    /// Nanoseconds the event was on the PMU.
-    pub running: u64,
-    /// True when brought forward to the snapshot's timestamp
-    /// (`cap_user_time` and a timestamp instruction); false when they are
-    /// the page's values as of its last update.
-    pub extrapolated: bool,
-}
-
 impl Snapshot {
     /// `cap_user_rdpmc` of this snapshot.
     #[inline]
@@ -245,26 +232,40 @@ impl Snapshot {
         }
     }
 
-    /// The enabled and running times, extrapolated to the snapshot's
-    /// timestamp when the page allows it (running only while `index != 0`).
+    /// `value` with this snapshot's enabled and running times, brought
+    /// forward to the snapshot's timestamp when the page allows it
+    /// ([`Snapshot::times_extrapolated`]; running only while `index != 0`),
+    /// else the page's times as of its last update (the kernel writes
+    /// `time_enabled` / `time_running` into the page since Linux 2.6.32).
     #[inline]
-    pub const fn times(&self) -> Times {
+    pub const fn counts(&self, value: u64) -> Counts {
+        self.counts_extrapolated(value).0
+    }
+
+    /// [`Snapshot::counts`] and [`Snapshot::times_extrapolated`] in one
+    /// pass (the reader's path records both).
+    #[inline(always)]
+    pub(crate) const fn counts_extrapolated(&self, value: u64) -> (Counts, bool) {
         match (self.time(), self.timestamp) {
             (Some(conversion), Some(cycles)) => {
                 let delta = conversion.delta_ns(cycles);
                 let (enabled, running) =
                     time::extrapolate(self.time_enabled, self.time_running, self.index, delta);
-                Times {
-                    enabled,
-                    running,
-                    extrapolated: true,
-                }
+                (Counts::with_times(value, enabled, running), true)
             }
-            _ => Times {
-                enabled: self.time_enabled,
-                running: self.time_running,
-                extrapolated: false,
-            },
+            _ => (
+                Counts::with_times(value, self.time_enabled, self.time_running),
+                false,
+            ),
         }
+    }
+
+    /// Whether [`Snapshot::counts`] brings the times forward to the
+    /// snapshot's timestamp (`cap_user_time`, which the kernel sets since
+    /// Linux 3.12, and a timestamp instruction); false when they are the
+    /// page's values as of its last update.
+    #[inline]
+    pub const fn times_extrapolated(&self) -> bool {
+        self.cap_user_time() && self.timestamp.is_some()
     }
 }

@@ -87,8 +87,8 @@ fn region(monitor: &mut Monitor<2>) -> (u64, u64) {
         t.join().unwrap();
     }
     let [calls, faults] = monitor.stop().unwrap();
-    assert!(!calls.user_space, "tracepoints are read with read(2)");
-    (calls.value, faults.value)
+    assert!(!calls.used_counter(), "tracepoints are read with read(2)");
+    (calls.counts.value, faults.counts.value)
 }
 
 #[test]
@@ -151,8 +151,8 @@ fn a_thread_set_counts_the_listed_threads() {
         t.join().unwrap();
     }
     let [calls, faults] = set.stop().unwrap();
-    assert_eq!(calls.value, THREADS as u64 * CALLS);
-    assert!(faults.value >= THREADS as u64 * PAGES);
+    assert_eq!(calls.counts.value, THREADS as u64 * CALLS);
+    assert!(faults.counts.value >= THREADS as u64 * PAGES);
     for each in set.read_each().unwrap() {
         assert_eq!(each[0].value, CALLS, "each listed thread's own calls");
     }
@@ -172,7 +172,7 @@ fn syscalls_in(f: impl FnOnce()) -> Option<u64> {
     let [n] = outer.stop().unwrap();
     // The tracepoint fires on entry, before the read counts: the closing
     // read(2) is in the difference, the opening one is not.
-    Some(n.value - 1)
+    Some(n.counts.value - 1)
 }
 
 #[test]
@@ -186,7 +186,7 @@ fn a_region_costs_two_syscalls_on_the_read_path() {
     let Some(n) = syscalls_in(|| {
         m.start().unwrap();
         let [clock, _, _] = m.stop().unwrap();
-        assert!(!clock.user_space, "software events: the read(2) path");
+        assert!(!clock.used_counter(), "software events: the read(2) path");
     }) else {
         not_applicable(
             Need::Tracefs,
@@ -212,7 +212,7 @@ fn a_missing_hardware_counter_names_the_software_one() {
         Ok(mut m) => {
             // A machine with a PMU: the counter counts, never a silent zero.
             let (_, [instructions, clock]) = m.measure(|| getppid_calls(100)).unwrap();
-            assert!(instructions.value > 0 && clock.value > 0);
+            assert!(instructions.counts.value > 0 && clock.counts.value > 0);
         }
     }
 }
@@ -252,7 +252,7 @@ fn inherit_counts_the_threads_instructions() {
             std::thread::spawn(move || additions(n)).join().unwrap();
         }
         let [instructions] = m.stop().unwrap();
-        instructions.value
+        instructions.counts.value
     };
     for (threads, loops) in [
         (Threads::CallerAndNew, 1 + THREADS as u64),

@@ -12,8 +12,8 @@ use perf_event_core::attr::Attr;
 use perf_event_core::event::{Event, Software};
 use perf_event_core::read_format::Scaled;
 use perf_event_core::set::{
-    aggregate, fds_in_use, AggrKey, AggrMode, AggrValue, BudgetPolicy, Count, Cpus, EventSet,
-    EventSpec, EventStatus, HybridNames, SetError, Target,
+    aggregate, fds_in_use, AggrKey, AggrMode, AggrValue, BudgetPolicy, Cpus, EventSet, EventSpec,
+    EventStatus, HybridNames, PlacedCounts, SetError, Target,
 };
 use set_support::{role, RoleChild};
 use std::collections::HashMap;
@@ -43,10 +43,10 @@ fn task_clock() -> EventSpec {
 }
 
 /// Sums the counts of `event` per thread.
-fn per_thread(counts: &[Count], event: usize) -> HashMap<i32, u64> {
+fn per_thread(counts: &[PlacedCounts], event: usize) -> HashMap<i32, u64> {
     let mut m = HashMap::new();
-    for c in counts.iter().filter(|c| c.event == event) {
-        *m.entry(c.tid).or_insert(0) += c.counts.value;
+    for c in counts.iter().filter(|c| c.placement.event == event) {
+        *m.entry(c.placement.tid).or_insert(0) += c.counts.value;
     }
     m
 }

@@ -52,7 +52,7 @@ fn a_group_of_one_is_read_without_the_group_bit_and_both_layouts_count_exactly()
     let counts = set.read_all().unwrap().to_vec();
     assert_eq!(counts.len(), 3, "one count per fd: {counts:?}");
     for e in 0..3 {
-        let c = counts.iter().find(|c| c.event == e).unwrap();
+        let c = counts.iter().find(|c| c.placement.event == e).unwrap();
         assert_eq!(c.counts.value, N, "event {e}: {c:?}");
         let (enabled, running) = (c.counts.enabled.unwrap(), c.counts.running.unwrap());
         assert!(enabled > 0 && running == enabled, "event {e}: {c:?}");

@@ -171,7 +171,7 @@ fn burn_counted_per_task_and_cpu_wide_window_ends_at_exit() {
             assert!(
                 enabled <= window,
                 "CPU {} enabled {enabled} ns, the window was {window} ns",
-                c.cpu
+                c.placement.cpu
             );
         }
         let wide_ns: u64 = counts.iter().map(|c| c.counts.value).sum();

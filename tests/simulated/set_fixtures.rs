@@ -11,8 +11,8 @@ use perf_event_core::attr::Attr;
 use perf_event_core::event::{Cache, CacheOp, CacheResult, Event, Hardware, Software};
 use perf_event_core::read_format::{Counts, Scaled};
 use perf_event_core::set::{
-    aggregate, AggrKey, AggrMode, AggrValue, CorePmus, Count, CpuProblem, Cpus, EventInfo,
-    EventSpec, HybridNames, RejectedCpu, PMU_TYPE_SHIFT,
+    aggregate, AggrKey, AggrMode, AggrValue, CorePmus, CpuProblem, Cpus, EventInfo, EventSpec,
+    HybridNames, PlacedCounts, Placement, RejectedCpu, PMU_TYPE_SHIFT,
 };
 use perf_event_core::sys;
 use perf_event_core::sysfs::{CpuList, Pmus};
@@ -228,10 +228,12 @@ fn hybrid_aggregation_as_perf_stat_prints_it() {
             } else {
                 (500, 1_000_000)
             };
-            counts.push(Count {
-                event: i,
-                cpu: cpu as i32,
-                tid: -1,
+            counts.push(PlacedCounts {
+                placement: Placement {
+                    event: i,
+                    cpu: cpu as i32,
+                    tid: -1,
+                },
                 counts: Counts {
                     value,
                     enabled: Some(2_000_000),
@@ -307,11 +309,13 @@ fn task_clock_events() -> Vec<EventInfo> {
 }
 
 /// One CPU-wide reading per CPU: value `10 * (cpu + 1)`, never multiplexed.
-fn per_cpu_counts(cpus: impl Iterator<Item = u32>) -> Vec<Count> {
-    cpus.map(|cpu| Count {
-        event: 0,
-        cpu: cpu as i32,
-        tid: -1,
+fn per_cpu_counts(cpus: impl Iterator<Item = u32>) -> Vec<PlacedCounts> {
+    cpus.map(|cpu| PlacedCounts {
+        placement: Placement {
+            event: 0,
+            cpu: cpu as i32,
+            tid: -1,
+        },
         counts: Counts {
             value: 10 * (u64::from(cpu) + 1),
             enabled: Some(1000),

@@ -5,11 +5,13 @@
 //! calling thread must never take the instruction path. The page is mapped
 //! with the system page size, never an assumed 4096.
 
+use perf_event_core::linux::errno::Errno;
 use perf_event_core::linux::mmap::page_size;
+use perf_event_core::read_format::{ReadError, Scaled};
 use perf_event_core::sys;
 use perf_event_core::userpage::{
-    CounterFd, CounterReader, EventTarget, FallbackReason, FdReadError, RawCounterFd,
-    ReadFormatError, ReadPath, UserPage, REQUIRED_READ_FORMAT,
+    CounterFd, CounterReader, EventTarget, FallbackReason, RawCounterFd, ReadFormatError, ReadPath,
+    UserPage, REQUIRED_READ_FORMAT,
 };
 use std::io::Error;
 
@@ -132,10 +134,22 @@ fn software_event_falls_back_and_agrees_with_read_exactly() {
         let direct = raw_read(fd);
         assert!(direct.value > 0, "task-clock counted nothing");
         assert_eq!(
-            (reading.value, reading.time_enabled, reading.time_running),
-            (direct.value, direct.time_enabled, direct.time_running)
+            (
+                reading.counts.value,
+                reading.counts.enabled,
+                reading.counts.running
+            ),
+            (
+                direct.value,
+                Some(direct.time_enabled),
+                Some(direct.time_running)
+            )
         );
-        assert_eq!(reading.scaled(), Some(direct.value), "never multiplexed");
+        assert_eq!(
+            reading.counts.scaled(),
+            Scaled::Exact(direct.value),
+            "never multiplexed"
+        );
     }
     drop(reader);
     close(fd);
@@ -153,11 +167,11 @@ fn running_software_event_reads_between_two_direct_reads() {
         let reading = reader.read().expect("read");
         let after = raw_read(fd);
         expect_fallback(reading.path);
-        assert!(before.value <= reading.value && reading.value <= after.value);
-        assert!(before.time_enabled <= reading.time_enabled);
-        assert!(reading.time_enabled <= after.time_enabled);
-        assert!(reading.value >= last, "task-clock went backwards");
-        last = reading.value;
+        assert!(before.value <= reading.counts.value && reading.counts.value <= after.value);
+        assert!(Some(before.time_enabled) <= reading.counts.enabled);
+        assert!(reading.counts.enabled <= Some(after.time_enabled));
+        assert!(reading.counts.value >= last, "task-clock went backwards");
+        last = reading.counts.value;
         // The page's offset is the count at its last update (index 0).
         let snap = reader.snapshot().expect("stable page");
         assert!(snap.offset as u64 <= raw_read(fd).value, "{snap:?}");
@@ -246,7 +260,7 @@ fn the_fallback_parses_exactly_what_read_format_implies() {
             .read_counts()
             .expect_err("wrong size accepted");
         assert!(
-            matches!(err, FdReadError::Size { .. } | FdReadError::Os { .. }),
+            matches!(err, ReadError::Size { .. } | ReadError::Errno(_)),
             "{err}"
         );
         close(fd);
@@ -270,7 +284,7 @@ fn the_fallback_parses_exactly_what_read_format_implies() {
     let closed = unsafe { RawCounterFd::new(-1, TIMES) }.expect("valid format");
     assert_eq!(
         closed.read_counts().unwrap_err(),
-        FdReadError::Os { errno: libc::EBADF }
+        ReadError::Errno(Errno(libc::EBADF))
     );
 }
 
@@ -322,7 +336,7 @@ fn the_first_page_of_a_ring_buffer_mapping_serves_the_reader() {
     let reading = reader.read().expect("read");
     expect_fallback(reading.path);
     let direct = raw_read(fd);
-    assert_eq!(reading.value, direct.value);
+    assert_eq!(reading.counts.value, direct.value);
     assert!(reader.snapshot().expect("stable").time_enabled <= direct.time_enabled);
     drop(reader); // borrowed: must not unmap the ring
                   // SAFETY: `lock` of the ring's first page. Were the ring unmapped by the
@@ -355,8 +369,16 @@ fn the_owned_event_fd_serves_the_reader() {
     let direct = raw_read(fd.raw());
     assert!(direct.value > 0, "task-clock counted nothing");
     assert_eq!(
-        (reading.value, reading.time_enabled, reading.time_running),
-        (direct.value, direct.time_enabled, direct.time_running)
+        (
+            reading.counts.value,
+            reading.counts.enabled,
+            reading.counts.running
+        ),
+        (
+            direct.value,
+            Some(direct.time_enabled),
+            Some(direct.time_running)
+        )
     );
     assert_eq!(
         (counts.value, counts.enabled, counts.running),

@@ -256,21 +256,21 @@ fn check_on_pmu(name: &str, config: u32, config1: u64, expect_index: Option<u32>
             ReadPath::Counter { index, .. } => assert_eq!(index, snap.index, "{name}"),
             other => panic!("{name}: loop {step} read through {other:?}"),
         }
-        let user_delta = user.value - user_before.value;
+        let user_delta = user.counts.value - user_before.counts.value;
         let fd_delta = direct - fd_before;
         println!(
             "{name}: loop {step}: user-space {} (delta {user_delta}), read(2) {direct} \
              (delta {fd_delta}), index {}, pmc_width {}",
-            user.value, snap.index, snap.pmc_width
+            user.counts.value, snap.index, snap.pmc_width
         );
         assert!(
             within(user_delta, fd_delta),
             "{name}: loop {step}: user-space delta {user_delta} vs read(2) delta {fd_delta}"
         );
         assert!(
-            within(user.value, direct),
+            within(user.counts.value, direct),
             "{name}: loop {step}: user-space {} vs read(2) {direct}",
-            user.value
+            user.counts.value
         );
         assert!(
             user_delta > last_delta,
@@ -371,7 +371,7 @@ fn user_read_right_after_reset_agrees_with_read() {
             println!("cycles {name} after RESET {round}: user-space {user:?}, read(2) {direct}");
             assert!(user.used_counter(), "{user:?}");
             assert!(
-                user.value <= direct && within(user.value, direct),
+                user.counts.value <= direct && within(user.counts.value, direct),
                 "{user:?} vs {direct}"
             );
         }
@@ -432,7 +432,7 @@ fn riscv64_user_read_right_after_reset_agrees_with_read() {
         println!("instructions after RESET {round}: user-space {user:?}, read(2) {direct}");
         assert!(user.used_counter(), "{user:?}");
         assert!(
-            user.value <= direct && within(user.value, direct),
+            user.counts.value <= direct && within(user.counts.value, direct),
             "{user:?} vs {direct}"
         );
     }
@@ -531,10 +531,10 @@ fn counts_through_read_only(here: bool, need: lab_support::Need, pmu: &str, qemu
             println!(
                 "{arch} {name} loop {step}: {iterations} iterations, read(2) delta {delta}, \
                  reader {} via {:?}",
-                user.value, user.path
+                user.counts.value, user.path
             );
             assert!(
-                user.value >= last && user.value <= direct,
+                user.counts.value >= last && user.counts.value <= direct,
                 "{user:?} vs {direct}"
             );
             assert!(
@@ -614,7 +614,7 @@ pub(crate) fn read_costs(config1: u64) -> (f64, f64) {
                 use perf_event_core::userpage::CounterFd;
                 reader.fd().read_counts().expect("read(2)").value
             } else {
-                reader.read().expect("read").value
+                reader.read().expect("read").counts.value
             };
             sink = sink.wrapping_add(std::hint::black_box(value));
         }
