@@ -51,7 +51,7 @@ mod writer;
 pub use features::{BuildId, ClockData, CpuPlace, CpuTopology, EventDesc, Features};
 pub use header::{FileHeader, Section};
 pub use reader::{FileAttr, PerfData, Records};
-pub use writer::{Event, WriteStats, Writer};
+pub use writer::{Event, WriteStats, Writer, FLUSH_BYTES, FLUSH_INTERVAL};
 
 use crate::record::RecordError;
 use std::fmt;

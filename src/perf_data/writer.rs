@@ -30,6 +30,13 @@ pub struct Event {
     pub ids: Vec<u64>,
 }
 
+/// Buffered bytes at which a round's end writes them out.
+pub const FLUSH_BYTES: usize = 32 << 10;
+
+/// Time after which a round's end writes out what is buffered, however
+/// little: what a writer killed outright can lose.
+pub const FLUSH_INTERVAL: std::time::Duration = std::time::Duration::from_millis(100);
+
 /// Counts of what a writer wrote.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct WriteStats {
@@ -95,6 +102,8 @@ pub struct Writer<W: Write> {
     /// Build ids the kernel put in MMAP2 records.
     inline_ids: Vec<BuildId>,
     since_round: u64,
+    /// When the rounds were last written out.
+    flushed_at: std::time::Instant,
     stats: WriteStats,
     scratch: Vec<u8>,
 }
@@ -197,6 +206,7 @@ impl<W: Write> Writer<W> {
             mapped_order: Vec::new(),
             inline_ids: Vec::new(),
             since_round: 0,
+            flushed_at: std::time::Instant::now(),
             stats: WriteStats::default(),
             scratch: vec![0; 1 << 16],
         }
@@ -341,9 +351,12 @@ impl<W: Write> Writer<W> {
     }
 
     /// Ends a round: PERF_RECORD_FINISHED_ROUND (when records were written
-    /// since the last one), the buffered bytes out, and in file mode the
-    /// header's data size brought up to date, so that a writer killed
-    /// later leaves a file readable up to here.
+    /// since the last one). The bytes go out, and in file mode the header's
+    /// data size is brought up to date (so that a writer killed later
+    /// leaves a file readable up to here), once [`FLUSH_BYTES`] are
+    /// buffered or [`FLUSH_INTERVAL`] has passed since the last time: a
+    /// round costs no system call of its own, however often the rings are
+    /// drained.
     pub fn finish_round(&mut self) -> io::Result<()> {
         if self.since_round == 0 {
             return Ok(());
@@ -353,6 +366,19 @@ impl<W: Write> Writer<W> {
             .write_all(&header_bytes(kind::FINISHED_ROUND, 0, 8)?)?;
         self.stats.rounds += 1;
         self.stats.bytes += 8;
+        let now = std::time::Instant::now();
+        let due = self.out.buffer().len() >= FLUSH_BYTES
+            || now.duration_since(self.flushed_at) >= FLUSH_INTERVAL;
+        if due {
+            self.flushed_at = now;
+            self.flush_rounds()?;
+        }
+        Ok(())
+    }
+
+    /// Writes out every complete round buffered and, in file mode, the
+    /// header's data size up to them.
+    fn flush_rounds(&mut self) -> io::Result<()> {
         self.out.flush()?;
         if let Some(file) = &self.file {
             self.header.data.size = self.stats.bytes;
@@ -452,6 +478,7 @@ impl<W: Write> Writer<W> {
     /// Returns the output.
     pub fn finish(mut self) -> io::Result<W> {
         self.finish_round()?;
+        self.flush_rounds()?;
         self.features.sample_time = self.times;
         let ids = self.build_ids();
         if self.file.is_none() {

@@ -6,6 +6,8 @@ use super::write::{perf_data_path, perf_data_writer, write_ours};
 use super::{drain_ours, median, ours, pe2};
 use perf_bench::storm::{cpus, pin, Storm};
 use perf_event_core::open::Scope;
+use perf_event_core::perf_data::{Features, Writer};
+use perf_event_core::ringset::RingSet;
 
 const STORM_N: u32 = 200_000;
 
@@ -43,27 +45,38 @@ fn storm_ours(id: u64, cfg: &StormCfg) -> (u64, u64) {
 }
 
 /// The same storm read by the ring set and written to a perf.data file
-/// (one round per pass, as perf record): (received, lost).
-fn storm_write(id: u64, cfg: &StormCfg) -> (u64, u64) {
+/// (one round per pass, as perf record), or with `to_file` false the same
+/// writer into `io::sink()` (its own work without the file system's):
+/// (received, lost).
+fn storm_write(id: u64, cfg: &StormCfg, to_file: bool) -> (u64, u64) {
     let mut storm = Storm::new(STORM_N, &cfg.cpus, libc::PR_GET_DUMPABLE);
     let tids = storm.tids.clone();
     let k = cfg.k;
     let scope = |i: usize| Scope::thread_on(tids[i / k].1, tids[i / k].0 as u32);
     let mut set = ours(id, tids.len() * k, scope, cfg.pages);
     let path = perf_data_path("storm");
-    let mut w = perf_data_writer(&path, id, &set);
+    let mut file = to_file.then(|| perf_data_writer(&path, id, &set));
+    let mut sink = (!to_file)
+        .then(|| Writer::pipe(std::io::sink(), Vec::new(), Features::default()).expect("a sink"));
     for e in 0..set.entries() {
         set.fd(e).unwrap().enable(false).unwrap();
     }
+    let mut pass = |set: &mut RingSet| match (&mut file, &mut sink) {
+        (Some(w), _) => write_ours(set, w),
+        (_, Some(w)) => write_ours(set, w),
+        _ => unreachable!("one of the two"),
+    };
     let mut got = 0;
     storm.start();
     while storm.running() {
-        got += write_ours(&mut set, &mut w);
+        got += pass(&mut set);
     }
-    got += write_ours(&mut set, &mut w);
+    got += pass(&mut set);
     storm.last();
-    got += write_ours(&mut set, &mut w);
-    w.finish().unwrap();
+    got += pass(&mut set);
+    if let Some(w) = file {
+        w.finish().unwrap();
+    }
     let _ = std::fs::remove_file(&path);
     let l = set.total_losses();
     assert_eq!((l.overruns, l.corrupt), (0, 0));
@@ -159,35 +172,39 @@ pub fn loss_bench(id: u64, only: Option<usize>) {
     println!(
         "| storm | storm CPUs | K | pages per ring | generated | perf-event-core lost per run \
          | median | perf-event-core + perf.data writer lost per run | median \
+         | perf-event-core + the writer into io::sink() lost per run | median \
          | perf-event2 lost per run | median |"
     );
-    println!("|---|---|---:|---:|---:|---|---:|---|---:|---|---:|");
+    println!("|---|---|---:|---:|---:|---|---:|---|---:|---|---:|---|---:|");
     for (i, (what, cfg)) in cfgs.iter().enumerate() {
         if only.is_some_and(|o| o != i + 1) {
             continue;
         }
         let generated = (cfg.cpus.len() * cfg.k) as u64 * (u64::from(STORM_N) + 1);
-        let (mut a, mut b, mut c) = (Vec::new(), Vec::new(), Vec::new());
+        let (mut a, mut b, mut c, mut d) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
         for run in 0..RUNS {
-            for k in 0..3 {
-                let reader = (run + k) % 3;
+            for k in 0..4 {
+                let reader = (run + k) % 4;
                 let (got, lost) = match reader {
                     0 => storm_ours(id, cfg),
-                    1 => storm_write(id, cfg),
+                    1 => storm_write(id, cfg, true),
+                    2 => storm_write(id, cfg, false),
                     _ => storm_pe2(id, cfg),
                 };
                 assert_eq!(got + lost, generated, "received + lost == generated");
-                [&mut a, &mut c, &mut b][reader].push(lost);
+                [&mut a, &mut c, &mut d, &mut b][reader].push(lost);
             }
         }
         let med = |v: &[u64]| median(&mut v.iter().map(|&x| x as f64).collect::<Vec<_>>());
         println!(
-            "| {what} | {:?} | {} | {} | {generated} | {a:?} | {} | {c:?} | {} | {b:?} | {} |",
+            "| {what} | {:?} | {} | {} | {generated} | {a:?} | {} | {c:?} | {} | {d:?} | {} \
+             | {b:?} | {} |",
             cfg.cpus,
             cfg.k,
             cfg.pages,
             med(&a),
             med(&c),
+            med(&d),
             med(&b)
         );
     }

@@ -39,7 +39,7 @@ pub fn perf_data_writer(path: &std::path::Path, id: u64, set: &RingSet) -> Write
 /// `Writer::write_drained`, the rings' runs written as they are), counting
 /// the samples (the records written less the loss records).
 #[inline(never)]
-pub fn write_ours(set: &mut RingSet, w: &mut Writer<std::fs::File>) -> u64 {
+pub fn write_ours<W: std::io::Write>(set: &mut RingSet, w: &mut Writer<W>) -> u64 {
     let (records, lost) = (w.stats().records, set.total_losses().lost_records);
     w.write_drained(set, |_, _, _| {}).unwrap();
     (w.stats().records - records) - (set.total_losses().lost_records - lost)
