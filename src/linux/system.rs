@@ -176,3 +176,43 @@ pub fn clock_getres_ns(clock: c_int) -> Result<u64, Errno> {
         .wrapping_mul(1_000_000_000)
         .wrapping_add(ts.tv_nsec as u64))
 }
+
+/// The CPUs a thread may run on, as a bit mask of the first 1024 CPU
+/// numbers (bit `n % 64` of word `n / 64`: the kernel's `cpu_set_t`).
+pub type CpuMask = [u64; 16];
+
+/// The calling thread's CPU affinity (`sched_getaffinity(2)`, since Linux
+/// 2.5.8).
+pub fn thread_affinity() -> Result<CpuMask, Errno> {
+    let mut mask: CpuMask = [0; 16];
+    // SAFETY: the kernel writes at most the size given into the mask we own.
+    let rc = unsafe {
+        libc::sched_getaffinity(
+            0,
+            core::mem::size_of::<CpuMask>(),
+            mask.as_mut_ptr().cast::<libc::cpu_set_t>(),
+        )
+    };
+    if rc != 0 {
+        return Err(Errno::last());
+    }
+    Ok(mask)
+}
+
+/// Restricts the calling thread to the CPUs of `mask`
+/// (`sched_setaffinity(2)`, since Linux 2.5.8); EINVAL when none of them
+/// is online.
+pub fn set_thread_affinity(mask: &CpuMask) -> Result<(), Errno> {
+    // SAFETY: the kernel reads the size given from the mask we lend.
+    let rc = unsafe {
+        libc::sched_setaffinity(
+            0,
+            core::mem::size_of::<CpuMask>(),
+            mask.as_ptr().cast::<libc::cpu_set_t>(),
+        )
+    };
+    if rc != 0 {
+        return Err(Errno::last());
+    }
+    Ok(())
+}

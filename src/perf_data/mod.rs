@@ -45,12 +45,14 @@ pub mod features;
 pub mod header;
 mod pipe;
 mod reader;
+mod spool;
 mod synthesize;
 mod writer;
 
 pub use features::{BuildId, ClockData, CpuPlace, CpuTopology, EventDesc, Features};
 pub use header::{FileHeader, Section};
 pub use reader::{FileAttr, PerfData, Records};
+pub use spool::SPOOL_CHUNKS;
 pub use writer::{Event, WriteStats, Writer, FLUSH_BYTES, FLUSH_INTERVAL};
 
 use crate::record::RecordError;

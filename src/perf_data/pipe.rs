@@ -8,6 +8,7 @@
 use super::features::{decode_build_id, encode_build_ids, BuildId, Features};
 use super::header::{align, feature, kind, Bytes, FileHeader, MAGIC, PIPE_HEADER_SIZE};
 use super::reader::{attr_entry, ids_at, record_len, FileAttr, PerfData};
+use super::spool::Out;
 use super::writer::{attr_bytes, attr_size_of, header_bytes, Event, Writer};
 use super::PerfDataError;
 use crate::sys;
@@ -20,7 +21,13 @@ impl<W: Write> Writer<W> {
     /// the build ids (PERF_RECORD_HEADER_BUILD_ID) follow the data.
     pub fn pipe(out: W, events: Vec<Event>, features: Features) -> io::Result<Self> {
         let attr_size = attr_size_of(&events);
-        let mut w = Writer::new(out, events, features, attr_size, FileHeader::default());
+        let mut w = Writer::new(
+            Out::Direct(out),
+            events,
+            features,
+            attr_size,
+            FileHeader::default(),
+        );
         let mut head = MAGIC.to_ne_bytes().to_vec();
         head.extend_from_slice(&PIPE_HEADER_SIZE.to_ne_bytes());
         for e in &w.events {

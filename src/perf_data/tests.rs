@@ -272,3 +272,69 @@ fn every_cut_and_mangled_file_gives_an_error_or_records_never_a_panic() {
         walk(pipe[..cut].to_vec());
     }
 }
+
+#[test]
+#[cfg_attr(
+    miri,
+    ignore = "files and threads: miri isolates the file system (the module is safe code)"
+)]
+fn the_spooled_file_holds_every_round_in_order_and_the_thread_keeps_off_a_pinned_callers_cpu() {
+    use crate::linux::system::{set_thread_affinity, thread_affinity};
+    // Pinned to one CPU, as a recorder may be: the file's thread must not
+    // share it (where there is another).
+    let all = thread_affinity().unwrap();
+    let first = all.iter().enumerate().find(|(_, w)| **w != 0).unwrap();
+    let mut one = [0u64; 16];
+    one[first.0] = 1 << first.1.trailing_zeros();
+    set_thread_affinity(&one).unwrap();
+    let path = temp("spooled");
+    let mut w = Writer::create(
+        std::fs::File::create(&path).unwrap(),
+        events(),
+        Features::default(),
+    )
+    .unwrap();
+    // More rounds than the spool's chunks hold at once, so chunks return.
+    let n = (super::SPOOL_CHUNKS * 2 * (64 << 10) / 32) as u64;
+    for i in 0..n {
+        w.write_bytes(Some(0), &sample(11, i, i)).unwrap();
+        if i % 1000 == 999 {
+            w.finish_round().unwrap();
+        }
+    }
+    // The file's thread, by its name, and the CPUs it may use.
+    let mut allowed = None;
+    for task in std::fs::read_dir("/proc/self/task").unwrap() {
+        let dir = task.unwrap().path();
+        let comm = std::fs::read_to_string(dir.join("comm")).unwrap_or_default();
+        if comm.trim() == "perf.data write" {
+            let status = std::fs::read_to_string(dir.join("status")).unwrap();
+            allowed = status
+                .lines()
+                .find_map(|l| l.strip_prefix("Cpus_allowed_list:"))
+                .map(|v| crate::sysfs::CpuList::parse(v.trim()).unwrap());
+        }
+    }
+    let file = w.finish().unwrap();
+    set_thread_affinity(&all).unwrap();
+    let allowed = allowed.expect("the writer's thread is running");
+    let cpu = (first.0 * 64) as u32 + first.1.trailing_zeros();
+    if all.iter().map(|w| w.count_ones()).sum::<u32>() > 1 {
+        assert!(!allowed.contains(cpu), "CPU {cpu} is the caller's");
+    } else {
+        assert!(allowed.contains(cpu), "one CPU: the thread runs there too");
+    }
+    drop(file);
+    let f = PerfData::open(&path).unwrap();
+    let _ = std::fs::remove_file(&path);
+    assert!(!f.recovered);
+    let mut next = 0;
+    for (_, b) in f.records().map(Result::unwrap) {
+        if let Ok(Record::Sample(s)) = f.parse(b).map(|p| p.record) {
+            assert_eq!(s.ip(), Some(next), "every sample once, in order");
+            next += 1;
+        }
+    }
+    assert_eq!(next, n);
+    assert_eq!(f.features.sample_time, Some((0, n - 1)));
+}

@@ -8,6 +8,7 @@
 use super::build_id;
 use super::features::{BuildId, ClockData, EventDesc, Features};
 use super::header::{kind, FileHeader, Section, FILE_HEADER_SIZE};
+use super::spool::{Out, Spool};
 use crate::attr::Attr;
 use crate::record::{self, MappingId, Record, SampleLayout};
 use crate::ring::RawRecord;
@@ -16,7 +17,6 @@ use crate::sys;
 use std::collections::HashSet;
 use std::fs::File;
 use std::io::{self, BufWriter, Seek, SeekFrom, Write};
-use std::os::unix::fs::FileExt;
 
 /// One event of the recording: its attr, its name and the ids of its fds
 /// (`EventFd::id`, PERF_EVENT_IOC_ID), which its records carry.
@@ -85,9 +85,9 @@ pub(super) fn header_bytes(kind: u32, misc: u16, size: usize) -> io::Result<[u8;
 /// merge's release of a round, gives that); [`Writer::finish`] writes the
 /// feature sections and the final header.
 pub struct Writer<W: Write> {
-    pub(super) out: BufWriter<W>,
-    /// File mode: a second handle for the header's positional updates.
-    file: Option<File>,
+    pub(super) out: BufWriter<Out<W>>,
+    /// File mode (the output is spooled, the header updated in place).
+    file_mode: bool,
     header: FileHeader,
     pub(super) events: Vec<Event>,
     pub(super) layouts: Vec<SampleLayout>,
@@ -143,8 +143,9 @@ impl Writer<File> {
         header.data.offset = head.len() as u64;
         head[..FILE_HEADER_SIZE as usize].copy_from_slice(&header.to_bytes());
         let positional = file.try_clone()?;
-        let mut w = Writer::new(file, events, features, attr_size, header);
-        w.file = Some(positional);
+        let spool = Spool::start(file, positional)?;
+        let mut w = Writer::new(Out::Spool(spool), events, features, attr_size, header);
+        w.file_mode = true;
         w.out.write_all(&head)?;
         w.out.flush()?;
         Ok(w)
@@ -153,7 +154,7 @@ impl Writer<File> {
 
 impl<W: Write> Writer<W> {
     pub(super) fn new(
-        out: W,
+        out: Out<W>,
         events: Vec<Event>,
         mut features: Features,
         attr_size: usize,
@@ -195,7 +196,7 @@ impl<W: Write> Writer<W> {
         Writer {
             out: BufWriter::with_capacity(1 << 16, out),
             offsets,
-            file: None,
+            file_mode: false,
             header,
             events,
             layouts,
@@ -380,9 +381,9 @@ impl<W: Write> Writer<W> {
     /// header's data size up to them.
     fn flush_rounds(&mut self) -> io::Result<()> {
         self.out.flush()?;
-        if let Some(file) = &self.file {
+        if let Out::Spool(spool) = self.out.get_mut() {
             self.header.data.size = self.stats.bytes;
-            file.write_all_at(&self.header.data.size.to_ne_bytes(), 48)?;
+            spool.write_at(48, &self.header.data.size.to_ne_bytes())?;
         }
         Ok(())
     }
@@ -481,11 +482,14 @@ impl<W: Write> Writer<W> {
         self.flush_rounds()?;
         self.features.sample_time = self.times;
         let ids = self.build_ids();
-        if self.file.is_none() {
+        if !self.file_mode {
             // Pipe: the build ids as records, and the time span.
             self.out.write_all(&super::pipe::tail(&ids, self.times))?;
             self.out.flush()?;
-            return self.out.into_inner().map_err(|e| e.into_error());
+            return match self.out.into_inner().map_err(|e| e.into_error())? {
+                Out::Direct(w) => Ok(w),
+                Out::Spool(spool) => spool.finish(),
+            };
         }
         self.features.build_ids = Some(ids);
         let sections = self.features.encode(self.attr_size);
@@ -504,10 +508,14 @@ impl<W: Write> Writer<W> {
         self.out.write_all(&body)?;
         self.out.flush()?;
         self.header.data.size = self.stats.bytes;
-        let file = self.file.take().expect("file mode");
-        file.write_all_at(&self.header.to_bytes(), 0)?;
-        file.sync_data()?;
-        self.out.into_inner().map_err(|e| e.into_error())
+        match self.out.into_inner().map_err(|e| e.into_error())? {
+            Out::Direct(w) => Ok(w),
+            Out::Spool(mut spool) => {
+                // After everything before it, then the thread's end.
+                spool.write_at(0, &self.header.to_bytes())?;
+                spool.finish()
+            }
+        }
     }
 }
 

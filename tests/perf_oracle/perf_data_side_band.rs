@@ -17,10 +17,15 @@ pub struct Names {
 
 impl Names {
     pub fn comm(&self, tid: u32) -> String {
+        if tid == 0 && !self.comms.contains_key(&0) {
+            // perf names the idle task itself.
+            return "swapper".to_string();
+        }
         self.comms
             .get(&tid)
             .cloned()
-            .unwrap_or_else(|| format!(":{tid}"))
+            // perf prints the tid signed (-1: outside its pid namespace).
+            .unwrap_or_else(|| format!(":{}", tid as i32))
     }
 
     pub fn follow(&mut self, r: &Record) {
