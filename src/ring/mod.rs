@@ -295,6 +295,7 @@ impl RingBuffer {
     /// and that has not been committed: as [`RingBuffer::record_at`] (the
     /// position is checked against the current `data_tail` / `data_head`)
     /// but the header is only compared with `len`, not checked again.
+    #[cfg(feature = "std")] // the ring set's merge only
     #[inline]
     pub(crate) fn record_known(&self, pos: u64, len: usize) -> Result<RawRecord<'_>, RingError> {
         let (head, tail) = (self.head(), self.tail());
