@@ -55,18 +55,23 @@ fn drain_spans_are_the_records_delivered_byte_for_byte_across_the_wrap() {
     set.fd(0).unwrap().enable(false).unwrap();
     let mut both = Both::default();
     let mut walked = 0;
-    // Bursts of a size that does not divide the ring, so runs end and
-    // start at every offset and some wrap.
-    for burst in 1..=40 {
+    // Bursts of sizes that do not divide the ring, so runs end and start
+    // at every offset and some wrap; until the ring has gone round three
+    // times, whatever its size (one page: 4 KiB here, 64 KiB on ppc64).
+    let size = set.rings()[0].buffer().data_size();
+    let (mut burst, mut made) = (0, 0);
+    while both.spans.len() < 3 * size {
+        burst += 1;
         for _ in 0..burst {
             prctl();
         }
+        made += burst;
         walked += set.drain_into(&mut both);
     }
     set.fd(0).unwrap().disable(false).unwrap();
     let losses = set.total_losses();
     println!(
-        "{walked} records in {} runs ({} wrapped), {} bytes; lost {}",
+        "{walked} records in {} runs ({} wrapped), {} bytes through a ring of {size}; lost {}",
         both.count,
         both.wrapped,
         both.spans.len(),
@@ -74,10 +79,10 @@ fn drain_spans_are_the_records_delivered_byte_for_byte_across_the_wrap() {
     );
     assert_eq!(
         walked,
-        820 + losses.lost_records as usize - losses.lost as usize
+        made + losses.lost_records as usize - losses.lost as usize
     );
     assert!(
-        both.count >= 40 && both.wrapped > 0,
+        both.count >= burst && both.wrapped > 0,
         "runs wrapped: {}",
         both.wrapped
     );
