@@ -24,8 +24,8 @@
 
 use crate::args::{usage, Options};
 use crate::output;
-use crate::run::{self, Run, Wanted};
-use crate::set_report::{delta, lines_for, mode, outcomes_by_key, read_comms};
+use crate::run::{self, Wanted};
+use crate::set_report::{counted, delta, lines_for, mode, outcomes_by_key, read_comms};
 use perf_event_core::linux::process::strsignal;
 use perf_event_core::set::{
     aggregate, AggrMode, BudgetPolicy, CorePmus, Cpus, EventSet, EventSpec, HybridNames,
@@ -496,13 +496,7 @@ pub fn run(opts: &Options) -> ! {
     let text = if mode(s) == AggrMode::Total && s.per.is_none() {
         let lines = aggregate(set.events(), &counts, AggrMode::Total, HybridNames::Keep);
         let outcomes = outcomes_by_key(events.len(), &lines).remove(0).1;
-        let run = Run {
-            outcomes,
-            elapsed,
-            status: 0,
-            user: Duration::ZERO,
-            sys: Duration::ZERO,
-        };
+        let run = counted(outcomes, elapsed);
         let text = output::report(
             &["\u{0}".to_owned()],
             opts.csv.as_deref(),

@@ -55,13 +55,7 @@ fn table_lines(
     elapsed: Duration,
     csv: Option<&str>,
 ) -> Vec<String> {
-    let run = Run {
-        outcomes,
-        elapsed,
-        status: 0,
-        user: Duration::ZERO,
-        sys: Duration::ZERO,
-    };
+    let run = counted(outcomes, elapsed);
     let text = output::report(&[String::new()], csv, events, std::slice::from_ref(&run));
     let lines = text.lines().map(str::to_owned);
     if csv.is_some() {
@@ -225,4 +219,15 @@ pub fn delta(now: &[PlacedCounts], before: &[PlacedCounts]) -> Vec<PlacedCounts>
             None => *c,
         })
         .collect()
+}
+
+/// The report of counts alone: no command's status or CPU times.
+pub fn counted(outcomes: Vec<Outcome>, elapsed: Duration) -> Run {
+    Run {
+        outcomes,
+        elapsed,
+        status: 0,
+        user: Duration::ZERO,
+        sys: Duration::ZERO,
+    }
 }

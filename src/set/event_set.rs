@@ -543,23 +543,14 @@ impl EventSet {
     /// shared ring is traced back to its event. One ioctl per fd.
     pub fn sample_ids(&self) -> Result<HashMap<u64, Placement>, SetError> {
         let mut map = HashMap::with_capacity(self.fd_count());
-        for inst in &self.instances {
-            for (e, fd) in &inst.fds {
-                let id = fd.id().map_err(|errno| SetError::Ioctl {
-                    event: self.events[*e].spec.display_name(),
-                    cpu: inst.cpu,
-                    tid: inst.tid,
-                    errno,
-                })?;
-                map.insert(
-                    id,
-                    Placement {
-                        event: *e,
-                        cpu: inst.cpu,
-                        tid: inst.tid,
-                    },
-                );
-            }
+        for (placement, fd) in self.fds() {
+            let id = fd.id().map_err(|errno| SetError::Ioctl {
+                event: self.events[placement.event].spec.display_name(),
+                cpu: placement.cpu,
+                tid: placement.tid,
+                errno,
+            })?;
+            map.insert(id, placement);
         }
         Ok(map)
     }
