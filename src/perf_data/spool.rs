@@ -11,7 +11,11 @@
 //!
 //! Bounded: at most [`SPOOL_CHUNKS`] chunks are in flight; when all are,
 //! the writing waits for one to come back (the rings then wait, as they
-//! would for a synchronous write).
+//! would for a synchronous write). The file's thread makes the chunks and
+//! touches every page of them before the first is needed, so that the
+//! thread draining the rings never takes a page fault for them (on the
+//! VM of BENCHMARKS.md a new page costs 16 us, and the drain faulting in
+//! 4 MiB lost records under the storm that the ring set alone did not).
 
 use crate::linux::system::{self, CpuMask};
 use crate::sysfs::CpuList;
@@ -24,6 +28,9 @@ use std::thread::JoinHandle;
 /// Chunks of the writer's buffer (64 KiB each) that may be waiting for
 /// the file at once: 4 MiB.
 pub const SPOOL_CHUNKS: usize = 64;
+
+/// The size of one chunk: 64 KiB.
+const CHUNK_BYTES: usize = 64 << 10;
 
 enum Msg {
     /// Bytes to append.
@@ -61,7 +68,6 @@ pub(super) enum Out<W: Write> {
 pub(super) struct Spool<W> {
     to: Option<Sender<Msg>>,
     free: Receiver<Vec<u8>>,
-    made: usize,
     thread: Option<JoinHandle<io::Result<W>>>,
 }
 
@@ -80,6 +86,16 @@ impl<W: Write + Send + 'static> Spool<W> {
                     // wherever the scheduler puts it.
                     let _ = system::set_thread_affinity(&mask);
                 }
+                // The chunks, made here and touched (every page faulted
+                // in) before the recording needs them: the thread that
+                // drains the rings never takes a page fault for them.
+                for _ in 0..SPOOL_CHUNKS {
+                    let mut chunk = vec![1u8; CHUNK_BYTES];
+                    chunk.clear();
+                    if back.send(chunk).is_err() {
+                        break;
+                    }
+                }
                 let mut out = out;
                 for msg in from {
                     match msg {
@@ -96,7 +112,6 @@ impl<W: Write + Send + 'static> Spool<W> {
         Ok(Spool {
             to: Some(to),
             free,
-            made: 0,
             thread: Some(thread),
         })
     }
@@ -137,17 +152,10 @@ impl<W> Spool<W> {
 
 impl<W> Write for Spool<W> {
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
-        let mut chunk = match self.free.try_recv() {
-            Ok(chunk) => chunk,
-            Err(_) if self.made < SPOOL_CHUNKS => {
-                self.made += 1;
-                Vec::with_capacity(buf.len().max(64 << 10))
-            }
-            // Every chunk is in flight: wait for the file to take one.
-            Err(_) => match self.free.recv() {
-                Ok(chunk) => chunk,
-                Err(_) => return Err(self.ended()),
-            },
+        // When every chunk is in flight, this waits for the file to take
+        // one.
+        let Ok(mut chunk) = self.free.recv() else {
+            return Err(self.ended());
         };
         chunk.extend_from_slice(buf);
         self.send(Msg::Data(chunk))?;
