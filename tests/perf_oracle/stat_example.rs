@@ -11,53 +11,34 @@ use crate::stat_support;
 use perf_event_core::attr::Attr;
 use perf_event_core::event::{Event, Software};
 use perf_event_core::open::{open, OpenFlags, Scope};
+use perf_event_core::workload::Workload;
 use stat_support::*;
 use std::os::unix::process::CommandExt;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-const WORKLOAD: [&str; 5] = ["dd", "if=/dev/zero", "of=/dev/null", "bs=4M", "count=16"];
+const WORKLOAD: [&str; 6] = [
+    "dd",
+    "if=/dev/zero",
+    "of=/dev/null",
+    "bs=4M",
+    "count=16",
+    "status=none",
+];
 
-/// page-faults of one run of the workload, measured directly: fork, open
-/// on the child with enable_on_exec + inherit, exec, wait.
+/// page-faults of one run of the workload, measured directly: the
+/// command held before exec by the workload launcher, opened with
+/// enable_on_exec + inherit, released, reaped.
 fn direct_page_faults() -> u64 {
     let attr = Attr::new(Event::Software(Software::PageFaults))
         .disabled(true)
         .enable_on_exec(true)
         .inherit(true);
-    let mut pipe = [0; 2];
-    // SAFETY: pipe2 fills two fds.
-    let rc = unsafe { libc::pipe2(pipe.as_mut_ptr(), libc::O_CLOEXEC) };
-    assert_eq!(rc, 0);
-    let args: Vec<std::ffi::CString> = WORKLOAD
-        .iter()
-        .map(|a| std::ffi::CString::new(*a).unwrap())
-        .collect();
-    let mut argv: Vec<*const libc::c_char> = args.iter().map(|a| a.as_ptr()).collect();
-    argv.push(std::ptr::null());
-    let devnull = std::ffi::CString::new("/dev/null").unwrap();
-    // SAFETY: the child only makes async-signal-safe calls on prepared memory.
-    let pid = unsafe { libc::fork() };
-    if pid == 0 {
-        // SAFETY: as above.
-        unsafe {
-            let mut b = 0u8;
-            libc::read(pipe[0], (&mut b as *mut u8).cast(), 1);
-            let null = libc::open(devnull.as_ptr(), libc::O_WRONLY);
-            libc::dup2(null, 2);
-            libc::execvp(argv[0], argv.as_ptr());
-            libc::_exit(127);
-        }
-    }
-    let fd = open(&attr, Scope::thread(pid), None, OpenFlags::new()).unwrap();
-    // SAFETY: release the child; wait for it.
-    unsafe {
-        libc::write(pipe[1], [1u8].as_ptr().cast(), 1);
-        let mut status = 0;
-        libc::waitpid(pid, &mut status, 0);
-        libc::close(pipe[0]);
-        libc::close(pipe[1]);
-    }
+    let mut child = Workload::hold(&WORKLOAD).unwrap();
+    let fd = open(&attr, Scope::thread(child.pid()), None, OpenFlags::new()).unwrap();
+    child.release().unwrap();
+    let exit = child.reap().unwrap();
+    assert_eq!(exit.code(), Some(0), "{WORKLOAD:?}: {exit:?}");
     fd.read_counts().unwrap().value
 }
 
