@@ -5,6 +5,7 @@
 use super::{RingBuffer, RingError};
 use crate::record::{self, Header, Parsed, RecordError, SampleLayout};
 use core::fmt;
+use core::ops::ControlFlow;
 
 /// The records between `data_tail` and the `data_head` read when the batch
 /// began. Records borrow the batch, so each must be dropped before the next
@@ -301,40 +302,67 @@ impl<'r> Peek<'r> {
     #[allow(clippy::should_implement_trait)]
     #[inline]
     pub fn next(&mut self) -> Option<Result<(u64, RawRecord<'r>), RingError>> {
-        if let Some(e) = self.pending_error.take() {
-            return Some(Err(e));
+        let mut got = None;
+        let end = self.each(|at, _, rec| {
+            got = Some((at, rec));
+            ControlFlow::Break(())
+        });
+        match end {
+            Some(e) => Some(Err(e)),
+            None => got.map(Ok),
         }
-        if self.pos == self.head {
-            return None;
+    }
+
+    /// Walks the records from [`Peek::pos`] up to the head, handing `f`
+    /// each record with its position and the position after it, until `f`
+    /// breaks: the same walk as [`Peek::next`], its state kept in
+    /// registers rather than returned record by record (the drain's inner
+    /// loop). Returns the error that interrupted the walk, if one did; the
+    /// walk then goes on from [`Peek::pos`] with the next call.
+    #[inline(always)]
+    pub fn each(
+        &mut self,
+        mut f: impl FnMut(u64, u64, RawRecord<'r>) -> ControlFlow<()>,
+    ) -> Option<RingError> {
+        if let Some(e) = self.pending_error.take() {
+            return Some(e);
         }
         // SAFETY: [tail, head) is not written by the kernel until data_tail
         // moves, which needs `&mut RingBuffer` (commit / records), impossible
         // while this walk and the records it lends borrow the ring.
         let data = unsafe { self.ring.data() };
-        let at = self.pos;
-        match RawRecord::at(data, at, self.head) {
-            Ok(rec) => {
-                self.pos = (at as usize).wrapping_add(rec.header.size as usize) as u64;
-                // The walk is bound by the latency of each header load (the
-                // next position depends on it): ask for the line 512 bytes
-                // ahead now (measured: 4-ring drain 9.4-10.0 -> 8.6 ns per
-                // record; BENCHMARKS.md section 7).
-                #[cfg(all(target_arch = "x86_64", not(miri)))]
-                {
-                    let ahead = (self.pos as usize).wrapping_add(512) & (data.len() - 1);
-                    // SAFETY: a prefetch hint inside the mapped data area; it never faults.
-                    unsafe {
-                        core::arch::x86_64::_mm_prefetch::<{ core::arch::x86_64::_MM_HINT_T0 }>(
-                            data.as_ptr().add(ahead).cast(),
-                        )
-                    };
+        let (head, mut pos) = (self.head, self.pos);
+        while pos != head {
+            match RawRecord::at(data, pos, head) {
+                Ok(rec) => {
+                    let at = pos;
+                    pos = (at as usize).wrapping_add(rec.header.size as usize) as u64;
+                    // The walk is bound by the latency of each header load
+                    // (the next position depends on it): ask for the line
+                    // 512 bytes ahead now (measured: 4-ring drain 9.4-10.0
+                    // -> 8.6 ns per record; BENCHMARKS.md section 7).
+                    #[cfg(all(target_arch = "x86_64", not(miri)))]
+                    {
+                        let ahead = (pos as usize).wrapping_add(512) & (data.len() - 1);
+                        // SAFETY: a prefetch hint inside the mapped data area; it never faults.
+                        unsafe {
+                            core::arch::x86_64::_mm_prefetch::<{ core::arch::x86_64::_MM_HINT_T0 }>(
+                                data.as_ptr().add(ahead).cast(),
+                            )
+                        };
+                    }
+                    if f(at, pos, rec).is_break() {
+                        self.pos = pos;
+                        return None;
+                    }
                 }
-                Some(Ok((at, rec)))
-            }
-            Err(e) => {
-                self.pos = self.head;
-                Some(Err(e))
+                Err(e) => {
+                    self.pos = head;
+                    return Some(e);
+                }
             }
         }
+        self.pos = pos;
+        None
     }
 }

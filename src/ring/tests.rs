@@ -6,6 +6,7 @@
 
 use super::*;
 use crate::record::{self, Record, SampleLayout};
+use core::ops::ControlFlow;
 use std::vec::Vec;
 
 fn simulated(pages: usize) -> RingBuffer {
@@ -167,4 +168,63 @@ fn spans_lend_the_bytes_between_two_walked_positions_across_the_wrap() {
     assert_eq!(peek.span(start - 8, start + 8), None);
     assert_eq!(peek.span(start, start + 104), None);
     assert_eq!(peek.span(start + 48, start + 24), None);
+}
+
+#[test]
+fn each_walks_as_next_stops_when_asked_and_resumes_after_an_error() {
+    let ring = simulated(1);
+    let size = ring.data_size as u64;
+    // Six records wrapping the end, then a corrupt header (size 4).
+    let start = size * 2 - 40;
+    ring.set_tail(start);
+    for i in 0..6u64 {
+        put(&ring, start + i * 24, &lost(i, 10 + i));
+    }
+    put(&ring, start + 144, &[9, 0, 0, 0, 0, 0, 4, 0]);
+    set_head(&ring, start + 160);
+
+    // What next() walks, record by record.
+    let mut by_next = Vec::new();
+    let mut peek = ring.peek(start);
+    while let Some(item) = peek.next() {
+        by_next.push(item.map(|(at, rec)| (at, rec.parts().0.to_vec(), rec.parts().1.to_vec())));
+    }
+
+    // each(): stopped after two records, then resumed to the end.
+    let mut by_each = Vec::new();
+    let mut peek = ring.peek(start);
+    let mut seen = 0;
+    let stop = peek.each(|at, after, rec| {
+        assert_eq!(after, at + rec.len() as u64);
+        by_each.push(Ok((at, rec.parts().0.to_vec(), rec.parts().1.to_vec())));
+        seen += 1;
+        if seen == 2 {
+            ControlFlow::Break(())
+        } else {
+            ControlFlow::Continue(())
+        }
+    });
+    assert_eq!((stop, peek.pos()), (None, start + 48));
+    let err = peek.each(|at, _, rec| {
+        by_each.push(Ok((at, rec.parts().0.to_vec(), rec.parts().1.to_vec())));
+        ControlFlow::Continue(())
+    });
+    by_each.extend(err.map(Err));
+    assert_eq!(
+        err,
+        Some(RingError::Corrupt {
+            at: start + 144,
+            size: 4,
+            skipped: 16
+        })
+    );
+    // After the error the walk is at the head: nothing more.
+    assert_eq!(peek.pos(), start + 160);
+    assert_eq!(peek.each(|_, _, _| unreachable!("past the head")), None);
+    assert_eq!(by_each, by_next);
+    assert_eq!(by_each.len(), 7);
+    // One record wrapped the end (16 bytes before it, 8 after).
+    assert!(by_each
+        .iter()
+        .any(|r| matches!(r, Ok((_, a, b)) if a.len() == 16 && b.len() == 8)));
 }

@@ -5,6 +5,7 @@ use super::loss::LossRecord;
 use super::order::{Front, Run};
 use super::{Losses, RingSet, SetRing};
 use crate::ring::{Peek, RawRecord, RingBuffer, RingError};
+use core::ops::ControlFlow;
 
 /// A record the merge released to the caller. Its bytes stay in the ring
 /// (read them with [`RingSet::record`]) and the ring's `data_tail` does not
@@ -173,36 +174,43 @@ impl RingSet {
                 let mut more = false;
                 // The records delivered and not yet lent as a span.
                 let mut span = (start, start);
-                while let Some(item) = peek.next() {
-                    match item {
-                        Ok((_, rec)) => {
-                            let event = match *only_event {
-                                Some(e) => Some(e),
-                                None => self.ident.peek(&rec, None).1,
-                            };
-                            if LossRecord::of(&rec).is_some() {
-                                let ev = self.ident.peek(&rec, *only_event).1;
-                                let el = &mut self.event_losses;
-                                account(el, losses, *only_event, &rec, ev, &self.ident);
-                            }
-                            to.record(r, event, &rec);
-                            span.1 = peek.pos();
-                            n += 1;
+                let (head, bound) = (peek.head(), left.min(slice));
+                let ident = &self.ident;
+                let event_losses = &mut self.event_losses;
+                loop {
+                    let stopped = peek.each(|_, after, rec| {
+                        let event = match *only_event {
+                            Some(e) => Some(e),
+                            None => ident.peek(&rec, None).1,
+                        };
+                        if LossRecord::of(&rec).is_some() {
+                            let ev = ident.peek(&rec, *only_event).1;
+                            account(event_losses, losses, *only_event, &rec, ev, ident);
                         }
-                        Err(e) => {
-                            lend(&peek, span, r, to);
-                            span = (peek.pos(), peek.pos());
-                            losses.skipped(&e);
-                            // The bytes up to the head are gone; anything
-                            // lent from before an overrun is unreadable now,
-                            // so nothing lent can pin the tail.
-                            if matches!(e, RingError::Overrun { .. }) {
-                                run.forget_lent();
-                            }
+                        to.record(r, event, &rec);
+                        span.1 = after;
+                        n += 1;
+                        let walked = (after as usize).wrapping_sub(start as usize) as u64;
+                        if walked >= bound && after != head {
+                            more = walked < left;
+                            return ControlFlow::Break(());
                         }
+                        ControlFlow::Continue(())
+                    });
+                    let Some(e) = stopped else { break };
+                    lend(&peek, span, r, to);
+                    span = (peek.pos(), peek.pos());
+                    losses.skipped(&e);
+                    // The bytes up to the head are gone; anything lent from
+                    // before an overrun is unreadable now, so nothing lent
+                    // can pin the tail.
+                    if matches!(e, RingError::Overrun { .. }) {
+                        run.forget_lent();
                     }
+                    // After an error the walk goes on from where it
+                    // restarted (the tail) or ends (at the head).
                     let walked = (peek.pos() as usize).wrapping_sub(start as usize) as u64;
-                    if walked >= left.min(slice) && peek.pos() != peek.head() {
+                    if walked >= bound && peek.pos() != head {
                         more = walked < left;
                         break;
                     }
@@ -262,38 +270,41 @@ impl RingSet {
             }
             let mut peek = buf.peek(*read_pos);
             let (mut taken, mut dropped, mut stale) = (0, 0, false);
-            let mut complete = true;
+            let complete;
+            let ident = &self.ident;
+            let event_losses = &mut self.event_losses;
             loop {
                 if taken == room {
                     complete = false;
                     break;
                 }
-                let Some(item) = peek.next() else { break };
-                match item {
-                    Ok((pos, rec)) => {
-                        let (key, event) = self.ident.peek(&rec, *only_event);
-                        if LossRecord::of(&rec).is_some() {
-                            let el = &mut self.event_losses;
-                            account(el, losses, *only_event, &rec, event, &self.ident);
-                        }
-                        stale |= run.push(pos, rec.len() as u32, key.time, event);
-                        taken += 1;
+                let stopped = peek.each(|pos, _, rec| {
+                    let (key, event) = ident.peek(&rec, *only_event);
+                    if LossRecord::of(&rec).is_some() {
+                        account(event_losses, losses, *only_event, &rec, event, ident);
                     }
-                    Err(e) => {
-                        losses.skipped(&e);
-                        match e {
-                            // The ring is not to be trusted, or the walk
-                            // restarted from its tail: what the merge held
-                            // of it is gone.
-                            RingError::Overrun { .. } | RingError::Corrupt { skipped: 0, .. } => {
-                                dropped += run.drop_all();
-                                stale = true;
-                            }
-                            // A corrupt header at `at`: the walk skipped to the head.
-                            RingError::Corrupt { at, .. } => run.skipped(at, peek.pos()),
-                            _ => {}
-                        }
+                    stale |= run.push(pos, rec.len() as u32, key.time, event);
+                    taken += 1;
+                    if taken == room {
+                        return ControlFlow::Break(());
                     }
+                    ControlFlow::Continue(())
+                });
+                let Some(e) = stopped else {
+                    complete = taken < room;
+                    break;
+                };
+                losses.skipped(&e);
+                match e {
+                    // The ring is not to be trusted, or the walk restarted
+                    // from its tail: what the merge held of it is gone.
+                    RingError::Overrun { .. } | RingError::Corrupt { skipped: 0, .. } => {
+                        dropped += run.drop_all();
+                        stale = true;
+                    }
+                    // A corrupt header at `at`: the walk skipped to the head.
+                    RingError::Corrupt { at, .. } => run.skipped(at, peek.pos()),
+                    _ => {}
                 }
             }
             self.order.taken(taken, dropped, stale);
