@@ -413,31 +413,27 @@ impl<W: Write> Writer<W> {
         }
     }
 
-    /// One round of a ring set's time-ordered merge ([`RingSet::fill`],
-    /// then every record [`RingSet::next_ordered`] releases, in time
+    /// One round of a ring set's time-ordered merge
+    /// ([`RingSet::drain_ordered`]: every record safe to release, in time
     /// order), then the round closed; `last`: the events are disabled and
-    /// this is the final round, so the records still held are flushed too
-    /// ([`RingSet::flush_next`]). Returns the records written.
+    /// this is the final round, so the records still held are flushed too.
+    /// Returns the records written. After a write error the round's other
+    /// records are given back unwritten and the error is returned.
     pub fn write_ordered(&mut self, set: &mut RingSet, last: bool) -> io::Result<usize> {
-        set.fill();
+        let mut failed = None;
         let mut n = 0;
-        loop {
-            let held = if last {
-                set.flush_next()
-            } else {
-                set.next_ordered()
-            };
-            let Some(held) = held else { break };
-            let written = match set.record(&held) {
-                Ok(rec) => self.write(held.event(), &rec),
-                // The ring overran under the held record: nothing to write.
-                Err(_) => Ok(()),
-            };
-            set.release(held);
-            written?;
-            n += 1;
+        set.drain_ordered(last, |held, rec| {
+            if failed.is_none() {
+                match self.write(held.event(), rec) {
+                    Ok(()) => n += 1,
+                    Err(e) => failed = Some(e),
+                }
+            }
+        });
+        match failed {
+            Some(e) => Err(e),
+            None => self.finish_round().map(|()| n),
         }
-        self.finish_round().map(|()| n)
     }
 
     /// The build ids of the objects mapped in the recording (the kernel's

@@ -26,7 +26,9 @@
 //!   task is gone; the ring keeps its records and is drained as usual).
 //! - [`RingSet::drain`] walks every ring up to its head, in ring order, and
 //!   frees it; [`RingSet::fill`] + [`RingSet::next_ordered`] merge in time
-//!   (see [`merge`] for the rule and the memory bound).
+//!   (see [`merge`] for the rule and the memory bound), and
+//!   [`RingSet::drain_ordered`] does one such round for a reader that is
+//!   done with each record before the next (no record held).
 //! - Records are lent, never copied: a [`Held`] record stays in its ring
 //!   (whose `data_tail` does not pass it) until [`RingSet::release`], and a
 //!   record wrapping the ring end is lent in two parts.

@@ -510,6 +510,14 @@ impl Order {
     /// counted as forced, or `flush`), noted as lent in its ring.
     #[inline(always)]
     pub(crate) fn next(&mut self, flush: bool) -> Option<(usize, Front)> {
+        self.take(flush, true)
+    }
+
+    /// [`Order::next`], the record noted as lent only when `lend` (a
+    /// caller that is done with it before the next call does not lend it:
+    /// it counts the bytes as given back itself).
+    #[inline(always)]
+    pub(crate) fn take(&mut self, flush: bool, lend: bool) -> Option<(usize, Front)> {
         if self.tree_stale {
             self.rebuild();
         }
@@ -539,7 +547,9 @@ impl Order {
             (None, Some(e)) => run.take_front(e),
             (None, None) => return None,
         };
-        run.lend(f.pos);
+        if lend {
+            run.lend(f.pos);
+        }
         let next = run.front_key(r);
         self.replay_winner(next);
         self.held -= 1;

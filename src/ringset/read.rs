@@ -347,6 +347,42 @@ impl RingSet {
         }
     }
 
+    /// One round of the time-ordered merge by internal iteration: a
+    /// [`RingSet::fill`], then every record safe to release (every record
+    /// held, when `flush`: the events are disabled and this is the last
+    /// round) handed to `each` in time order, each given back as soon as
+    /// `each` returns. What [`RingSet::fill`] + [`RingSet::next_ordered`] /
+    /// [`RingSet::flush_next`] + [`RingSet::release`] do, without lending:
+    /// for a reader done with each record before the next. A record whose
+    /// ring overran since it was read is skipped (its bytes are gone; the
+    /// overrun is counted in the ring's [`super::Losses`]). Returns the
+    /// records handed to `each`.
+    #[inline]
+    pub fn drain_ordered(
+        &mut self,
+        flush: bool,
+        mut each: impl FnMut(&Held, &RawRecord<'_>),
+    ) -> usize {
+        self.fill();
+        let mut n = 0;
+        while let Some((r, f)) = self.order.take(flush, false) {
+            let (Some(ring), Some(run)) = (self.rings.get_mut(r), self.order.runs.get_mut(r))
+            else {
+                continue;
+            };
+            let held = held((r, f));
+            if let Ok(rec) = ring.buf.record_known(held.pos, held.len as usize) {
+                each(&held, &rec);
+                n += 1;
+            }
+            run.freed += u64::from(held.len);
+            if run.freed >= ring.slice || !run.pending() {
+                commit(&mut ring.buf, ring.read_pos, run);
+            }
+        }
+        n
+    }
+
     /// Gives a held record back: its ring's `data_tail` advances past
     /// every record given back before the oldest one still held or lent, at
     /// once when the merge holds nothing more of that ring, otherwise once

@@ -10,7 +10,8 @@ use crate::ringset_support;
 use perf_event_core::attr::Attr;
 use perf_event_core::open::{open, OpenFlags, Scope};
 use perf_event_core::record::{Record, SampleLayout};
-use perf_event_core::ringset::{Entry, Options, RingSet, RingSetError, Sharing};
+use perf_event_core::ring::RawRecord;
+use perf_event_core::ringset::{Entry, Held, Options, RingSet, RingSetError, Sharing};
 use perf_event_core::sys;
 use ringset_support::*;
 use std::collections::HashMap;
@@ -22,25 +23,37 @@ struct Tally {
     received: HashMap<(u32, usize), u64>,
     last_time: u64,
     backwards: u64,
+    /// Each event's layout.
+    layouts: Vec<SampleLayout>,
+    /// Rounds through `RingSet::drain_ordered` rather than `fill` +
+    /// `next_ordered` / `flush_next` + `release`.
+    internal: bool,
 }
 
 impl Tally {
-    fn take(&mut self, set: &mut RingSet) {
-        while let Some(h) = set.next_ordered() {
-            self.one(set, h);
+    /// One merge round; `flush`: every record held, safe or not.
+    fn round(&mut self, set: &mut RingSet, flush: bool) {
+        if self.internal {
+            set.drain_ordered(flush, |h, rec| self.one(h, rec));
+            return;
+        }
+        set.fill();
+        loop {
+            let held = if flush {
+                set.flush_next()
+            } else {
+                set.next_ordered()
+            };
+            let Some(h) = held else { break };
+            self.one(&h, &set.record(&h).unwrap());
+            set.release(h);
         }
     }
-    fn flush(&mut self, set: &mut RingSet) {
-        while let Some(h) = set.flush_next() {
-            self.one(set, h);
-        }
-    }
-    fn one(&mut self, set: &mut RingSet, h: perf_event_core::ringset::Held) {
+    fn one(&mut self, h: &Held, rec: &RawRecord<'_>) {
         let event = h.event().expect("every record's event is found by its id");
-        let layout = *set.layout(event).unwrap();
-        let rec = set.record(&h).unwrap();
+        let layout = self.layouts[event];
         let mut scratch = [0u8; 256];
-        if let Record::Sample(s) = parse(&layout, &rec, &mut scratch) {
+        if let Record::Sample(s) = parse(&layout, rec, &mut scratch) {
             *self.received.entry((s.cpu().unwrap(), event)).or_default() += 1;
             assert_eq!(h.time(), s.time(), "the peeked time is the parsed one");
         }
@@ -49,15 +62,30 @@ impl Tally {
             self.backwards += 1;
         }
         self.last_time = self.last_time.max(t);
-        set.release(h);
     }
 }
 
 #[test]
 fn per_cpu_rings_account_for_every_event_and_merge_in_time_order() {
-    let Some((prctl_attr, getppid_attr)) =
-        tracepoints("per_cpu_rings_account_for_every_event_and_merge_in_time_order")
-    else {
+    per_cpu_rings_merged(
+        "per_cpu_rings_account_for_every_event_and_merge_in_time_order",
+        false,
+    );
+}
+
+#[test]
+fn drain_ordered_accounts_for_every_event_in_time_order_as_the_held_records_do() {
+    per_cpu_rings_merged(
+        "drain_ordered_accounts_for_every_event_in_time_order_as_the_held_records_do",
+        true,
+    );
+}
+
+/// Every CPU's worker fires two tracepoints N times into per-CPU rings,
+/// merged round by round while they run (`internal`: through
+/// `RingSet::drain_ordered`): every event accounted for, in time order.
+fn per_cpu_rings_merged(test: &str, internal: bool) {
+    let Some((prctl_attr, getppid_attr)) = tracepoints(test) else {
         return;
     };
     let cpus = cpus();
@@ -93,20 +121,25 @@ fn per_cpu_rings_account_for_every_event_and_merge_in_time_order() {
     for e in 0..set.entries() {
         set.fd(e).unwrap().enable(false).unwrap();
     }
-    let mut tally = Tally::default();
+    let mut tally = Tally {
+        layouts: vec![
+            SampleLayout::from_attr(&prctl_attr),
+            SampleLayout::from_attr(&getppid_attr),
+        ],
+        internal,
+        ..Tally::default()
+    };
     w.go.wait();
     let mut finished = 0;
     let deadline = Instant::now() + Duration::from_secs(60);
     while finished < cpus.len() {
         assert!(Instant::now() < deadline, "workers did not finish");
         set.wait(1).unwrap();
-        set.fill();
-        tally.take(&mut set);
+        tally.round(&mut set, false);
         finished += w.done.try_iter().count();
     }
     // Everything out, so the rings are empty for the pending LOST records.
-    set.fill();
-    tally.flush(&mut set);
+    tally.round(&mut set, true);
     w.extra.wait();
     for _ in &cpus {
         w.done.recv().unwrap();
@@ -114,8 +147,7 @@ fn per_cpu_rings_account_for_every_event_and_merge_in_time_order() {
     for e in 0..set.entries() {
         set.fd(e).unwrap().disable(false).unwrap();
     }
-    set.fill();
-    tally.flush(&mut set);
+    tally.round(&mut set, true);
     for h in w.handles {
         h.join().unwrap();
     }

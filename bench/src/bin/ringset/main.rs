@@ -13,11 +13,12 @@
 //!    every ring with the same K prctls, then times each reader (rotating
 //!    who goes first); medians over rounds and paired ratios.
 //! 2. The time-ordered merge per record: `fill` + `next_ordered` +
-//!    `record` + `release` over the same R rings, and its paired ratio to
+//!    `record` + `release` over the same R rings, and `drain_ordered` (the
+//!    same merge by internal iteration), each with its paired ratio to
 //!    drain + parse (min / median / max over rounds; issue 27's target is
 //!    2). `ringset count [R]`: two rounds only, for
 //!    `valgrind --tool=callgrind` (instructions per record of each reader:
-//!    the inclusive counts of `merge_ours` and `drain_ours`).
+//!    the inclusive counts of `merge_ours`, `merge_each` and `drain_ours`).
 //! 3. Lost records under a storm on every CPU with small rings, read
 //!    concurrently: perf-event-core's ring set vs perf-event2's samplers;
 //!    received + lost == generated for both.
@@ -274,12 +275,30 @@ fn merge_ours(set: &mut RingSet) -> u64 {
     }
 }
 
+/// The same merge by internal iteration: `RingSet::drain_ordered` (fill,
+/// then each record handed over and given back at once, no lending).
+#[inline(never)]
+fn merge_each(set: &mut RingSet) -> u64 {
+    let mut n = 0;
+    loop {
+        // The writers are disabled: everything read can be released.
+        let got = set.drain_ordered(true, |_, rec| {
+            black_box(rec.header);
+        });
+        if got == 0 {
+            return n;
+        }
+        n += got as u64;
+    }
+}
+
 fn drain_bench(id: u64, rings: usize, rounds: usize) {
     let mut a = ours(id, rings, |_| Scope::this_thread(), PAGES);
     let mut m = ours(id, rings, |_| Scope::this_thread(), PAGES);
     let mut w = ours(id, rings, |_| Scope::this_thread(), PAGES);
     let mut f = ours(id, rings, |_| Scope::this_thread(), PAGES);
     let mut pd = ours(id, rings, |_| Scope::this_thread(), PAGES);
+    let mut mo = ours(id, rings, |_| Scope::this_thread(), PAGES);
     let mut b = pe2(id, rings, |_| None, PAGES);
     let mut raws: Vec<Raw> = (0..rings).map(|_| Raw::new(id)).collect();
     let fds: Vec<&EventFd> = (0..rings)
@@ -290,12 +309,13 @@ fn drain_bench(id: u64, rings: usize, rounds: usize) {
                 w.fd(e).unwrap(),
                 f.fd(e).unwrap(),
                 pd.fd(e).unwrap(),
+                mo.fd(e).unwrap(),
             ]
         })
         .chain(raws.iter().map(|r| &r.fd))
         .collect();
     let raw_fds: Vec<i32> = fds.iter().map(|f| f.raw()).collect();
-    let mut times: [Vec<f64>; 7] = Default::default();
+    let mut times: [Vec<f64>; 8] = Default::default();
     let path = write::perf_data_path("drain");
     let total = (K as usize * rings) as f64;
     for round in 0..rounds + 1 {
@@ -314,11 +334,11 @@ fn drain_bench(id: u64, rings: usize, rounds: usize) {
             // SAFETY: disabling a perf fd we own.
             unsafe { libc::ioctl(fd, sys::PERF_EVENT_IOC_DISABLE as _, 0) };
         }
-        let mut results = [(0u64, 0f64); 7];
+        let mut results = [(0u64, 0f64); 8];
         // A new file each round (made before the timing).
         let mut writer = Some(write::perf_data_writer(&path, id, &pd));
-        for k in 0..7 {
-            let i = (round + k) % 7;
+        for k in 0..8 {
+            let i = (round + k) % 8;
             let t = Instant::now();
             let n = match i {
                 0 => black_box(drain_ours(&mut a)).0,
@@ -327,6 +347,7 @@ fn drain_bench(id: u64, rings: usize, rounds: usize) {
                 3 => merge_ours(&mut m),
                 4 => black_box(walk_ours(&mut w)),
                 5 => black_box(drain_prefix(&mut f)).0,
+                7 => merge_each(&mut mo),
                 _ => black_box(write::write_ours(&mut pd, writer.as_mut().unwrap())),
             };
             results[i] = (n, t.elapsed().as_nanos() as f64);
@@ -350,6 +371,7 @@ fn drain_bench(id: u64, rings: usize, rounds: usize) {
         "perf-event-core RingSet::drain alone (no parse)",
         "perf-event-core RingSet::drain + prefix ip/tid/time",
         "perf-event-core RingSet::drain + perf_data::Writer (file)",
+        "perf-event-core time-ordered merge (drain_ordered)",
     ]
     .iter()
     .enumerate()
@@ -368,6 +390,19 @@ fn drain_bench(id: u64, rings: usize, rounds: usize) {
         mr[mr.len() / 2],
         mr[mr.len() - 1]
     );
+    let mut me: Vec<f64> = times[7].iter().zip(&times[0]).map(|(a, b)| a / b).collect();
+    me.sort_by(|a, b| a.partial_cmp(b).unwrap());
+    println!(
+        "drain_ordered / (drain + parse), paired per round: min {:.2} median {:.2} max {:.2} \
+         (target: <= 2)",
+        me[0],
+        me[me.len() / 2],
+        me[me.len() - 1]
+    );
+    for (name, set) in [("fill/next/release", &m), ("drain_ordered", &mo)] {
+        let st = set.merge_stats();
+        assert_eq!((st.out_of_order, st.unguarded_rounds), (0, 0), "{name}");
+    }
     let st = m.merge_stats();
     println!(
         "merge stats: released {} forced {} out_of_order {} unguarded_rounds {} max_held {}",
