@@ -230,7 +230,7 @@ impl Identify {
     /// The time, id and event of `rec` without parsing it; `fallback` is
     /// the event assumed when the id is missing or unknown (the ring's only
     /// event, when it has one).
-    #[inline]
+    #[inline(always)]
     pub fn peek(&self, rec: &RawRecord<'_>, fallback: Option<usize>) -> (Key, Option<usize>) {
         if let Some(off) = self.uniform {
             let key = off.key(rec);

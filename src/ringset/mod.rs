@@ -205,6 +205,9 @@ pub struct SetRing {
     losses: Losses,
     /// Bytes freed at a time: 1/32 of the ring (at least 64).
     slice: u64,
+    /// Where [`RingSet::drain_ordered`]'s round stops reading this ring:
+    /// its head when the round began.
+    round_stop: u64,
 }
 
 impl SetRing {
@@ -334,6 +337,7 @@ impl RingSet {
                         read_pos,
                         losses: Losses::default(),
                         slice,
+                        round_stop: read_pos,
                     });
                     set.rings.len() - 1
                 }
