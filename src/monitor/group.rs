@@ -1,10 +1,10 @@
 //! The monitor's group: opening it, the one-`read(2)` group read, and the
 //! all-or-nothing user-space read.
 
-use super::{open_one, MonitorError, READ_FORMAT, UNREAD};
+use super::{MonitorError, READ_FORMAT, UNREAD};
 use crate::attr::Attr;
 use crate::fd::EventFd;
-use crate::open::Scope;
+use crate::open::{GroupOpen, Scope};
 use crate::read_format::{Counts, ReadError, ReadFormat};
 use crate::userpage::{
     CounterFd, CounterReader, CounterReading, EventTarget, FallbackReason, ReadPath, UserPage,
@@ -84,8 +84,9 @@ impl<const N: usize> CounterFd for GroupFd<N> {
     }
 }
 
-/// Opens `attrs` on `scope` as one group, disabled, with [`READ_FORMAT`]
-/// and `inherit` as asked.
+/// Opens `attrs` on `scope` as one group ([`GroupOpen`]): the leader
+/// disabled, `read_format` exactly [`READ_FORMAT`] (the group read decodes
+/// that layout), `inherit` as asked.
 pub(super) fn open_group<const N: usize>(
     attrs: &[Attr; N],
     scope: Scope,
@@ -94,13 +95,17 @@ pub(super) fn open_group<const N: usize>(
     if N > MAX_EVENTS {
         return Err(MonitorError::TooManyEvents { given: N });
     }
+    let group = GroupOpen::new(scope, READ_FORMAT, inherit);
     let mut fds: [Option<EventFd>; N] = [const { None }; N];
     for (index, attr) in attrs.iter().enumerate() {
-        let attr = attr
-            .disabled(index == 0)
-            .inherit(inherit)
-            .read_format(READ_FORMAT);
-        let fd = open_one(index, &attr, scope, fds[0].as_ref())?;
+        let fd = group
+            .open(&attr.read_format(0), fds[0].as_ref())
+            .map_err(|error| MonitorError::Open {
+                index,
+                error,
+                inherit,
+                sample_type: attr.to_raw().sample_type,
+            })?;
         fds[index] = Some(fd);
     }
     let mut fds = fds.into_iter();

@@ -80,7 +80,7 @@ pub use threads::PerThread;
 
 use crate::abi::KernelVersion;
 use crate::attr::Attr;
-use crate::open::{open, OpenError, OpenFlags, Scope};
+use crate::open::{OpenError, Scope};
 use crate::read_format::ReadError;
 use crate::sys;
 use crate::userpage::{
@@ -364,24 +364,6 @@ impl<const N: usize> Monitor<N> {
             Events::ReadOnly(..) => None,
         }
     }
-}
-
-/// Opens with `attr`'s own errors mapped to [`MonitorError::Open`].
-fn open_one(
-    index: usize,
-    attr: &Attr,
-    scope: Scope,
-    leader: Option<&crate::fd::EventFd>,
-) -> Result<crate::fd::EventFd, MonitorError> {
-    open(attr, scope, leader, OpenFlags::new()).map_err(|error| {
-        let raw = attr.to_raw();
-        MonitorError::Open {
-            index,
-            error,
-            inherit: attr.get_flag(crate::abi::bitfield::attr::INHERIT) != 0,
-            sample_type: raw.sample_type,
-        }
-    })
 }
 
 #[cfg(all(test, feature = "std"))]

@@ -2,8 +2,10 @@
 //! that explain themselves.
 
 mod error;
+mod group;
 
 pub use error::{FailureContext, OpenError, PreSyscall};
+pub(crate) use group::GroupOpen;
 
 use crate::attr::{Attr, Diagnosis};
 use crate::fd::EventFd;

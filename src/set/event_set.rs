@@ -5,11 +5,11 @@ use super::cpus::{CpuSet, Cpus};
 use super::spec::{BudgetPolicy, EventSpec, Target};
 use super::threads::{AttachError, ThreadSet};
 use super::{EventStatus, PlacedCounts, SetError};
-use crate::abi::bitfield::attr as flag;
+use crate::attr::Attr;
 use crate::fd::EventFd;
 use crate::linux::errno as os;
 use crate::linux::errno::Errno;
-use crate::open::{open, OpenError, OpenFlags, Scope};
+use crate::open::{GroupOpen, OpenError, Scope};
 use crate::read_format::Counts;
 use crate::sys;
 use std::collections::HashMap;
@@ -32,7 +32,8 @@ const MAX_SCANS: usize = 64;
 pub struct EventInfo {
     /// What was asked for (after hybrid expansion).
     pub spec: EventSpec,
-    /// Its group's index.
+    /// Its group's index among the non-empty groups given (an empty group
+    /// is left out).
     pub group: usize,
     /// Whether it leads its group.
     pub leader: bool,
@@ -139,32 +140,7 @@ impl EventSet {
         target: Target,
         policy: BudgetPolicy,
     ) -> Result<EventSet, SetError> {
-        let mut set = EventSet {
-            events: Vec::new(),
-            groups: Vec::new(),
-            instances: Vec::new(),
-            attach: AttachReport::default(),
-            buf: Vec::new(),
-            counts: Vec::new(),
-        };
-        for (g, group) in groups.into_iter().enumerate() {
-            let mut idx = Vec::new();
-            for (i, spec) in group.into_iter().enumerate() {
-                idx.push(set.events.len());
-                set.events.push(EventInfo {
-                    spec,
-                    group: g,
-                    leader: i == 0,
-                    opened: 0,
-                    unsupported: None,
-                    leader_failed: 0,
-                    fallback_used: false,
-                });
-            }
-            if !idx.is_empty() {
-                set.groups.push(idx);
-            }
-        }
+        let mut set = EventSet::unopened(groups);
         let (cpus, threads, inherit, pid) = match target {
             Target::Cpus(cpus) => {
                 let placements: Vec<i32> = cpus.as_slice().iter().map(|&c| c as i32).collect();
@@ -257,6 +233,34 @@ impl EventSet {
         Ok(set)
     }
 
+    /// The set's table of events and groups, nothing opened yet. An
+    /// empty group is left out, so `EventInfo::group` indexes `groups`.
+    fn unopened(groups: Vec<Vec<EventSpec>>) -> EventSet {
+        let mut set = EventSet {
+            events: Vec::new(),
+            groups: Vec::new(),
+            instances: Vec::new(),
+            attach: AttachReport::default(),
+            buf: Vec::new(),
+            counts: Vec::new(),
+        };
+        for group in groups.into_iter().filter(|g| !g.is_empty()) {
+            let first = set.events.len();
+            set.events
+                .extend(group.into_iter().enumerate().map(|(i, spec)| EventInfo {
+                    spec,
+                    group: set.groups.len(),
+                    leader: i == 0,
+                    opened: 0,
+                    unsupported: None,
+                    leader_failed: 0,
+                    fallback_used: false,
+                }));
+            set.groups.push((first..set.events.len()).collect());
+        }
+        set
+    }
+
     /// [`BudgetPolicy::InheritPerCpu`]: one placement per online CPU on
     /// `main` with `inherit`.
     fn open_inherit_fallback(mut self, main: i32) -> Result<EventSet, SetError> {
@@ -307,65 +311,74 @@ impl EventSet {
     /// Opens every group on (cpu, tid).
     fn open_placement(&mut self, cpu: i32, tid: i32, inherit: bool) -> Result<Outcome, SetError> {
         for g in 0..self.groups.len() {
-            let mut instance = Instance {
-                cpu,
-                tid,
-                fds: Vec::new(),
-            };
+            let scope = Scope::raw(tid, cpu)
+                .map_err(|e| self.open_error(self.groups[g][0], cpu, tid, e))?;
+            let group = GroupOpen::new(scope, self.added_read_format(g), inherit);
+            let mut fds: Vec<(usize, EventFd)> = Vec::new();
             for k in 0..self.groups[g].len() {
                 let e = self.groups[g][k];
                 if !Self::allowed_on(&self.events[e].spec, cpu) {
                     continue;
                 }
-                let leader = instance.fds.first().map(|(_, fd)| fd);
+                let leader = fds.first().map(|(_, fd)| fd);
                 if k > 0 && leader.is_none() {
                     // The leader failed here: never let a member count alone.
                     self.events[e].leader_failed += 1;
                     continue;
                 }
-                match self.open_one(e, cpu, tid, inherit, leader) {
+                match self.open_one(&group, e, leader) {
                     Ok(fd) => {
                         self.events[e].opened += 1;
-                        instance.fds.push((e, fd));
+                        fds.push((e, fd));
                     }
-                    Err(err) => {
-                        let errno = err.errno.unwrap_or(Errno(0));
-                        if errno.0 == os::ESRCH {
-                            for (e, _) in &instance.fds {
-                                self.events[*e].opened -= 1;
-                            }
-                            return Ok(Outcome::ThreadGone);
+                    Err(err) if err.errno == Some(Errno(os::ESRCH)) => {
+                        for (e, _) in &fds {
+                            self.events[*e].opened -= 1;
                         }
-                        if errno.0 == os::EMFILE || errno.0 == os::ENFILE {
-                            return Err(SetError::Budget(BudgetError {
-                                needed: self.fds_wanted(),
-                                in_use: budget::fds_in_use(),
-                                limit: budget::open_files_limit(),
-                                errno: Some(errno),
-                            }));
-                        }
-                        if tid > 0 && matches!(errno.0, os::EACCES | os::EPERM) {
-                            // Another process's thread: ptrace access and the
-                            // paranoid level decide.
-                            return Err(SetError::Attach(AttachError::new(tid, errno)));
-                        }
-                        if err.errno.is_none() || !is_unsupported(errno) {
-                            return Err(SetError::Open {
-                                event: self.events[e].spec.display_name(),
-                                cpu,
-                                tid,
-                                error: Box::new(err),
-                            });
-                        }
-                        self.events[e].unsupported.get_or_insert(err);
+                        return Ok(Outcome::ThreadGone);
                     }
+                    Err(err) => self.not_opened(e, cpu, tid, err)?,
                 }
             }
-            if !instance.fds.is_empty() {
-                self.instances.push(instance);
+            if !fds.is_empty() {
+                self.instances.push(Instance { cpu, tid, fds });
             }
         }
         Ok(Outcome::Opened)
+    }
+
+    /// Event `e` did not open on (cpu, tid): recorded when the kernel does
+    /// not support it, else the error that ends the whole open.
+    fn not_opened(&mut self, e: usize, cpu: i32, tid: i32, err: OpenError) -> Result<(), SetError> {
+        let errno = err.errno.unwrap_or(Errno(0));
+        if errno.0 == os::EMFILE || errno.0 == os::ENFILE {
+            return Err(SetError::Budget(BudgetError {
+                needed: self.fds_wanted(),
+                in_use: budget::fds_in_use(),
+                limit: budget::open_files_limit(),
+                errno: Some(errno),
+            }));
+        }
+        if tid > 0 && matches!(errno.0, os::EACCES | os::EPERM) {
+            // Another process's thread: ptrace access and the paranoid
+            // level decide.
+            return Err(SetError::Attach(AttachError::new(tid, errno)));
+        }
+        if err.errno.is_none() || !is_unsupported(errno) {
+            return Err(self.open_error(e, cpu, tid, err));
+        }
+        self.events[e].unsupported.get_or_insert(err);
+        Ok(())
+    }
+
+    /// A fatal open error of event `e` on (cpu, tid).
+    fn open_error(&self, e: usize, cpu: i32, tid: i32, error: OpenError) -> SetError {
+        SetError::Open {
+            event: self.events[e].spec.display_name(),
+            cpu,
+            tid,
+            error: Box::new(error),
+        }
     }
 
     /// fds the set would hold if every event opened on every placement it
@@ -374,29 +387,16 @@ impl EventSet {
         self.instances.iter().map(|i| i.fds.len()).sum::<usize>() + self.events.len()
     }
 
+    /// Opens event `e` in `group`; on ENOENT, EINVAL or EOPNOTSUPP, once,
+    /// with its fallback attr, kept for every later placement if it opens.
     fn open_one(
         &mut self,
+        group: &GroupOpen,
         e: usize,
-        cpu: i32,
-        tid: i32,
-        inherit: bool,
         leader: Option<&EventFd>,
     ) -> Result<EventFd, OpenError> {
         let info = &self.events[e];
-        let base = match (info.fallback_used, info.spec.fallback) {
-            (true, Some(f)) => f,
-            _ => info.spec.attr,
-        };
-        let added = self.added_read_format(e);
-        let prepare = |attr: crate::attr::Attr| {
-            let format = attr.read_format_word() | added;
-            attr.read_format(format)
-                .flag(flag::DISABLED, leader.is_none() as u64)
-                .flag(flag::INHERIT, inherit as u64)
-        };
-        let scope = Scope::raw(tid, cpu)?;
-        let first = open(&prepare(base), scope, leader, OpenFlags::new());
-        match (first, info.spec.fallback) {
+        match (group.open(&self.attr_in_use(e), leader), info.spec.fallback) {
             (Err(err), Some(fallback))
                 if !info.fallback_used
                     && matches!(
@@ -404,13 +404,21 @@ impl EventSet {
                         Some(os::ENOENT | os::EINVAL | os::EOPNOTSUPP)
                     ) =>
             {
-                let r = open(&prepare(fallback), scope, leader, OpenFlags::new());
-                if r.is_ok() {
-                    self.events[e].fallback_used = true;
-                }
+                let r = group.open(&fallback, leader);
+                self.events[e].fallback_used = r.is_ok();
                 r
             }
             (r, _) => r,
+        }
+    }
+
+    /// Event `e`'s attr as given: its spec's, or the fallback once that is
+    /// in use.
+    fn attr_in_use(&self, e: usize) -> Attr {
+        let info = &self.events[e];
+        match (info.fallback_used, info.spec.fallback) {
+            (true, Some(f)) => f,
+            _ => info.spec.attr,
         }
     }
 
@@ -421,20 +429,19 @@ impl EventSet {
     /// layout of the records its fds write (what a ring set needs); the
     /// `disabled` / `inherit` bits of each fd are the set's choice per
     /// placement and not part of it. `None` for an index past the events.
-    pub fn opened_attr(&self, event: usize) -> Option<crate::attr::Attr> {
-        let info = self.events.get(event)?;
-        let base = match (info.fallback_used, info.spec.fallback) {
-            (true, Some(f)) => f,
-            _ => info.spec.attr,
-        };
-        Some(base.read_format(base.read_format_word() | self.added_read_format(event)))
+    pub fn opened_attr(&self, event: usize) -> Option<Attr> {
+        let group = self.events.get(event)?.group;
+        let attr = self.attr_in_use(event);
+        Some(attr.read_format(attr.read_format_word() | self.added_read_format(group)))
     }
 
-    /// The read_format bits the set adds to event `e`: the times, and
-    /// `PERF_FORMAT_GROUP` when its group has more than one event.
-    fn added_read_format(&self, e: usize) -> u64 {
-        let members = self.groups[self.events[e].group].len();
-        SET_READ_FORMAT | if members > 1 { GROUP_READ_FORMAT } else { 0 }
+    /// The read_format bits the set adds to every event of group `g`: the
+    /// times, and `PERF_FORMAT_GROUP` when it has more than one event.
+    fn added_read_format(&self, g: usize) -> u64 {
+        match self.groups[g].len() {
+            1 => SET_READ_FORMAT,
+            _ => SET_READ_FORMAT | GROUP_READ_FORMAT,
+        }
     }
 
     /// The events, in group order (leader first).

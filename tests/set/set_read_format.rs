@@ -7,7 +7,7 @@ use crate::kernel_support;
 use crate::lab_support;
 
 use perf_event_core::attr::Attr;
-use perf_event_core::event::Event;
+use perf_event_core::event::{Event, Software};
 use perf_event_core::linux::system::gettid;
 use perf_event_core::set::{BudgetPolicy, EventSet, EventSpec, Target, ThreadSet};
 use perf_event_core::sys;
@@ -57,4 +57,33 @@ fn a_group_of_one_is_read_without_the_group_bit_and_both_layouts_count_exactly()
         let (enabled, running) = (c.counts.enabled.unwrap(), c.counts.running.unwrap());
         assert!(enabled > 0 && running == enabled, "event {e}: {c:?}");
     }
+}
+
+#[test]
+fn an_empty_group_is_skipped_and_the_groups_after_it_keep_their_own_read_format() {
+    let task_clock = || {
+        EventSpec::new(
+            "task-clock",
+            Attr::new(Event::Software(Software::TaskClock)),
+        )
+    };
+    let target = Target::Threads {
+        threads: ThreadSet::from_tids([gettid()]),
+        cpus: None,
+        inherit: false,
+    };
+    // Events 0 and 1: a group of two; event 2: a group of one.
+    let groups = vec![vec![], vec![task_clock(), task_clock()], vec![task_clock()]];
+    let mut set = EventSet::open(groups, target, BudgetPolicy::Fail).unwrap();
+    assert_eq!((set.fd_count(), set.group_count()), (3, 2));
+    let group = |e: usize| set.events()[e].group;
+    assert_eq!((group(0), group(1), group(2)), (0, 0, 1));
+    let format = |e: usize| set.opened_attr(e).unwrap().read_format_word();
+    assert_eq!(
+        (format(0), format(1), format(2)),
+        (TIMES | GROUP, TIMES | GROUP, TIMES)
+    );
+    set.enable().unwrap();
+    let counts = set.read_all().unwrap();
+    assert_eq!(counts.len(), 3, "one count per fd: {counts:?}");
 }
