@@ -526,7 +526,8 @@ impl EventSet {
                 }
             };
             let (enabled, running) = (reading.time_enabled(), reading.time_running());
-            for ((e, _), v) in inst.fds.iter().zip(reading.values()) {
+            for (i, (e, _)) in inst.fds.iter().enumerate() {
+                let Some(v) = reading.get(i) else { break };
                 self.counts.push(PlacedCounts {
                     placement: Placement {
                         event: *e,
