@@ -1,7 +1,7 @@
 /*
  * libperf's counter read, perf_evsel__read (which takes the user-space path
  * itself when the event's page allows it), measured the way
- * tests/userpage/userpage_pmu.rs measures the crate's CounterReader::read:
+ * tests/userpage/read_cost.rs measures the crate's CounterReader::read:
  * a user-readable cycles event of this thread read READS times, the batch
  * bracketed by read(2) of a second event counting this thread's
  * instructions in user and kernel mode. Then the page is unmapped and the

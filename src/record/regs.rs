@@ -414,6 +414,7 @@ impl Regs<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    #[cfg(not(miri))]
     use std::string::String;
 
     // Reads the generated src/sys files: file I/O, which miri's isolation

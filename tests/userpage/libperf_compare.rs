@@ -1,12 +1,12 @@
 //! The crate's user-space counter read against libperf's, in the lab's
 //! aarch64 and riscv64 guests: instructions per read, measured the same
-//! way (`userpage_pmu::read_costs`), and libperf's value checked against
+//! way (`read_cost::read_costs`), and libperf's value checked against
 //! its own `read(2)` of the same counter.
 
 use crate::lab_support;
+use crate::read_cost::{read_costs, COST_READS};
 use crate::userpage_pmu::{
-    pmu_with_user_access, read_costs, riscv64_pmu_with_user_access, CONFIG1_LONG, CONFIG1_USER,
-    COST_READS,
+    pmu_with_user_access, riscv64_pmu_with_user_access, CONFIG1_LONG, CONFIG1_USER,
 };
 
 /// libperf's `perf_evsel__read` (the kernel's `tools/lib/perf`, which

@@ -13,5 +13,6 @@ mod lab_support;
 
 mod libperf_compare;
 mod pmu_user_access;
+mod read_cost;
 mod userpage_host;
 mod userpage_pmu;

@@ -2,8 +2,9 @@
 //! itself stands on), built from Debian's kernel source package
 //! ([`pins::LINUX_SOURCE`], fetched and verified like every pin) with
 //! Debian's cross gcc, and `bench/c/libperf_read.c` linked statically
-//! against it. The guest test
-//! `userpage::userpage_pmu::libperf_read_instruction_cost` runs the result
+//! against it. The guest tests
+//! `userpage::libperf_compare::{aarch64,riscv64}_read_instructions_against_libperf`
+//! run the result
 //! (`/lab/libperf-read`) beside the crate's `CounterReader::read`.
 //!
 //! Only the parts libperf's build reads are unpacked from the source

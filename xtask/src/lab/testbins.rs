@@ -92,7 +92,7 @@ pub fn build_guest(arch: Arch) -> Result<Vec<TestBinary>> {
     .env("CARGO_TARGET_DIR", target_dir())
     .env(var("LINKER"), linker)
     // Optimized code runs several times faster under TCG (and the read-cost
-    // measurement of tests/userpage_pmu.rs needs it); debug assertions and
+    // measurement of tests/userpage/read_cost.rs needs it); debug assertions and
     // overflow checks stay on. No debug info: a smaller initramfs (panics
     // still name file and line; backtraces keep symbols).
     .env("CARGO_PROFILE_DEV_OPT_LEVEL", "2")
