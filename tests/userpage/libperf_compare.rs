@@ -32,7 +32,7 @@ fn libperf_comparison(arch: &str, config1: u64) {
         );
         return;
     }
-    let (_, ours) = read_costs(config1);
+    let (_, ours, _) = read_costs(config1);
     let out = std::process::Command::new(&exe)
         .arg(format!("{config1:#x}"))
         .output()
