@@ -4,7 +4,7 @@ use super::budget::{self, BudgetError};
 use super::cpus::{CpuSet, Cpus};
 use super::spec::{BudgetPolicy, EventSpec, Target};
 use super::threads::{AttachError, ThreadSet};
-use super::{EventStatus, PlacedCounts, SetError};
+use super::{EventStatus, PlacedCounts, Placement, SetError};
 use crate::attr::Attr;
 use crate::fd::EventFd;
 use crate::linux::errno as os;
@@ -588,16 +588,4 @@ impl EventSet {
                 .map(|i| i.cpu as u32),
         )
     }
-}
-
-/// Where one fd is: its event (index into [`EventSet::events`]), CPU (-1:
-/// any) and thread (-1: every task on the CPU).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub struct Placement {
-    /// Index into [`EventSet::events`].
-    pub event: usize,
-    /// The CPU, -1 for any.
-    pub cpu: i32,
-    /// The thread, -1 for every task.
-    pub tid: i32,
 }

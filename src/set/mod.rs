@@ -55,7 +55,7 @@ pub use aggregate::{
 };
 pub use budget::{fds_in_use, reserve, BudgetError};
 pub use cpus::{CpuProblem, CpuSelection, CpuSet, Cpus, RejectedCpu};
-pub use event_set::{AttachReport, EventInfo, EventSet, Placement};
+pub use event_set::{AttachReport, EventInfo, EventSet};
 pub use hybrid::{CorePmu, CorePmus, PMU_TYPE_SHIFT};
 pub use spec::{BudgetPolicy, EventSpec, Target};
 pub use threads::{AttachError, ThreadSet};
@@ -171,3 +171,15 @@ impl fmt::Display for SetError {
 }
 
 impl std::error::Error for SetError {}
+
+/// Where one fd is: its event (index into [`EventSet::events`]), CPU (-1:
+/// any) and thread (-1: every task on the CPU).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Placement {
+    /// Index into [`EventSet::events`].
+    pub event: usize,
+    /// The CPU, -1 for any.
+    pub cpu: i32,
+    /// The thread, -1 for every task.
+    pub tid: i32,
+}
