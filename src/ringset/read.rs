@@ -108,6 +108,17 @@ fn commit(buf: &mut RingBuffer, read_pos: u64, run: &mut Run) {
     }
 }
 
+/// `len` bytes of ring `ring` were given back: its `data_tail` moves once
+/// 1/32 of the ring was, or at once when the merge holds nothing more of
+/// it.
+#[inline(always)]
+fn freed(ring: &mut SetRing, run: &mut Run, len: u32) {
+    run.freed += u64::from(len);
+    if run.freed >= ring.slice || !run.pending() {
+        commit(&mut ring.buf, ring.read_pos, run);
+    }
+}
+
 /// What [`RingSet::drain_into`] hands its records to: each record as
 /// [`RingSet::drain`] lends it, and, before the ring is freed past them,
 /// the runs of records just walked as the kernel wrote them.
@@ -452,10 +463,7 @@ impl RingSet {
                 each(&held, &rec);
                 n += 1;
             }
-            run.freed += u64::from(held.len);
-            if run.freed >= ring.slice || !run.pending() {
-                commit(&mut ring.buf, ring.read_pos, run);
-            }
+            freed(ring, run, held.len);
         }
         n
     }
@@ -473,10 +481,7 @@ impl RingSet {
         if !run.give_back(held.pos) {
             return;
         }
-        run.freed += u64::from(held.len);
-        if run.freed >= ring.slice || !run.pending() {
-            commit(&mut ring.buf, ring.read_pos, run);
-        }
+        freed(ring, run, held.len);
     }
 }
 
