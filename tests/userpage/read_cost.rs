@@ -7,7 +7,7 @@
 //! measures libperf's read the same way through [`read_costs`].
 
 use crate::userpage_pmu::{
-    open, pmu_with_user_access, riscv64_pmu_with_user_access, CONFIG1_LONG, CONFIG1_USER,
+    open, open_attr, pmu_with_user_access, riscv64_pmu_with_user_access, CONFIG1_LONG, CONFIG1_USER,
 };
 use perf_event_core::sys;
 use perf_event_core::userpage::{
@@ -27,23 +27,12 @@ fn open_all_modes_instructions() -> libc::c_int {
         ..Default::default()
     };
     attr.set_exclude_hv(1);
-    // SAFETY: a whole perf_event_attr whose size is its own size.
-    let fd = unsafe {
-        libc::syscall(
-            libc::c_long::from(sys::__NR_perf_event_open),
-            &attr as *const sys::perf_event_attr,
-            0 as libc::pid_t,
-            -1 as libc::c_int,
-            -1 as libc::c_int,
-            libc::c_ulong::from(sys::PERF_FLAG_FD_CLOEXEC),
+    open_attr(&attr).unwrap_or_else(|errno| {
+        panic!(
+            "user+kernel instructions: {}",
+            Error::from_raw_os_error(errno)
         )
-    };
-    assert!(
-        fd >= 0,
-        "user+kernel instructions: {}",
-        Error::last_os_error()
-    );
-    fd as libc::c_int
+    })
 }
 
 fn read_plain(fd: libc::c_int) -> u64 {

@@ -64,11 +64,17 @@ pub(crate) fn open(config: u32, config1: u64) -> Result<libc::c_int, i32> {
     attr.__bindgen_anon_3.config1 = config1;
     attr.set_exclude_kernel(1);
     attr.set_exclude_hv(1);
+    open_attr(&attr)
+}
+
+/// `perf_event_open(attr)` on this thread, any CPU, close-on-exec: the fd,
+/// or the errno.
+pub(crate) fn open_attr(attr: &sys::perf_event_attr) -> Result<libc::c_int, i32> {
     // SAFETY: a whole perf_event_attr whose size is its own size.
     let fd = unsafe {
         libc::syscall(
             libc::c_long::from(sys::__NR_perf_event_open),
-            &attr as *const sys::perf_event_attr,
+            attr as *const sys::perf_event_attr,
             0 as libc::pid_t,
             -1 as libc::c_int,
             -1 as libc::c_int,
