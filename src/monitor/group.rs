@@ -7,7 +7,7 @@ use crate::fd::EventFd;
 use crate::open::{GroupOpen, Scope};
 use crate::read_format::{Counts, ReadError, ReadFormat};
 use crate::userpage::{
-    CounterFd, CounterReader, CounterReading, EventTarget, FallbackReason, ReadPath, UserPage,
+    CounterFd, CounterReader, CounterReading, EventTarget, FallbackReason, UserPage,
 };
 
 /// The most events one monitor reads in one `read(2)` (its stack buffer is
@@ -148,28 +148,11 @@ pub(super) fn read_user_space<const N: usize>(
 ) -> Result<[CounterReading; N], FallbackReason> {
     let mut out = [UNREAD; N];
     for (slot, reader) in out.iter_mut().zip(readers) {
-        if !reader.may_use_counter() {
-            return Err(FallbackReason::OtherThread);
+        let mut why = FallbackReason::OtherThread;
+        match reader.read_counter(&mut why) {
+            Some(reading) => *slot = reading,
+            None => return Err(why),
         }
-        let snap = reader.snapshot().map_err(|_| FallbackReason::Unstable)?;
-        if !snap.cap_user_rdpmc() {
-            return Err(FallbackReason::NoUserAccess);
-        }
-        if snap.index == 0 {
-            return Err(FallbackReason::NotOnPmu);
-        }
-        let (value, wrap_corrected) = snap
-            .count()
-            .ok_or(FallbackReason::NoInstruction { index: snap.index })?;
-        let (counts, times_extrapolated) = snap.counts_extrapolated(value);
-        *slot = CounterReading {
-            counts,
-            path: ReadPath::Counter {
-                index: snap.index,
-                times_extrapolated,
-                wrap_corrected,
-            },
-        };
     }
     Ok(out)
 }

@@ -243,24 +243,40 @@ impl<P: PageSource, F: CounterFd> CounterReader<P, F> {
     /// on every call.
     #[inline(always)]
     pub fn read(&self) -> Result<CounterReading, ReadError> {
+        // The reason goes in its own variable, not in an error variant of
+        // the reading: a payload sharing the reading's bytes would keep
+        // fields the caller never uses (the times) from being optimized
+        // away.
+        let mut why = FallbackReason::OtherThread;
+        match self.read_counter(&mut why) {
+            Some(reading) => Ok(reading),
+            None => self.fallback(why),
+        }
+    }
+
+    /// The user-space path alone: the reading, or `None` and in `why` the
+    /// reason `read(2)` must make it (the monitor reads a group's members
+    /// with it, then makes one group read when any refuses).
+    #[inline(always)]
+    pub(crate) fn read_counter(&self, why: &mut FallbackReason) -> Option<CounterReading> {
         if !self.use_counter {
-            return self.fallback(FallbackReason::OtherThread);
+            *why = FallbackReason::OtherThread;
+            return None;
         }
-        let snap = match self.snapshot() {
-            Ok(snap) => snap,
-            Err(_) => return self.fallback(FallbackReason::Unstable),
+        let Ok(snap) = self.snapshot() else {
+            *why = FallbackReason::Unstable;
+            return None;
         };
-        if !snap.cap_user_rdpmc() {
-            return self.fallback(FallbackReason::NoUserAccess);
-        }
-        if snap.index == 0 {
-            return self.fallback(FallbackReason::NotOnPmu);
-        }
+        // The snapshot ran the counter instruction only if this section
+        // showed `cap_user_rdpmc` and `index != 0` and the architecture
+        // has an instruction for the index: one test on the fast path,
+        // the reason worked out only when it fails.
         let Some((value, wrap_corrected)) = snap.count() else {
-            return self.fallback(FallbackReason::NoInstruction { index: snap.index });
+            *why = Self::why_no_count(&snap);
+            return None;
         };
         let (counts, times_extrapolated) = snap.counts_extrapolated(value);
-        Ok(CounterReading {
+        Some(CounterReading {
             counts,
             path: ReadPath::Counter {
                 index: snap.index,
@@ -268,6 +284,18 @@ impl<P: PageSource, F: CounterFd> CounterReader<P, F> {
                 wrap_corrected,
             },
         })
+    }
+
+    /// Why a consistent snapshot has no counter value.
+    #[inline(always)]
+    fn why_no_count(snap: &Snapshot) -> FallbackReason {
+        if !snap.cap_user_rdpmc() {
+            FallbackReason::NoUserAccess
+        } else if snap.index == 0 {
+            FallbackReason::NotOnPmu
+        } else {
+            FallbackReason::NoInstruction { index: snap.index }
+        }
     }
 
     // Out of line and cold: the counter path stays small where it is inlined.
