@@ -149,7 +149,7 @@ pub(super) fn read_user_space<const N: usize>(
     let mut out = [UNREAD; N];
     for (slot, reader) in out.iter_mut().zip(readers) {
         let mut why = FallbackReason::OtherThread;
-        match reader.read_counter(&mut why) {
+        match reader.read_user_space(&mut why) {
             Some(reading) => *slot = reading,
             None => return Err(why),
         }

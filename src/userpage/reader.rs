@@ -248,7 +248,7 @@ impl<P: PageSource, F: CounterFd> CounterReader<P, F> {
         // fields the caller never uses (the times) from being optimized
         // away.
         let mut why = FallbackReason::OtherThread;
-        match self.read_counter(&mut why) {
+        match self.read_user_space(&mut why) {
             Some(reading) => Ok(reading),
             None => self.fallback(why),
         }
@@ -258,7 +258,7 @@ impl<P: PageSource, F: CounterFd> CounterReader<P, F> {
     /// reason `read(2)` must make it (the monitor reads a group's members
     /// with it, then makes one group read when any refuses).
     #[inline(always)]
-    pub(crate) fn read_counter(&self, why: &mut FallbackReason) -> Option<CounterReading> {
+    pub(crate) fn read_user_space(&self, why: &mut FallbackReason) -> Option<CounterReading> {
         if !self.use_counter {
             *why = FallbackReason::OtherThread;
             return None;
