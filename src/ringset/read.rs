@@ -453,18 +453,37 @@ impl RingSet {
     #[inline(always)]
     fn hand_over(&mut self, flush: bool, each: &mut impl FnMut(&Held, &RawRecord<'_>)) -> usize {
         let mut n = 0;
-        while let Some((r, f)) = self.order.take(flush, false) {
-            let (Some(ring), Some(run)) = (self.rings.get_mut(r), self.order.runs.get_mut(r))
-            else {
-                continue;
-            };
-            let held = held((r, f));
-            if let Ok(rec) = ring.buf.record_known(held.pos, held.len as usize) {
-                each(&held, &rec);
-                n += 1;
+        // What is safe, from plain runs, first; then the rest (forced
+        // releases, side records) one checked record at a time.
+        if let Some(limit) = self.order.safe_limit(flush) {
+            while let Some(rf) = self.order.take_safe(limit) {
+                n += self.hand(rf, each);
             }
-            freed(ring, run, held.len);
         }
+        while let Some(rf) = self.order.take(flush, false) {
+            n += self.hand(rf, each);
+        }
+        n
+    }
+
+    /// Hands the record `f` of ring `r`, just released by the merge, to
+    /// `each` and gives it back. Returns 1, or 0 if its ring overran.
+    #[inline(always)]
+    fn hand(
+        &mut self,
+        (r, f): (usize, Front),
+        each: &mut impl FnMut(&Held, &RawRecord<'_>),
+    ) -> usize {
+        let (Some(ring), Some(run)) = (self.rings.get_mut(r), self.order.runs.get_mut(r)) else {
+            return 0;
+        };
+        let held = held((r, f));
+        let mut n = 0;
+        if let Ok(rec) = ring.buf.record_known(held.pos, held.len as usize) {
+            each(&held, &rec);
+            n = 1;
+        }
+        freed(ring, run, held.len);
         n
     }
 
