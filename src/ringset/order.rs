@@ -58,6 +58,13 @@ fn meta(len: u32, timed: bool, event: Option<usize>) -> u64 {
     u64::from(len & 0xffff) | if timed { TIMED } else { 0 } | u64::from(event) << 32
 }
 
+/// A run entry's `meta` for a record of `event` with a time of its own,
+/// its length left out (for [`Run::push_timed`]).
+#[inline]
+pub(crate) fn timed_meta(event: Option<usize>) -> u64 {
+    meta(0, true, event)
+}
+
 #[inline]
 fn front(pos: u64, time: u64, meta: u64) -> Front {
     Front {
@@ -242,6 +249,29 @@ impl Run {
         self.clock.last_seen = t;
         self.entries
             .push((t.unwrap_or(0), meta(len, time.is_some(), event)));
+        fresh
+    }
+
+    /// [`Run::push`] for a record with a time of its own and `meta` made
+    /// by [`timed_meta`] (the fill's fast path for samples).
+    #[inline(always)]
+    pub(crate) fn push_timed(&mut self, pos: u64, len: u32, t: u64, meta: u64) -> bool {
+        if self.clock.last_seen.is_some_and(|l| t < l) {
+            let event = meta >> 32;
+            let event = (event != u64::from(u32::MAX)).then_some(event as usize);
+            return self.push_side(pos, len, t, event);
+        }
+        let mut fresh = false;
+        if self.first == self.entries.len() {
+            self.entries.clear();
+            self.first = 0;
+            self.front_pos = pos;
+            // Whatever was skipped lies before this record.
+            self.skips.clear();
+            fresh = true;
+        }
+        self.clock.last_seen = Some(t);
+        self.entries.push((t, meta | u64::from(len & 0xffff)));
         fresh
     }
 

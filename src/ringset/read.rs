@@ -1,10 +1,12 @@
 //! Reading the set: non-blocking drains, the time-ordered merge, holding
 //! and releasing records, and the loss accounting both paths share.
 
+use super::ident::u64_at;
 use super::loss::LossRecord;
-use super::order::{Front, Run};
+use super::order::{timed_meta, Front, Run};
 use super::{Losses, RingSet, SetRing};
 use crate::ring::{Peek, RawRecord, RingBuffer, RingError};
+use crate::sys;
 use core::ops::ControlFlow;
 
 /// A record the merge released to the caller. Its bytes stay in the ring
@@ -316,17 +318,33 @@ impl RingSet {
         let mut stopped_at_end = false;
         let ident = &self.ident;
         let event_losses = &mut self.event_losses;
+        // A ring of one event whose samples have their time at a fixed
+        // place: a sample's time is read there and its event is that one
+        // (what `peek` finds, without the id).
+        let sample_time = only_event.and(ident.uniform_sample_time());
+        let meta = timed_meta(*only_event);
         loop {
             if taken == room {
                 full = true;
                 break;
             }
             let stopped = peek.each(|pos, after, rec| {
-                let (key, event) = ident.peek(&rec, *only_event);
-                if LossRecord::of(&rec).is_some() {
-                    account(event_losses, losses, *only_event, &rec, event, ident);
-                }
-                stale |= run.push(pos, rec.len() as u32, key.time, event);
+                let fast = match sample_time {
+                    Some(off) if rec.header.kind == sys::PERF_RECORD_SAMPLE => {
+                        u64_at(&rec, usize::from(off))
+                    }
+                    _ => None,
+                };
+                stale |= match fast {
+                    Some(t) => run.push_timed(pos, rec.len() as u32, t, meta),
+                    None => {
+                        let (key, event) = ident.peek(&rec, *only_event);
+                        if LossRecord::of(&rec).is_some() {
+                            account(event_losses, losses, *only_event, &rec, event, ident);
+                        }
+                        run.push(pos, rec.len() as u32, key.time, event)
+                    }
+                };
                 taken += 1;
                 if at_stop(after) {
                     stopped_at_end = true;
