@@ -1,15 +1,15 @@
 //! Which ring's front is the oldest, for the run merge (`order.rs`).
 //!
 //! A front's key is its time in the high half and its ring in the low one,
-//! so one compare orders by time and then by ring. Up to [`LIST_MAX`]
-//! rings (from [`LIST_MIN`]) the fronts are kept in a sorted list: releasing the oldest pops
-//! the list's head, and the ring's next front goes back in at the tail
-//! when it is newer than every other front (rings written in turn, as
-//! events of one thread are), at the head when it is older than all of them
-//! (a ring with a run of its own), both one compare, and otherwise by a
-//! binary search and a shift of the fronts before it (at most
-//! [`LIST_MAX`] keys). With fewer or more rings, a tournament (loser)
-//! tree: one match per level (log2 of the rings) whatever the order.
+//! so one compare orders by time and then by ring. From [`LIST_MIN`] to
+//! [`LIST_MAX`] rings the fronts are kept in a sorted list: releasing the
+//! oldest pops the list's head, and the ring's next front goes back in at
+//! the tail when it is newer than every other front (rings written in
+//! turn, as the events of one thread are: one compare), and otherwise
+//! where a binary search puts it, the fronts before it moving down one
+//! (none when it is older than all of them: a ring with a run of its own).
+//! With fewer or more rings, a tournament (loser) tree: one match per
+//! level (log2 of the rings) whatever the order.
 
 /// The key of a ring without a front: after every real key.
 pub(super) const EMPTY: u128 = u128::MAX;
@@ -18,22 +18,21 @@ pub(super) const EMPTY: u128 = u128::MAX;
 /// or two rings the tree has at most one level: cheaper).
 const LIST_MIN: usize = 3;
 
-/// The most rings kept in a sorted list rather than a tree.
-const LIST_MAX: usize = 64;
+/// The most rings kept in a sorted list rather than a tree (a front that
+/// goes in the middle moves up to this many keys).
+const LIST_MAX: usize = 32;
 
-/// The list's room past twice the rings: it moves down to its start once
-/// it reaches its end, every `SPARE` releases or more (small under test,
-/// so that the model test moves it often).
-const SPARE: usize = if cfg!(test) { 2 } else { 256 };
+/// The list's slots, used as a ring (more than [`LIST_MAX`]).
+const SLOTS: usize = 64;
 
 /// The selection over the rings' fronts.
 #[derive(Debug)]
 pub(super) struct Select {
-    /// Sorted list ([`LIST_MAX`] rings or fewer) rather than tree.
+    /// Sorted list rather than tree.
     list: bool,
-    /// List: the keys of the rings with a front, in `keys[lo..hi]`, sorted
-    /// (room for twice the rings and [`SPARE`] more).
-    keys: Vec<u128>,
+    /// List: the keys of the rings with a front, sorted, in the slots from
+    /// `lo` to `hi` (counters, taken modulo [`SLOTS`]).
+    keys: [u128; SLOTS],
     lo: usize,
     hi: usize,
     /// Tree: its width (the rings rounded up to a power of two).
@@ -47,6 +46,12 @@ pub(super) struct Select {
     winner: u128,
 }
 
+/// Slot of the list's `i`-th counter value.
+#[inline(always)]
+fn slot(i: usize) -> usize {
+    i & (SLOTS - 1)
+}
+
 impl Select {
     /// A selection over `rings` rings, none with a front.
     pub(super) fn new(rings: usize) -> Select {
@@ -54,7 +59,7 @@ impl Select {
         let width = if list { 1 } else { rings.next_power_of_two() };
         Select {
             list,
-            keys: vec![EMPTY; if list { 2 * rings + SPARE } else { 0 }],
+            keys: [EMPTY; SLOTS],
             lo: 0,
             hi: 0,
             width,
@@ -72,18 +77,21 @@ impl Select {
     /// Rebuilds from every ring's front key (`rings` rings).
     pub(super) fn rebuild(&mut self, rings: usize, front_key: impl Fn(usize) -> u128) {
         if self.list {
+            let mut sorted = [EMPTY; SLOTS];
             let mut m = 0;
             for r in 0..rings {
                 let k = front_key(r);
-                if k != EMPTY {
-                    if let Some(slot) = self.keys.get_mut(m) {
-                        *slot = k;
-                        m += 1;
-                    }
+                if k != EMPTY && m < SLOTS {
+                    sorted[m] = k;
+                    m += 1;
                 }
             }
-            self.keys[..m].sort_unstable();
-            (self.lo, self.hi) = (0, m);
+            sorted[..m].sort_unstable();
+            // From the current head on: the slots are a ring.
+            for (i, &k) in sorted[..m].iter().enumerate() {
+                self.keys[slot(self.lo.wrapping_add(i))] = k;
+            }
+            self.hi = self.lo.wrapping_add(m);
             self.winner = self.head();
             return;
         }
@@ -104,12 +112,13 @@ impl Select {
         self.winner = winners[1].0;
     }
 
-    /// The list's head as the winner.
+    /// The list's head ([`EMPTY`] when it is empty).
     #[inline(always)]
     fn head(&self) -> u128 {
-        match self.keys.get(self.lo) {
-            Some(&k) if self.lo < self.hi => k,
-            _ => EMPTY,
+        if self.lo == self.hi {
+            EMPTY
+        } else {
+            self.keys[slot(self.lo)]
         }
     }
 
@@ -126,70 +135,43 @@ impl Select {
     /// [`Select::replay`] for the list: the head goes, `k` goes in.
     #[inline(always)]
     fn relist(&mut self, k: u128) {
-        // The head is the winner: it goes (so `lo >= 1` below).
-        let (lo, hi) = (self.lo + 1, self.hi);
-        let keys = &mut self.keys[..];
-        // After every other front (or none is left), with room: at the tail.
-        let last = if lo < hi { keys.get(hi - 1) } else { None };
-        if k != EMPTY && last.is_none_or(|&l| l < k) {
-            if let Some(slot) = keys.get_mut(hi) {
-                *slot = k;
-                self.hi = hi + 1;
-                self.lo = lo;
-                self.winner = match keys.get(lo) {
-                    Some(&w) => w,
-                    None => EMPTY,
-                };
-                return;
-            }
+        // The head is the winner: it goes.
+        let (lo, hi) = (self.lo.wrapping_add(1), self.hi);
+        if k != EMPTY && (lo == hi || self.keys[slot(hi.wrapping_sub(1))] < k) {
+            // After every other front (or none is left): at the tail.
+            self.keys[slot(hi)] = k;
+            (self.lo, self.hi) = (lo, hi.wrapping_add(1));
+            self.winner = self.keys[slot(lo)];
+            return;
         }
         self.relist_slow(k);
     }
 
-    /// [`Select::relist`] but at the head, in the middle, for no front,
-    /// or with the list to move down first.
+    /// [`Select::relist`] for no next front, or one before the list's
+    /// last.
     #[inline(never)]
     fn relist_slow(&mut self, k: u128) {
-        let (mut lo, mut hi) = (self.lo + 1, self.hi);
-        let keys = &mut self.keys[..];
+        let mut lo = self.lo.wrapping_add(1);
         if k != EMPTY {
-            let last = if lo < hi {
-                keys.get(hi - 1).copied()
-            } else {
-                None
-            };
-            match last {
-                Some(last) if k < last => {
-                    // At the head when before every other front (where
-                    // the winner was), else where it sorts: the fronts
-                    // before it move down one.
-                    let p = lo
-                        + keys
-                            .get(lo..hi)
-                            .map_or(0, |s| s.partition_point(|&x| x < k));
-                    if p > lo {
-                        keys.copy_within(lo..p, lo - 1);
-                    }
-                    lo -= 1;
-                    if let Some(slot) = keys.get_mut(p - 1) {
-                        *slot = k;
-                    }
-                }
-                // At the tail.
-                _ => {
-                    if hi == keys.len() {
-                        // Full up to the end: move the list down.
-                        keys.copy_within(lo..hi, 0);
-                        (lo, hi) = (0, hi - lo);
-                    }
-                    if let Some(slot) = keys.get_mut(hi) {
-                        *slot = k;
-                        hi += 1;
-                    }
+            // Where it goes among the `n` left, by a binary search.
+            let (mut a, mut b) = (0, self.hi.wrapping_sub(lo));
+            while a < b {
+                let mid = (a + b) / 2;
+                if self.keys[slot(lo.wrapping_add(mid))] < k {
+                    a = mid + 1;
+                } else {
+                    b = mid;
                 }
             }
+            // The `a` before it move down one, into the winner's slot.
+            for i in 0..a {
+                let at = lo.wrapping_add(i);
+                self.keys[slot(at.wrapping_sub(1))] = self.keys[slot(at)];
+            }
+            lo = lo.wrapping_sub(1);
+            self.keys[slot(lo.wrapping_add(a))] = k;
         }
-        (self.lo, self.hi) = (lo, hi);
+        self.lo = lo;
         self.winner = self.head();
     }
 
