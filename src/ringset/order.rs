@@ -518,8 +518,9 @@ impl Order {
     /// its front is its next entry), not lent.
     #[inline(always)]
     pub(crate) fn take_safe(&mut self, limit: u64) -> Option<(usize, Front)> {
+        // Something held: the winner is a front (not EMPTY).
         let (k, r) = self.select.winner();
-        if k == EMPTY || (k >> 64) as u64 > limit {
+        if self.held == 0 || (k >> 64) as u64 > limit {
             return None;
         }
         let r = r as usize;
