@@ -154,8 +154,8 @@ impl<F: FnMut(usize, Option<usize>, &RawRecord<'_>)> Drained for EachRecord<F> {
 /// 1 to 16 KiB (2 KiB with 16 rings, 16 KiB with 1 or 2), so that what the
 /// merge reads twice (to order, then to hand over) stays in the L1 cache
 /// between the two reads. Measured with 16 rings of 5,000 small samples
-/// (2026-11-26, loaded): windows of 1, 2 and 4 KiB took 16.1-16.4,
-/// 15.7-16.5 and 16.1-18.2 ns per record (4 KiB at 48 KiB of L1d); with 4
+/// (2026-11-26, loaded): windows of 1, 2, 4 and 16 KiB took 16.1-16.4,
+/// 15.5-16.5, 16.1-18.2 and 19.1-19.2 ns per record (48 KiB of L1d); with 4
 /// rings 1 to 16 KiB took the same time.
 const ORDER_BUDGET: u64 = 32 << 10;
 
