@@ -15,8 +15,8 @@
 pub(super) const EMPTY: u128 = u128::MAX;
 
 /// The fewest rings kept in a sorted list rather than a tree (with one
-/// or two rings the tree has at most one level: cheaper).
-const LIST_MIN: usize = 3;
+/// ring the tree has no level: cheaper; with two the list is, measured).
+const LIST_MIN: usize = 2;
 
 /// The most rings kept in a sorted list rather than a tree (a front that
 /// goes in the middle moves up to this many keys).
