@@ -107,18 +107,22 @@ impl<'b> RawRecord<'b> {
     #[cfg(feature = "std")] // the ring set's merge only
     #[inline]
     pub(crate) fn known(data: &'b [u8], pos: u64, len: usize) -> Option<RawRecord<'b>> {
-        let size = data.len();
-        let at = (pos as usize) & size.wrapping_sub(1);
-        let h = data.get(at..at.wrapping_add(Header::SIZE))?;
+        let at = (pos as usize) & data.len().wrapping_sub(1);
+        let rest = data.get(at..)?;
+        let h = rest.get(..Header::SIZE)?;
         let header = Header::from_bytes([h[0], h[1], h[2], h[3], h[4], h[5], h[6], h[7]]);
         if header.size as usize != len {
             return None;
         }
-        let first_len = len.min(size - at);
+        // In one part, or wrapping the ring's end.
+        let (first, second) = match rest.get(..len) {
+            Some(first) => (first, &data[..0]),
+            None => (rest, data.get(..len - rest.len())?),
+        };
         Some(RawRecord {
             header,
-            first: data.get(at..at + first_len)?,
-            second: data.get(..len - first_len)?,
+            first,
+            second,
         })
     }
 
@@ -364,5 +368,46 @@ impl<'r> Peek<'r> {
         }
         self.pos = pos;
         None
+    }
+}
+
+#[cfg(all(test, feature = "std"))]
+mod tests {
+    use super::*;
+
+    /// A 64-byte ring holding a 24-byte record at `at` (its bytes 0..24).
+    fn ring_with_record_at(at: usize) -> [u8; 64] {
+        let mut data = [0u8; 64];
+        let mut rec = [0u8; 24];
+        rec[..4].copy_from_slice(&9u32.to_ne_bytes());
+        rec[6..8].copy_from_slice(&24u16.to_ne_bytes());
+        for (i, b) in rec.iter_mut().enumerate().skip(8) {
+            *b = i as u8;
+        }
+        for (i, b) in rec.iter().enumerate() {
+            data[(at + i) % 64] = *b;
+        }
+        data
+    }
+
+    #[test]
+    fn a_known_record_is_the_walked_one_in_one_part_or_across_the_end() {
+        for at in [0usize, 16, 40, 48, 56] {
+            let data = ring_with_record_at(at);
+            // Position in a later lap of the ring, as the kernel counts it.
+            let pos = (3 * 64 + at) as u64;
+            let walked = RawRecord::at(&data, pos, pos + 24).unwrap();
+            let known = RawRecord::known(&data, pos, 24).unwrap();
+            assert_eq!(known.parts(), walked.parts(), "at {at}");
+            assert_eq!(known.header, walked.header);
+            assert_eq!(known.wraps(), at > 40);
+            // The header must still say the length the walk checked.
+            assert!(RawRecord::known(&data, pos, 16).is_none());
+            assert!(RawRecord::known(&data, pos, 32).is_none());
+        }
+        // A length past the whole ring: refused, no panic.
+        let data = ring_with_record_at(0);
+        assert!(RawRecord::known(&data, 0, 1000).is_none());
+        assert!(RawRecord::known(&[], 0, 24).is_none());
     }
 }

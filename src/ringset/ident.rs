@@ -122,7 +122,7 @@ pub struct Key {
 
 /// The u64 at byte `off` of a record lent in one or two parts.
 #[inline(always)]
-fn u64_at(rec: &RawRecord<'_>, off: usize) -> Option<u64> {
+pub(crate) fn u64_at(rec: &RawRecord<'_>, off: usize) -> Option<u64> {
     let (a, b) = rec.parts();
     if let Some(s) = a.get(off..off + 8) {
         return Some(u64::from_ne_bytes(s.try_into().ok()?));
@@ -209,6 +209,13 @@ impl Identify {
     /// Records that sample id `id` belongs to `event`.
     pub fn add_id(&mut self, id: u64, event: usize) {
         self.by_id.insert(id, event);
+    }
+
+    /// Where every sample's time sits, when every event has the same layout
+    /// and it has TIME (what [`Identify::peek`] reads for a sample).
+    #[inline]
+    pub(crate) fn uniform_sample_time(&self) -> Option<u16> {
+        self.uniform.and_then(|o| o.sample_time)
     }
 
     /// The event of sample id `id`.

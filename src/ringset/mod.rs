@@ -45,6 +45,7 @@ mod loss;
 pub mod merge;
 mod order;
 mod read;
+mod select;
 
 pub use ident::{Identify, Key, KeyOffsets, MixedLayouts};
 pub use loss::Losses;

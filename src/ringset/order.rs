@@ -9,12 +9,14 @@
 //! and the front's key), and releases a record by lending it straight from
 //! its ring and reading the next front in place. Per record a fill round
 //! does the walk, the id/time peek, one compare and a count; a release
-//! does one match per level of the selection tree and a read of the next
-//! front's header and time. The rare record older than its ring's latest
-//! time (a ring shared by CPUs that interleave) waits in a small sorted
-//! side queue of its ring, and the run steps over it (`skips`); so does a
-//! corrupt stretch the walk skipped. Nothing is allocated per record once
-//! those (usually empty) queues exist.
+//! puts the ring's next front back into the selection (`select.rs`: a
+//! sorted list, one compare when the rings are written in turn, or a
+//! tree, one match per level) and reads the next front's entry. The rare
+//! record older than its ring's latest time (a ring shared by CPUs that
+//! interleave) waits in a small sorted side queue of its ring, and the run
+//! steps over it (`skips`); so does a corrupt stretch the walk skipped.
+//! Nothing is allocated per record once those (usually empty) queues
+//! exist.
 //!
 //! Ties between rings go to the lower ring (the queue-based [`Merge`]
 //! orders them by arrival); within a ring, ring order.
@@ -22,10 +24,8 @@
 //! [`Merge`]: super::merge::Merge
 
 use super::merge::{MergeStats, RingClock};
+use super::select::{Select, EMPTY};
 use std::collections::VecDeque;
-
-/// The key of a ring without a front: after every real key.
-const EMPTY: u128 = u128::MAX;
 
 /// A front's key: time, then ring.
 #[inline]
@@ -56,6 +56,13 @@ const TIMED: u64 = 1 << 16;
 fn meta(len: u32, timed: bool, event: Option<usize>) -> u64 {
     let event = event.map_or(u32::MAX, |e| e.min(u32::MAX as usize - 1) as u32);
     u64::from(len & 0xffff) | if timed { TIMED } else { 0 } | u64::from(event) << 32
+}
+
+/// A run entry's `meta` for a record of `event` with a time of its own,
+/// its length left out (for [`Run::push_timed`]).
+#[inline]
+pub(crate) fn timed_meta(event: Option<usize>) -> u64 {
+    meta(0, true, event)
 }
 
 #[inline]
@@ -245,6 +252,29 @@ impl Run {
         fresh
     }
 
+    /// [`Run::push`] for a record with a time of its own and `meta` made
+    /// by [`timed_meta`] (the fill's fast path for samples).
+    #[inline(always)]
+    pub(crate) fn push_timed(&mut self, pos: u64, len: u32, t: u64, meta: u64) -> bool {
+        if self.clock.last_seen.is_some_and(|l| t < l) {
+            let event = meta >> 32;
+            let event = (event != u64::from(u32::MAX)).then_some(event as usize);
+            return self.push_side(pos, len, t, event);
+        }
+        let mut fresh = false;
+        if self.first == self.entries.len() {
+            self.entries.clear();
+            self.first = 0;
+            self.front_pos = pos;
+            // Whatever was skipped lies before this record.
+            self.skips.clear();
+            fresh = true;
+        }
+        self.clock.last_seen = Some(t);
+        self.entries.push((t, meta | u64::from(len & 0xffff)));
+        fresh
+    }
+
     /// A record older than its ring's latest time: into the side queue, in
     /// time order, and the run steps over it.
     #[cold]
@@ -291,14 +321,8 @@ pub(crate) struct Order {
     /// The newest time released (0: none yet, which nothing is older than).
     last_released: u64,
     stats: MergeStats,
-    /// The tree's width: the rings rounded up to a power of two.
-    width: usize,
-    /// The loser of the match at each inner node (its key, its ring);
-    /// node `i`'s children are `2i` and `2i + 1`, ring `r`'s leaf
-    /// `width + r`.
-    losers: Vec<(u128, u32)>,
-    /// The oldest front (its key, [`EMPTY`]: none; its ring).
-    winner: (u128, u32),
+    /// Which front is the oldest.
+    select: Select,
     /// A front changed other than by a release of the winner.
     tree_stale: bool,
     /// Every record with a time up to this is safe (min over the rings'
@@ -309,7 +333,6 @@ pub(crate) struct Order {
 
 impl Order {
     pub(crate) fn new(rings: usize, capacity: usize) -> Order {
-        let width = rings.next_power_of_two().max(1);
         Order {
             runs: (0..rings)
                 .map(|_| Run {
@@ -323,9 +346,7 @@ impl Order {
             round_bound: None,
             last_released: 0,
             stats: MergeStats::default(),
-            width,
-            losers: vec![(EMPTY, 0); width],
-            winner: (EMPTY, 0),
+            select: Select::new(rings),
             tree_stale: true,
             horizon: None,
             horizon_stale: true,
@@ -362,7 +383,7 @@ impl Order {
                 .min()
                 .unwrap_or((EMPTY, 0))
         } else {
-            self.winner
+            self.select.winner()
         };
         (k != EMPTY).then_some(((k >> 64) as u64, r as usize))
     }
@@ -459,51 +480,68 @@ impl Order {
         }
     }
 
-    /// Rebuilds the tree from every ring's front: one match per node.
+    /// Rebuilds the selection from every ring's front.
     #[cold]
     fn rebuild(&mut self) {
-        let w = self.width;
-        // The winners of each node, leaves included.
-        let mut winners = vec![(EMPTY, 0u32); 2 * w];
-        for (r, slot) in winners[w..].iter_mut().enumerate() {
-            let k = if r < self.runs.len() {
-                self.front_key(r)
-            } else {
-                EMPTY
-            };
-            *slot = (k, r as u32);
-        }
-        for i in (1..w).rev() {
-            let (a, b) = (winners[2 * i], winners[2 * i + 1]);
-            let (win, lose) = if b.0 < a.0 { (b, a) } else { (a, b) };
-            winners[i] = win;
-            self.losers[i] = lose;
-        }
-        // The root (or, with one leaf, the leaf itself).
-        self.winner = winners[1];
+        let runs = &self.runs;
+        self.select.rebuild(runs.len(), |r| runs[r].front_key(r));
         self.tree_stale = false;
     }
 
-    /// The winner's front changed to `k`: replays its path to the root,
-    /// one match per level.
-    #[inline(always)]
-    fn replay_winner(&mut self, k: u128) {
-        let (mut key, mut ring) = (k, self.winner.1);
-        let mut i = (self.width + ring as usize) >> 1;
-        let losers = &mut self.losers[..];
-        while i >= 1 {
-            let Some(node) = losers.get_mut(i) else {
-                break;
-            };
-            let (nk, nr) = *node;
-            // Branch-free: the older of the two goes up, the other stays.
-            let up = nk < key;
-            *node = if up { (key, ring) } else { (nk, nr) };
-            key = if up { nk } else { key };
-            ring = if up { nr } else { ring };
-            i >>= 1;
+    /// The newest time [`Order::take_safe`] may release now: every held
+    /// record up to it is safe (every record, with `flush`). `None` when
+    /// nothing is, or when a run has side records or skipped stretches
+    /// ([`Order::take`] handles those).
+    pub(crate) fn safe_limit(&mut self, flush: bool) -> Option<u64> {
+        if self.tree_stale {
+            self.rebuild();
         }
-        self.winner = (key, ring);
+        if self
+            .runs
+            .iter()
+            .any(|r| !r.side.is_empty() || !r.skips.is_empty())
+        {
+            return None;
+        }
+        if flush {
+            return Some(u64::MAX);
+        }
+        if self.horizon_stale {
+            self.horizon = self.compute_horizon();
+            self.horizon_stale = false;
+        }
+        self.horizon
+    }
+
+    /// The oldest record if its time is at most `limit`, from
+    /// [`Order::safe_limit`] (no fill since, so every run is still plain:
+    /// its front is its next entry), not lent.
+    #[inline(always)]
+    pub(crate) fn take_safe(&mut self, limit: u64) -> Option<(usize, Front)> {
+        // Something held: the winner is a front (not EMPTY).
+        let (k, r) = self.select.winner();
+        if self.held == 0 || (k >> 64) as u64 > limit {
+            return None;
+        }
+        let r = r as usize;
+        let run = self.runs.get_mut(r)?;
+        let e = *run.entries.get(run.first)?;
+        run.first += 1;
+        let pos = run.front_pos;
+        run.front_pos = (pos as usize).wrapping_add((e.1 & 0xffff) as usize) as u64;
+        let next = match run.entries.get(run.first) {
+            Some(n) => key(n.0, r),
+            None => EMPTY,
+        };
+        self.select.replay(next);
+        self.held -= 1;
+        if e.0 < self.last_released {
+            self.stats.out_of_order += 1;
+        } else {
+            self.last_released = e.0;
+        }
+        self.stats.released += 1;
+        Some((r, front(pos, e.0, e.1)))
     }
 
     /// The oldest record, if it is safe to release (or the merge is full,
@@ -525,7 +563,7 @@ impl Order {
         if self.held == 0 {
             return None;
         }
-        let (k, r) = self.winner;
+        let (k, r) = self.select.winner();
         let t = (k >> 64) as u64;
         let r = r as usize;
         if !flush {
@@ -551,7 +589,7 @@ impl Order {
             run.lend(f.pos);
         }
         let next = run.front_key(r);
-        self.replay_winner(next);
+        self.select.replay(next);
         self.held -= 1;
         if f.time < self.last_released {
             self.stats.out_of_order += 1;

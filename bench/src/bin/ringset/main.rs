@@ -403,11 +403,14 @@ fn drain_bench(id: u64, rings: usize, rounds: usize) {
         let st = set.merge_stats();
         assert_eq!((st.out_of_order, st.unguarded_rounds), (0, 0), "{name}");
     }
-    let st = m.merge_stats();
-    println!(
-        "merge stats: released {} forced {} out_of_order {} unguarded_rounds {} max_held {}",
-        st.released, st.forced, st.out_of_order, st.unguarded_rounds, st.max_held
-    );
+    for (name, set) in [("fill/next/release", &m), ("drain_ordered", &mo)] {
+        let st = set.merge_stats();
+        println!(
+            "merge stats ({name}): released {} forced {} out_of_order {} unguarded_rounds {} \
+             max_held {}",
+            st.released, st.forced, st.out_of_order, st.unguarded_rounds, st.max_held
+        );
+    }
     let mut wr: Vec<f64> = times[6].iter().zip(&times[4]).map(|(a, b)| a - b).collect();
     println!(
         "perf_data::Writer's own cost (drain + write - drain alone, paired per round): \
