@@ -71,7 +71,8 @@ pub const USAGE: &str =
   --update-pins  check every pin against its suite's signed index and rewrite
                  xtask/src/lab/pins.rs where Debian has moved on; boots nothing
   --jobs N       guests booted at a time (default: the number of CPUs)
-  --timeout SECS per-guest limit (default 300)";
+  --timeout SECS a guest whose console is silent this long is stopped as hung
+                 (default 300); one that keeps printing may run 4x that";
 
 /// Parsed arguments.
 struct Args {
@@ -422,9 +423,11 @@ fn run_guest(guest: &guests::Guest, initrd: &Path, work: &Path, args: &Args) -> 
     } else {
         let why = if boot.timed_out {
             format!(
-                "no {} within {} s",
+                "no {} (stopped after {:.0} s: console silent for {} s, or {} s in all)",
                 initramfs::marker::DONE,
-                args.timeout.as_secs()
+                boot.secs,
+                args.timeout.as_secs(),
+                args.timeout.as_secs() * u64::from(qemu::TOTAL_LIMIT_FACTOR)
             )
         } else {
             "the guest stopped before its last marker".to_owned()
