@@ -62,6 +62,10 @@ pub struct Column {
     pub arch: Option<Arch>,
     /// Why the archive could not give its kernel (then `run` is `None`).
     pub unavailable: Option<String>,
+    /// A best-effort guest (sid's newest kernel) that came up and then hung:
+    /// why. Its results are left out (`run` is `None`) and it does not fail
+    /// the run; the pinned kernels of its architecture still must pass.
+    pub hung: Option<String>,
 }
 
 impl Column {
@@ -85,6 +89,7 @@ impl Column {
             problems: Vec::new(),
             arch: Some(u.arch),
             unavailable: Some(u.why.clone()),
+            hung: None,
         }
     }
 
@@ -245,6 +250,12 @@ pub fn render(columns: &[Column]) -> String {
 fn summary(c: &Column) -> String {
     if let Some(why) = &c.unavailable {
         return format!("  {:<14} unavailable: archive ({why})\n", c.label);
+    }
+    if let Some(why) = &c.hung {
+        return format!(
+            "  {:<14} hung (sid's newest kernel, best effort: left out): {why}\n",
+            c.label
+        );
     }
     let Some(run) = &c.run else {
         return format!(

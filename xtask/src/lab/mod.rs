@@ -377,6 +377,7 @@ fn host_column(work: &Path) -> Result<Column> {
         problems: Vec::new(),
         arch: None,
         unavailable: None,
+        hung: None,
     })
 }
 
@@ -411,6 +412,7 @@ fn run_guest(guest: &guests::Guest, initrd: &Path, work: &Path, args: &Args) -> 
     let came_up = !run.kernel.is_empty();
     let tests: usize = run.binaries.iter().map(|b| b.tests.len()).sum();
     let mut problems = Vec::new();
+    let mut hung = None;
     if boot.done {
         eprintln!(
             "{}: kernel {} ran {} binaries, {tests} tests in {:.1} s (log {})",
@@ -443,6 +445,19 @@ fn run_guest(guest: &guests::Guest, initrd: &Path, work: &Path, args: &Args) -> 
                 "{}: the newest Debian kernel does not boot here; it is left out (warning)",
                 guest.label
             );
+        } else if guest.best_effort && boot.timed_out {
+            let last = run
+                .binaries
+                .last()
+                .map_or("before the first test binary".to_owned(), |b| {
+                    format!("in test binary `{}`", b.name)
+                });
+            eprintln!(
+                "{}: sid's newest kernel hung here ({why}, {last}); its results are left \
+                 out (warning)",
+                guest.label
+            );
+            hung = Some(format!("{why}, {last}; console log {}", log.display()));
         } else if came_up {
             problems.push(why);
         }
@@ -473,10 +488,11 @@ fn run_guest(guest: &guests::Guest, initrd: &Path, work: &Path, args: &Args) -> 
             }
         ),
         provides: guest.provides.clone(),
-        run: came_up.then_some(run),
+        run: (came_up && hung.is_none()).then_some(run),
         best_effort: guest.best_effort,
         problems,
         arch: Some(guest.arch),
         unavailable: None,
+        hung,
     })
 }

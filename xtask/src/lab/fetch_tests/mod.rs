@@ -272,6 +272,7 @@ fn run(
             problems: Vec::new(),
             arch: Some(g.arch),
             unavailable: None,
+            hung: None,
         })
         .collect();
     columns.extend(fetched.unavailable.iter().map(Column::unavailable));
