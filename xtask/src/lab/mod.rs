@@ -72,7 +72,7 @@ pub const USAGE: &str =
                  xtask/src/lab/pins.rs where Debian has moved on; boots nothing
   --jobs N       guests booted at a time (default: the number of CPUs)
   --timeout SECS a guest whose console is silent this long is stopped as hung
-                 (default 300); one that keeps printing may run 4x that";
+                 (default 600); one that keeps printing may run 4x that";
 
 /// Parsed arguments.
 struct Args {
@@ -96,7 +96,7 @@ impl Args {
             offline: false,
             strict: false,
             update_pins: false,
-            timeout: Duration::from_secs(300),
+            timeout: Duration::from_secs(600),
         };
         let mut args = args.peekable();
         while let Some(arg) = args.next() {

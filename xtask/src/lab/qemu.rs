@@ -17,7 +17,9 @@ use std::time::{Duration, Instant};
 /// The timeout itself bounds silence: a guest whose console prints nothing
 /// for that long is taken as hung. A slower host (TCG shares the VM's two
 /// CPUs with whatever else runs) stretches a guest that makes progress
-/// without failing it; s390x 7.2 took just over 300 s in one CI run.
+/// without failing it. s390x 7.2 took just over 300 s in all in one CI
+/// run; under a loaded host one s390x test (1,000 attaches) printed nothing
+/// for 300 s, hence the lab's default of 600 s of silence.
 pub const TOTAL_LIMIT_FACTOR: u32 = 4;
 
 /// What a boot produced.
