@@ -39,6 +39,7 @@
 //! Every ring and the set implement `AsFd`, so mio or tokio's `AsyncFd` can
 //! wait on them instead (see `examples/ringset_mio.rs`).
 
+mod entry;
 mod from_set;
 mod ident;
 mod loss;

@@ -23,6 +23,7 @@
 //!
 //! [`Merge`]: super::merge::Merge
 
+use super::entry::{front, meta};
 use super::merge::{MergeStats, RingClock};
 use super::select::{Select, EMPTY};
 use std::collections::VecDeque;
@@ -46,34 +47,6 @@ pub(crate) struct Front {
     pub(crate) event: u32,
     /// Whether the record carried a time of its own.
     pub(crate) timed: bool,
-}
-
-/// A run entry's `meta`: length (low 16 bits: a record is at most 64 KiB),
-/// whether it carried a time (bit 16), event (high 32 bits).
-const TIMED: u64 = 1 << 16;
-
-#[inline]
-fn meta(len: u32, timed: bool, event: Option<usize>) -> u64 {
-    let event = event.map_or(u32::MAX, |e| e.min(u32::MAX as usize - 1) as u32);
-    u64::from(len & 0xffff) | if timed { TIMED } else { 0 } | u64::from(event) << 32
-}
-
-/// A run entry's `meta` for a record of `event` with a time of its own,
-/// its length left out (for [`Run::push_timed`]).
-#[inline]
-pub(crate) fn timed_meta(event: Option<usize>) -> u64 {
-    meta(0, true, event)
-}
-
-#[inline]
-fn front(pos: u64, time: u64, meta: u64) -> Front {
-    Front {
-        pos,
-        time,
-        len: (meta & 0xffff) as u32,
-        event: (meta >> 32) as u32,
-        timed: meta & TIMED != 0,
-    }
 }
 
 /// No position: records are 8-aligned (the kernel keeps them so and the
@@ -236,20 +209,26 @@ impl Run {
                 return self.push_side(pos, len, t, event);
             }
         }
-        let mut fresh = false;
-        if self.first == self.entries.len() {
-            self.entries.clear();
-            self.first = 0;
-            self.front_pos = pos;
-            // Whatever was skipped lies before this record.
-            self.skips.clear();
-            fresh = true;
-        }
+        let fresh = self.start_if_empty(pos);
         let t = time.or(last);
         self.clock.last_seen = t;
         self.entries
             .push((t.unwrap_or(0), meta(len, time.is_some(), event)));
         fresh
+    }
+
+    /// An empty run starts anew at `pos` (whatever was skipped lies before
+    /// it); whether it did.
+    #[inline(always)]
+    fn start_if_empty(&mut self, pos: u64) -> bool {
+        if self.first != self.entries.len() {
+            return false;
+        }
+        self.entries.clear();
+        self.first = 0;
+        self.front_pos = pos;
+        self.skips.clear();
+        true
     }
 
     /// [`Run::push`] for a record with a time of its own and `meta` made
@@ -261,15 +240,7 @@ impl Run {
             let event = (event != u64::from(u32::MAX)).then_some(event as usize);
             return self.push_side(pos, len, t, event);
         }
-        let mut fresh = false;
-        if self.first == self.entries.len() {
-            self.entries.clear();
-            self.first = 0;
-            self.front_pos = pos;
-            // Whatever was skipped lies before this record.
-            self.skips.clear();
-            fresh = true;
-        }
+        let fresh = self.start_if_empty(pos);
         self.clock.last_seen = Some(t);
         self.entries.push((t, meta | u64::from(len & 0xffff)));
         fresh

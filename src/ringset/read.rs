@@ -1,9 +1,10 @@
 //! Reading the set: non-blocking drains, the time-ordered merge, holding
 //! and releasing records, and the loss accounting both paths share.
 
+use super::entry::timed_meta;
 use super::ident::u64_at;
 use super::loss::LossRecord;
-use super::order::{timed_meta, Front, Run};
+use super::order::{Front, Run};
 use super::{Losses, RingSet, SetRing};
 use crate::ring::{Peek, RawRecord, RingBuffer, RingError};
 use crate::sys;
