@@ -18,6 +18,9 @@ pub struct Result {
     pub ns: f64,
     /// Median over rounds of (this / first candidate), same round.
     pub ratio_to_first: f64,
+    /// Nanoseconds per call in each round, in round order (for ratios
+    /// paired with another candidate than the first).
+    pub rounds: Vec<f64>,
 }
 
 /// `rounds` rounds of `iterations` calls of each candidate.
@@ -56,8 +59,22 @@ pub fn compare(rounds: usize, iterations: u64, candidates: &mut [Candidate<'_>])
                     .map(|(x, base)| x / base)
                     .collect(),
             ),
+            rounds: samples[i].clone(),
         })
         .collect()
+}
+
+/// Min, median and max over rounds of `f(a, b)`, `a` and `b` the same
+/// round's times of two candidates.
+pub fn paired(a: &Result, b: &Result, f: impl Fn(f64, f64) -> f64) -> [f64; 3] {
+    let mut v: Vec<f64> = a
+        .rounds
+        .iter()
+        .zip(&b.rounds)
+        .map(|(x, y)| f(*x, *y))
+        .collect();
+    v.sort_by(f64::total_cmp);
+    [v[0], v[v.len() / 2], v[v.len() - 1]]
 }
 
 /// Prints a Markdown table.

@@ -17,6 +17,10 @@ pub const MAX_EVENTS: usize = 64;
 
 const BUF_WORDS: usize = 3 + MAX_EVENTS;
 
+/// Groups of up to this many events are read into a buffer of
+/// `8 * (3 + SMALL_GROUP)` bytes.
+const SMALL_GROUP: usize = 8;
+
 /// One event of a monitor's group, owning its fd. Reading it (any member)
 /// returns the whole group: with `PERF_FORMAT_GROUP` the kernel reads the
 /// event's group leader and its siblings (`perf_read_group`).
@@ -42,15 +46,33 @@ impl<const N: usize> GroupFd<N> {
     /// children's counts included).
     #[inline]
     pub fn read_group(&self) -> Result<[Counts; N], ReadError> {
-        self.read_group_as(|counts| counts)
+        self.read_group_as(|_, counts| counts)
     }
 
     /// [`GroupFd::read_group`], each member's counts passed through `wrap`
-    /// as they are decoded (the monitor makes its readings without a second
-    /// pass over the array).
+    /// (with the member's index) as they are decoded: the monitor makes
+    /// its readings without a second pass over the array.
     #[inline(always)]
-    pub(super) fn read_group_as<T>(&self, wrap: impl Fn(Counts) -> T) -> Result<[T; N], ReadError> {
-        let mut buf = [0u8; 8 * BUF_WORDS];
+    pub(super) fn read_group_as<T>(
+        &self,
+        wrap: impl Fn(usize, Counts) -> T,
+    ) -> Result<[T; N], ReadError> {
+        // The buffer the kernel fills is zeroed before each read: a small
+        // one for the usual small group (zeroed in a few stores), the
+        // largest only for groups that need it.
+        if N <= SMALL_GROUP {
+            self.read_group_in(&mut [0u8; 8 * (3 + SMALL_GROUP)], wrap)
+        } else {
+            self.read_group_in(&mut [0u8; 8 * BUF_WORDS], wrap)
+        }
+    }
+
+    #[inline(always)]
+    fn read_group_in<T>(
+        &self,
+        buf: &mut [u8],
+        wrap: impl Fn(usize, Counts) -> T,
+    ) -> Result<[T; N], ReadError> {
         let size = ReadFormat(READ_FORMAT).size(N);
         let reading = self.fd.read_into(&mut buf[..size])?;
         let members = reading.len();
@@ -68,11 +90,14 @@ impl<const N: usize> GroupFd<N> {
             let at = 8 * (3 + i);
             let mut word = [0u8; 8];
             word.copy_from_slice(&buf[at..at + 8]);
-            wrap(Counts {
-                value: u64::from_ne_bytes(word),
-                enabled,
-                running,
-            })
+            wrap(
+                i,
+                Counts {
+                    value: u64::from_ne_bytes(word),
+                    enabled,
+                    running,
+                },
+            )
         }))
     }
 }

@@ -308,16 +308,27 @@ impl<const N: usize> Monitor<N> {
     /// tracepoint or breakpoint event).
     #[inline]
     pub fn read(&self) -> Result<[CounterReading; N], MonitorError> {
+        self.read_as(|_, reading| reading)
+    }
+
+    /// [`Monitor::read`], each event's reading passed through `wrap` (with
+    /// its index) as it is made: [`Monitor::stop`] subtracts the start as
+    /// it decodes, without a second array.
+    #[inline(always)]
+    fn read_as<T>(
+        &self,
+        wrap: impl Fn(usize, CounterReading) -> T,
+    ) -> Result<[T; N], MonitorError> {
         let reason = match &self.events {
             Events::UserSpace(readers) => match group::read_user_space(readers) {
-                Ok(readings) => return Ok(readings),
+                Ok(readings) => return Ok(core::array::from_fn(|i| wrap(i, readings[i]))),
                 Err(reason) => reason,
             },
             Events::ReadOnly(_, reason) => *reason,
         };
         let path = ReadPath::Syscall { reason };
         self.leader()
-            .read_group_as(|counts| CounterReading { counts, path })
+            .read_group_as(|i, counts| wrap(i, CounterReading { counts, path }))
             .map_err(MonitorError::Read)
     }
 
@@ -331,8 +342,8 @@ impl<const N: usize> Monitor<N> {
     /// The counts since [`Monitor::start`] ([`between`]).
     #[inline]
     pub fn stop(&mut self) -> Result<[CounterReading; N], MonitorError> {
-        let end = self.read()?;
-        Ok(between(&self.start, &end))
+        let start = &self.start;
+        self.read_as(|i, end| start[i].between(&end))
     }
 
     /// Runs `f` between [`Monitor::start`] and [`Monitor::stop`].

@@ -278,3 +278,46 @@ fn inherit_counts_the_threads_instructions() {
         );
     }
 }
+
+/// A region of `N` counters, getppid and gettid in turn, around `CALLS`
+/// getppid and `2 * CALLS` gettid calls: every member reads its own exact
+/// count, whichever buffer the group read uses.
+fn every_member_counts<const N: usize>(getppid: &Attr, gettid: &Attr) {
+    let attrs: [Attr; N] = core::array::from_fn(|i| *if i % 2 == 0 { getppid } else { gettid });
+    let mut m = Monitor::open(attrs).unwrap_or_else(|e| panic!("{e}"));
+    let (_, readings) = m
+        .measure(|| {
+            getppid_calls(CALLS);
+            for _ in 0..2 * CALLS {
+                // SAFETY: gettid takes no arguments.
+                std::hint::black_box(unsafe { libc::gettid() });
+            }
+        })
+        .unwrap();
+    for (i, r) in readings.iter().enumerate() {
+        let want = if i % 2 == 0 { CALLS } else { 2 * CALLS };
+        assert_eq!(r.counts.value, want, "{N} events: member {i}");
+        assert!(
+            r.counts.enabled.is_some_and(|t| t > 0),
+            "{N} events: member {i} times"
+        );
+    }
+}
+
+#[test]
+fn groups_small_and_large_read_every_member() {
+    let getppid = match getppid_attr() {
+        Ok(tp) => tp,
+        Err(why) => return not_applicable(Need::SyscallTracepoints, &why),
+    };
+    let gettid = Attr::new(Event::Tracepoint(tracepoint_id(
+        "syscalls",
+        "sys_enter_gettid",
+    )));
+    // The group read zeroes a small buffer for up to 8 events, the largest
+    // (MAX_EVENTS) above.
+    every_member_counts::<1>(&getppid, &gettid);
+    every_member_counts::<8>(&getppid, &gettid);
+    every_member_counts::<9>(&getppid, &gettid);
+    every_member_counts::<{ perf_event_core::monitor::MAX_EVENTS }>(&getppid, &gettid);
+}
