@@ -92,9 +92,15 @@ fn attrs(a: &Args) -> Vec<(String, Attr)> {
         };
     let inherit = matches!(a.target, Target::Command(_));
     let setup = |attr: Attr| {
+        // A tracepoint's samples carry its fields (PERF_SAMPLE_RAW), as
+        // perf record asks for them.
+        let raw = match attr.to_raw().type_ {
+            sys::PERF_TYPE_TRACEPOINT => sys::PERF_SAMPLE_RAW as u64,
+            _ => 0,
+        };
         let attr = attr
             .disabled(true)
-            .sample_type(sample_type)
+            .sample_type(sample_type | raw)
             .sample_id_all(true)
             .inherit(inherit)
             .enable_on_exec(inherit)
@@ -301,7 +307,7 @@ fn main() {
     });
 
     if let Some(out) = output.take() {
-        if let Err(e) = out.finish() {
+        if let Err(e) = out.finish(&set) {
             eprintln!("sample: writing {}: {e}", a.output.as_deref().unwrap_or(""));
         }
     }

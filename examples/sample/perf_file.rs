@@ -76,10 +76,18 @@ impl Output {
         }
     }
 
-    pub fn finish(self) -> std::io::Result<()> {
+    /// Ends the file as perf record does: each event's lost samples
+    /// (PERF_RECORD_LOST_SAMPLES), then the features and the header.
+    pub fn finish(self, set: &RingSet) -> std::io::Result<()> {
         match self {
-            Output::File(w) => w.finish().map(drop),
-            Output::Pipe(w) => w.finish().map(drop),
+            Output::File(mut w) => {
+                w.write_lost_samples(set)?;
+                w.finish().map(drop)
+            }
+            Output::Pipe(mut w) => {
+                w.write_lost_samples(set)?;
+                w.finish().map(drop)
+            }
         }
     }
 }

@@ -112,6 +112,12 @@ pub struct Features {
     pub clock_data: Option<ClockData>,
     /// HEADER_BUILD_ID.
     pub build_ids: Option<Vec<BuildId>>,
+    /// HEADER_TRACING_DATA: the formats of the recording's tracepoints in
+    /// perf's layout (version 0.6), without which perf refuses a file with
+    /// tracepoint events. [`Writer::create`](super::Writer::create) fills it
+    /// from tracefs when an event is a tracepoint and it is `None`; the
+    /// reader keeps the section's bytes as they are.
+    pub tracing_data: Option<Vec<u8>>,
 }
 
 fn read_file(path: &str) -> Option<String> {
@@ -238,6 +244,7 @@ impl Features {
                 out.push((f, v));
             }
         };
+        put(feature::TRACING_DATA, self.tracing_data.clone());
         put(
             feature::BUILD_ID,
             self.build_ids.as_ref().map(|b| encode_build_ids(b, None)),
@@ -294,6 +301,7 @@ impl Features {
     /// Reads feature `f`'s section (unknown features are skipped).
     pub(crate) fn decode(&mut self, f: u32, b: Bytes<'_>) -> Result<(), PerfDataError> {
         match f {
+            feature::TRACING_DATA => self.tracing_data = Some(b.b.to_vec()),
             feature::BUILD_ID => self.build_ids = Some(decode_build_ids(b)?),
             feature::HOSTNAME => self.hostname = Some(read_string(b, &mut 0)?),
             feature::OSRELEASE => self.osrelease = Some(read_string(b, &mut 0)?),

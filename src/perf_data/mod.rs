@@ -15,8 +15,12 @@
 //!   the feature sections at [`Writer::finish`]: hostname, osrelease,
 //!   version, arch, nrcpus, cpudesc, cpuid, total memory, cmdline,
 //!   event_desc, cpu topology, clockid and clock data (events with
-//!   `use_clockid`), sample_time and the build ids of the objects the
-//!   recording mapped (their ELF notes, read with the `object` crate).
+//!   `use_clockid`), sample_time, the build ids of the objects the
+//!   recording mapped (their ELF notes, read with the `object` crate) and,
+//!   with tracepoint events, their formats from tracefs (tracing data,
+//!   which perf needs to read such a file at all). At the end of a
+//!   recording [`Writer::write_lost_samples`] writes each event's lost
+//!   samples as `perf record` does (what `perf report --stats` shows).
 //!   In file mode the header's data size is brought up to date at every
 //!   round: a writer killed mid-recording leaves a file perf reads up to
 //!   its last round, and [`PerfData`] recovers.
@@ -47,6 +51,7 @@ mod pipe;
 mod reader;
 mod spool;
 mod synthesize;
+mod tracing_data;
 mod writer;
 
 pub use features::{BuildId, ClockData, CpuPlace, CpuTopology, EventDesc, Features};

@@ -5,6 +5,7 @@
 
 use super::header::align;
 use super::writer::{header_bytes, Writer};
+use crate::ringset::RingSet;
 use crate::sys;
 use std::io::{self, Write};
 
@@ -20,6 +21,52 @@ impl<W: Write> Writer<W> {
         rec.extend_from_slice(body);
         rec.resize(size, 0);
         self.write_bytes(None, &rec)
+    }
+
+    /// Writes, for each event whose rings lost samples, one
+    /// PERF_RECORD_LOST_SAMPLES with the count of them that the ring set's
+    /// PERF_RECORD_LOST records gave ([`RingSet::event_losses`]), its
+    /// sample_id naming the event's first id: what `perf record` (6.0 and
+    /// later) writes at the end of a recording from the kernel's
+    /// `PERF_FORMAT_LOST` count, and what `perf report --stats` shows as the
+    /// event's `LOST_SAMPLES`. Call it once, after the last drain; the
+    /// writer's events are the ring set's, in its order.
+    pub fn write_lost_samples(&mut self, set: &RingSet) -> io::Result<()> {
+        for e in 0..self.events.len() {
+            let lost = set.event_losses(e).lost;
+            let Some(&id) = self.events[e].ids.first() else {
+                continue;
+            };
+            if lost == 0 {
+                continue;
+            }
+            let raw = self.events[e].attr.to_raw();
+            let mut rec = Vec::with_capacity(64);
+            rec.extend_from_slice(&[0u8; 8]);
+            rec.extend_from_slice(&lost.to_ne_bytes());
+            if raw.sample_id_all() != 0 {
+                // struct sample_id: TID, TIME, ID, STREAM_ID, CPU,
+                // IDENTIFIER, each present with its sample_type bit; the
+                // id in ID and IDENTIFIER, the rest 0 (as perf writes it).
+                let t = raw.sample_type;
+                for (bit, value) in [
+                    (sys::PERF_SAMPLE_TID, 0),
+                    (sys::PERF_SAMPLE_TIME, 0),
+                    (sys::PERF_SAMPLE_ID, id),
+                    (sys::PERF_SAMPLE_STREAM_ID, 0),
+                    (sys::PERF_SAMPLE_CPU, 0),
+                    (sys::PERF_SAMPLE_IDENTIFIER, id),
+                ] {
+                    if t & bit as u64 != 0 {
+                        rec.extend_from_slice(&value.to_ne_bytes());
+                    }
+                }
+            }
+            let header = header_bytes(sys::PERF_RECORD_LOST_SAMPLES, 0, rec.len())?;
+            rec[..8].copy_from_slice(&header);
+            self.write_bytes(Some(e), &rec)?;
+        }
+        Ok(())
     }
 
     /// Writes the kernel's mapping as perf record synthesizes it

@@ -112,8 +112,15 @@ impl Writer<File> {
     /// Starts a perf.data file in `file` (truncated): the header, each
     /// event's ids and attr; the records follow. `features`: usually
     /// [`Features::from_system`]; the writer adds the events, the clock,
-    /// the sample time span and the build ids.
-    pub fn create(mut file: File, events: Vec<Event>, features: Features) -> io::Result<Self> {
+    /// the sample time span, the build ids and, when an event is a
+    /// tracepoint, the tracepoints' formats read from tracefs (HEADER_TRACING_DATA,
+    /// unless `features.tracing_data` is given): an error if tracefs or a
+    /// tracepoint's format cannot be read, since perf refuses such a file
+    /// without them.
+    pub fn create(mut file: File, events: Vec<Event>, mut features: Features) -> io::Result<Self> {
+        if features.tracing_data.is_none() {
+            features.tracing_data = super::tracing_data::for_events(&events)?;
+        }
         file.set_len(0)?;
         file.seek(SeekFrom::Start(0))?;
         let attr_size = attr_size_of(&events);

@@ -251,8 +251,13 @@ pub fn dumped_reads(data: &Path) -> (Vec<String>, BTreeMap<usize, String>) {
         if l.contains(": PERF_RECORD_SAMPLE(") {
             // "[TIME ]0x560 [0x60]: PERF_RECORD_SAMPLE(...": its offset.
             let w: Vec<&str> = l.split_whitespace().collect();
-            let at = w.iter().position(|t| t.starts_with("[0x")).unwrap();
-            sample_at = Some(usize::from_str_radix(&w[at - 1][2..], 16).unwrap());
+            let offset = w
+                .iter()
+                .position(|t| t.starts_with("[0x"))
+                .and_then(|at| w.get(at.checked_sub(1)?)?.strip_prefix("0x"))
+                .and_then(|o| usize::from_str_radix(o, 16).ok());
+            sample_at =
+                Some(offset.unwrap_or_else(|| panic!("perf report -D: no offset in {l:?}")));
             continue;
         }
         if l == "... sample_read:" {

@@ -404,3 +404,70 @@ fn a_system_wide_file_gives_the_examples_shares() {
     assert!(hot_rows(&perf).contains("hot_twice"), "{perf}");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// A tracepoint recording: perf refuses a file with tracepoint events
+/// without their formats (HEADER_TRACING_DATA, "broken or missing trace
+/// data"); with them `perf script` prints every sample the crate wrote,
+/// its fields decoded by name, and `perf report --stats` counts them.
+#[test]
+fn a_tracepoint_recording_reads_in_perf_with_its_fields() {
+    if !tools_here() {
+        return;
+    }
+    let Ok(tracefs) = perf_event_core::sysfs::Tracefs::find() else {
+        let why = "tracefs is not mounted (mount -t tracefs nodev /sys/kernel/tracing)";
+        crate::lab_support::not_applicable(crate::lab_support::Need::Tracefs, why);
+        return;
+    };
+    if tracefs
+        .tracepoint_id("syscalls", "sys_enter_execve")
+        .is_err()
+    {
+        let why = "no syscalls:sys_enter_execve tracepoint (CONFIG_FTRACE_SYSCALLS)";
+        crate::lab_support::not_applicable(crate::lab_support::Need::SyscallTracepoints, why);
+        return;
+    }
+    let dir = scratch("pd-tracepoint");
+    let data = dir.join("ours.data");
+    build_sample();
+    let out = Command::new(sample_binary())
+        .args(["-e", "syscalls:sys_enter_execve", "-c", "1", "-o"])
+        .arg(&data)
+        .args([
+            "--",
+            "sh",
+            "-c",
+            "for i in 1 2 3 4 5 6 7 8; do /bin/true; done",
+        ])
+        .output()
+        .unwrap();
+    ok(out, "sample -e syscalls:sys_enter_execve -o");
+    let file = PerfData::open(&data).unwrap();
+    assert!(file.features.tracing_data.is_some(), "no tracing data");
+    let samples = file
+        .records()
+        .map_while(Result::ok)
+        .filter(|(_, b)| {
+            file.parse(b)
+                .is_ok_and(|p| matches!(p.record, perf_event_core::record::Record::Sample(_)))
+        })
+        .count();
+    assert!(samples >= 8, "{samples} samples of 8 execs and more");
+    let script = crate::sample_support::perf_on(&data, &["script"]);
+    let lines: Vec<&str> = script
+        .lines()
+        .filter(|l| l.contains("syscalls:sys_enter_execve:"))
+        .collect();
+    assert_eq!(lines.len(), samples, "perf script:\n{script}");
+    assert!(
+        lines.iter().all(|l| l.contains("filename: 0x")),
+        "fields decoded by name:\n{script}"
+    );
+    let stats = crate::sample_support::perf_on(&data, &["report", "--stats"]);
+    let counted = stats
+        .lines()
+        .find(|l| l.trim_start().starts_with("SAMPLE events:"))
+        .and_then(|l| l.split_whitespace().nth(2)?.parse::<usize>().ok());
+    assert_eq!(counted, Some(samples), "perf report --stats:\n{stats}");
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -1,10 +1,11 @@
 //! The ring set under overload, against the running kernel: 1 + 1-page
 //! rings under a tracepoint storm (every lost record accounted, no torn
-//! record read) and an overrun (reported with the bytes skipped).
+//! record read, the loss written to perf.data as perf record writes it) and an overrun (reported with the bytes skipped).
 
 use crate::ringset_support;
 
 use perf_event_core::open::{open, OpenFlags, Scope};
+use perf_event_core::perf_data::{Event, Features, PerfData, Writer};
 use perf_event_core::record::{Record, SampleLayout};
 use perf_event_core::ringset::{Entry, Options, RingSet};
 use perf_event_core::sys;
@@ -95,6 +96,28 @@ fn one_page_rings_under_a_tracepoint_storm_account_every_lost_record() {
         lost_total > 0,
         "a 1-page ring under a storm of {N} records per CPU lost nothing: the test did not overload"
     );
+    // Written to perf.data as perf record ends a recording: one
+    // LOST_SAMPLES with the event's lost count, naming its first id.
+    let event = Event {
+        attr,
+        name: "syscalls:sys_enter_prctl".into(),
+        ids: ids.clone(),
+    };
+    let mut w = Writer::pipe(Vec::new(), vec![event], Features::default()).unwrap();
+    w.write_lost_samples(&set).unwrap();
+    let file = PerfData::from_bytes(w.finish().unwrap()).unwrap();
+    let written: Vec<(u64, Option<u64>)> = file
+        .records()
+        .map_while(Result::ok)
+        .filter_map(|(_, b)| {
+            let p = file.parse(b).ok()?;
+            match p.record {
+                Record::LostSamples { lost } => Some((lost, p.sample_id.and_then(|i| i.id))),
+                _ => None,
+            }
+        })
+        .collect();
+    assert_eq!(written, vec![(lost_total, Some(ids[0]))]);
 }
 
 #[test]

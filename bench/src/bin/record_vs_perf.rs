@@ -21,9 +21,11 @@
 //!   lost from its own summary and from `perf report --stats -i FILE`.
 //! - perf-event-core: the same event and attr as perf's
 //!   (IP | TID | TIME | CPU | PERIOD | RAW | IDENTIFIER, sample_id_all),
-//!   one ring per CPU in a `RingSet`, drained in a loop, each record's
-//!   bytes written to a file as they were in the ring (what perf does);
-//!   received and lost from the ring set's own accounting.
+//!   one ring per CPU in a `RingSet`, drained in a loop into a perf.data
+//!   file by `perf_data::Writer` (a round per pass, the records as they
+//!   were in the rings, then each event's lost samples, as perf record
+//!   ends); received and lost from the ring set's own accounting and from
+//!   `perf report --stats -i FILE`.
 //!
 //! Scenarios: the storm on every CPU, the recorder's included; and the
 //! recorder's CPU (0) left quiet, the storm on the others.
@@ -35,6 +37,7 @@ use perf_event_core::attr::Attr;
 use perf_event_core::event::Event;
 use perf_event_core::fd::EventFd;
 use perf_event_core::open::{open, OpenFlags, Scope};
+use perf_event_core::perf_data::{Event as PdEvent, Features, Writer};
 use perf_event_core::record::SampleLayout;
 use perf_event_core::ringset::{Entry, Options, RingSet};
 use perf_event_core::sys;
@@ -104,11 +107,11 @@ impl Truth {
 struct Seen {
     received: u64,
     lost: u64,
-    /// From `perf report --stats` of perf's file: (samples, lost samples).
+    /// From `perf report --stats` of the tool's file: (samples, lost samples).
     report: Option<(u64, u64)>,
 }
 
-/// perf-event-core: per-CPU rings, drained into a file.
+/// perf-event-core: per-CPU rings, drained into a perf.data file.
 fn record_ours(id: u64, storm_cpus: &[usize], pages: usize, n: u32, file: &Path) -> Seen {
     let a = attr(id, true);
     let filter = std::ffi::CString::new(FILTER).unwrap();
@@ -132,23 +135,32 @@ fn record_ours(id: u64, storm_cpus: &[usize], pages: usize, n: u32, file: &Path)
         ..Options::default()
     };
     let mut set = RingSet::new(entries, opts).unwrap_or_else(|e| panic!("{e}"));
-    // perf writes each ring's new bytes with one write(2) per ring per
-    // pass: a buffer of one ring's size keeps each write(2) as short.
-    let ring_bytes = pages * perf_event_core::linux::mmap::page_size();
-    let mut out =
-        std::io::BufWriter::with_capacity(ring_bytes, std::fs::File::create(file).unwrap());
+    // A perf.data file, as perf record writes it: each pass over the rings
+    // is one round, the rings' runs written as they are.
+    let ids = (0..set.entries())
+        .filter_map(|e| set.fd(e)?.id().ok())
+        .collect();
+    let event = PdEvent {
+        attr: a,
+        name: "syscalls:sys_enter_prctl".into(),
+        ids,
+    };
+    let mut out = Writer::create(
+        std::fs::File::create(file).unwrap(),
+        vec![event],
+        Features::default(),
+    )
+    .unwrap();
     let mut storm = Storm::new(n, storm_cpus, OPTION);
     for e in 0..set.entries() {
         set.fd(e).unwrap().enable(false).unwrap();
     }
     let mut received = 0u64;
     let mut drain = |set: &mut RingSet| {
-        set.drain(|_, _, rec| {
+        out.write_drained(set, |_, _, rec| {
             received += u64::from(rec.header.kind == sys::PERF_RECORD_SAMPLE);
-            let (first, second) = rec.parts();
-            out.write_all(first).unwrap();
-            out.write_all(second).unwrap();
         })
+        .expect("perf.data write")
     };
     storm.start();
     while storm.running() {
@@ -166,7 +178,10 @@ fn record_ours(id: u64, storm_cpus: &[usize], pages: usize, n: u32, file: &Path)
         set.fd(e).unwrap().disable(false).unwrap();
     }
     drain(&mut set);
-    out.flush().unwrap();
+    // As perf record ends a recording: each event's lost samples.
+    out.write_lost_samples(&set)
+        .expect("perf.data lost samples");
+    out.finish().expect("perf.data finish");
     let l = set.total_losses();
     assert_eq!(
         (l.overruns, l.corrupt),
@@ -176,7 +191,7 @@ fn record_ours(id: u64, storm_cpus: &[usize], pages: usize, n: u32, file: &Path)
     Seen {
         received,
         lost: l.lost,
-        report: None,
+        report: Some(report_stats(file)),
     }
 }
 
@@ -337,7 +352,7 @@ fn main() {
             for ours_turn in [run % 2 == 0, run % 2 == 1] {
                 let before = truth.count();
                 let seen = if ours_turn {
-                    record_ours(id, &storm_cpus, pages, n, &dir.join("ours.bin"))
+                    record_ours(id, &storm_cpus, pages, n, &dir.join("ours.data"))
                 } else {
                     record_perf(&storm_cpus, pages, n, &dir.join("perf.data"))
                 };
@@ -348,6 +363,11 @@ fn main() {
                         seen.received + seen.lost,
                         generated,
                         "ours: received + lost == generated"
+                    );
+                    assert_eq!(
+                        seen.report,
+                        Some((seen.received, seen.lost)),
+                        "ours: perf report --stats of our file agrees with our accounting"
                     );
                     ours.push(seen);
                 } else {
@@ -360,12 +380,16 @@ fn main() {
              ({:.0} s)\n",
             started.elapsed().as_secs_f64()
         );
-        println!("| run | perf-event-core received | lost | perf record received | lost (own) | perf report --stats: samples | lost |");
-        println!("|---:|---:|---:|---:|---:|---:|---:|");
+        println!(
+            "| run | perf-event-core received | lost | its file, perf report --stats: samples | lost \
+             | perf record received | lost (own) | its file, perf report --stats: samples | lost |"
+        );
+        println!("|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
         for (i, (o, p)) in ours.iter().zip(&perf).enumerate() {
+            let (os, ol) = o.report.unwrap_or_default();
             let (rs, rl) = p.report.unwrap_or_default();
             println!(
-                "| {i} | {} | {} | {} | {} | {rs} | {rl} |",
+                "| {i} | {} | {} | {os} | {ol} | {} | {} | {rs} | {rl} |",
                 o.received, o.lost, p.received, p.lost
             );
         }
@@ -398,7 +422,8 @@ fn main() {
         println!(
             "paired ratio ours lost / perf lost (perf's 0 taken as 1; min / median / max): {}; \
              ours lost fewer / as many / more than perf: {} / {} / {} of {runs} runs; received + lost == generated for ours \
-             in every run (asserted); perf record received + lost (report) == generated in {} of {runs}\n",
+             in every run, and perf report --stats of our file gives the same (both asserted); perf record \
+             received + lost (report) == generated in {} of {runs}\n",
             show(min_median_max(&ratio)),
             pairs().filter(|(o, p)| o < p).count(),
             pairs().filter(|(o, p)| o == p).count(),
