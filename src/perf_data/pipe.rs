@@ -1,7 +1,9 @@
 //! perf's pipe format, for a stream (stdout, a socket): a 16-byte header
 //! (magic and size), then only records: each event as
 //! PERF_RECORD_HEADER_ATTR (the attr and its ids), each feature as
-//! PERF_RECORD_HEADER_FEATURE (its number and its section's bytes), the
+//! PERF_RECORD_HEADER_FEATURE (its number and its section's bytes) but the
+//! tracing data, which is PERF_RECORD_HEADER_TRACING_DATA (a 12-byte
+//! record with the data's size, the data after it, outside its size), the
 //! data, and at the end PERF_RECORD_HEADER_BUILD_ID records and the
 //! sample time span. The reader's side is [`read`].
 
@@ -16,10 +18,16 @@ use std::io::{self, Write};
 
 impl<W: Write> Writer<W> {
     /// Starts perf's pipe format on `out` (stdout, a socket): the short
-    /// header, then each event as PERF_RECORD_HEADER_ATTR and the features
-    /// known now as PERF_RECORD_HEADER_FEATURE; the sample time span and
-    /// the build ids (PERF_RECORD_HEADER_BUILD_ID) follow the data.
-    pub fn pipe(out: W, events: Vec<Event>, features: Features) -> io::Result<Self> {
+    /// header, then each event as PERF_RECORD_HEADER_ATTR, the features
+    /// known now as PERF_RECORD_HEADER_FEATURE and, with tracepoint events,
+    /// their formats as PERF_RECORD_HEADER_TRACING_DATA (read from tracefs
+    /// as [`Writer::create`] does, the same error when they cannot be); the
+    /// sample time span and the build ids (PERF_RECORD_HEADER_BUILD_ID)
+    /// follow the data.
+    pub fn pipe(out: W, events: Vec<Event>, mut features: Features) -> io::Result<Self> {
+        if features.tracing_data.is_none() {
+            features.tracing_data = super::tracing_data::for_events(&events)?;
+        }
         let attr_size = attr_size_of(&events);
         let mut w = Writer::new(
             Out::Direct(out),
@@ -39,7 +47,20 @@ impl<W: Write> Writer<W> {
             head.extend(body);
         }
         for (f, body) in w.features.encode(attr_size) {
-            feature_record(&mut head, f, &body);
+            if f == feature::TRACING_DATA {
+                // Its own record, the data after it (perf reads it from
+                // the stream): PERF_RECORD_HEADER_TRACING_DATA.
+                let aligned = align(body.len(), 8);
+                let size = u32::try_from(aligned).map_err(|_| {
+                    io::Error::new(io::ErrorKind::InvalidInput, "tracing data over 4 GiB")
+                })?;
+                head.extend(header_bytes(kind::HEADER_TRACING_DATA, 0, 12)?);
+                head.extend_from_slice(&size.to_ne_bytes());
+                head.extend_from_slice(&body);
+                head.resize(head.len() + aligned - body.len(), 0);
+            } else {
+                feature_record(&mut head, f, &body);
+            }
         }
         w.out.write_all(&head)?;
         w.out.flush()?;
@@ -122,6 +143,10 @@ pub(super) fn read(me: &mut PerfData, b: Bytes<'_>) -> Result<(), PerfDataError>
                         order: b.order,
                     },
                 )?;
+            }
+            kind::HEADER_TRACING_DATA => {
+                let size = b.u16(at + 6, "record size")? as usize;
+                me.features.tracing_data = Some(rec.b[size.min(len)..].to_vec());
             }
             kind::HEADER_BUILD_ID => {
                 let (id, _) = decode_build_id(rec)?;

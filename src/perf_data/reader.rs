@@ -91,6 +91,17 @@ pub(super) fn record_len(b: Bytes<'_>, at: usize, end: usize) -> Result<usize, P
         });
     }
     let mut len = size;
+    // Pipe mode: the tracing data follows its record, outside its size.
+    if kind_ == kind::HEADER_TRACING_DATA {
+        let data = b.u32(at + 8, "tracing data size")?;
+        len = usize::try_from(data)
+            .ok()
+            .and_then(|d| len.checked_add(d))
+            .ok_or(PerfDataError::Invalid {
+                what: "tracing data size",
+                at: at + 8,
+            })?;
+    }
     if kind_ == kind::AUXTRACE {
         let aux = b.u64(at + 8, "auxtrace size")?;
         len = usize::try_from(aux)

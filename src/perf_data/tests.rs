@@ -192,6 +192,40 @@ fn pipe_mode_reads_back() {
     assert_eq!(samples, [0x1000, 0x2000]);
 }
 
+/// Pipe mode carries the tracing data as perf does: a 12-byte
+/// PERF_RECORD_HEADER_TRACING_DATA with the data's size (8-aligned), the
+/// data after it; the records after it are read as records.
+#[test]
+fn tracing_data_in_pipe_mode_reads_back() {
+    let features = Features {
+        tracing_data: Some(b"formats".to_vec()),
+        ..Features::default()
+    };
+    let mut w = Writer::pipe(Vec::new(), events(), features).unwrap();
+    w.write_bytes(Some(0), &sample(11, 0x1000, 50)).unwrap();
+    let bytes = w.finish().unwrap();
+    let record = [
+        &66u32.to_ne_bytes()[..],
+        &0u16.to_ne_bytes(),
+        &12u16.to_ne_bytes(),
+        &8u32.to_ne_bytes(),
+        b"formats\0",
+    ]
+    .concat();
+    assert!(bytes.windows(record.len()).any(|w| w == record));
+    let f = PerfData::from_bytes(bytes).unwrap();
+    assert_eq!(f.features.tracing_data.as_deref(), Some(&b"formats\0"[..]));
+    let ips: Vec<u64> = f
+        .records()
+        .map(Result::unwrap)
+        .filter_map(|(_, b)| match f.parse(b).ok()?.record {
+            Record::Sample(s) if b[..4] == sys::PERF_RECORD_SAMPLE.to_ne_bytes() => s.ip(),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(ips, [0x1000]);
+}
+
 #[test]
 #[cfg_attr(
     miri,

@@ -408,7 +408,10 @@ fn a_system_wide_file_gives_the_examples_shares() {
 /// A tracepoint recording: perf refuses a file with tracepoint events
 /// without their formats (HEADER_TRACING_DATA, "broken or missing trace
 /// data"); with them `perf script` prints every sample the crate wrote,
-/// its fields decoded by name, and `perf report --stats` counts them.
+/// its fields decoded by name, and `perf report --stats` counts them. The
+/// same in pipe mode (PERF_RECORD_HEADER_TRACING_DATA, the data after the
+/// record), both ways: our stream read by perf, perf record's read by the
+/// crate.
 #[test]
 fn a_tracepoint_recording_reads_in_perf_with_its_fields() {
     if !tools_here() {
@@ -430,19 +433,63 @@ fn a_tracepoint_recording_reads_in_perf_with_its_fields() {
     let dir = scratch("pd-tracepoint");
     let data = dir.join("ours.data");
     build_sample();
-    let out = Command::new(sample_binary())
-        .args(["-e", "syscalls:sys_enter_execve", "-c", "1", "-o"])
-        .arg(&data)
+    let event = ["-e", "syscalls:sys_enter_execve", "-c", "1", "-o"];
+    let work = [
+        "--",
+        "sh",
+        "-c",
+        "for i in 1 2 3 4 5 6 7 8; do /bin/true; done",
+    ];
+    let run = |out: &str| {
+        let o = Command::new(sample_binary())
+            .args(event)
+            .arg(out)
+            .args(work)
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "sample -o {out}: {o:?}");
+        o.stdout
+    };
+    run(data.to_str().unwrap());
+    let file = PerfData::open(&data).unwrap();
+    let samples = tracepoint_samples(&file);
+    let script = crate::sample_support::perf_on(&data, &["script"]);
+    script_has_fields(&script, samples);
+    let stats = crate::sample_support::perf_on(&data, &["report", "--stats"]);
+    let counted = stats
+        .lines()
+        .find(|l| l.trim_start().starts_with("SAMPLE events:"))
+        .and_then(|l| l.split_whitespace().nth(2)?.parse::<usize>().ok());
+    assert_eq!(counted, Some(samples), "perf report --stats:\n{stats}");
+    // Our stream into perf script.
+    let stream = run("-");
+    let file = PerfData::from_bytes(stream.clone()).unwrap();
+    let samples = tracepoint_samples(&file);
+    script_has_fields(&piped(&["script", "-i", "-"], &stream), samples);
+    // perf record's stream read by the crate.
+    let theirs = Command::new("perf")
         .args([
-            "--",
-            "sh",
+            "record",
+            "-e",
+            "syscalls:sys_enter_execve",
             "-c",
-            "for i in 1 2 3 4 5 6 7 8; do /bin/true; done",
+            "1",
+            "-o",
+            "-",
         ])
+        .args(&work[1..])
         .output()
         .unwrap();
-    ok(out, "sample -e syscalls:sys_enter_execve -o");
-    let file = PerfData::open(&data).unwrap();
+    assert!(theirs.status.success(), "perf record -o -: {theirs:?}");
+    let file = PerfData::from_bytes(theirs.stdout.clone()).unwrap();
+    let samples = tracepoint_samples(&file);
+    script_has_fields(&piped(&["script", "-i", "-"], &theirs.stdout), samples);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// The samples of a recording the crate read, which carries the
+/// tracepoints' formats.
+fn tracepoint_samples(file: &PerfData) -> usize {
     assert!(file.features.tracing_data.is_some(), "no tracing data");
     let samples = file
         .records()
@@ -453,7 +500,11 @@ fn a_tracepoint_recording_reads_in_perf_with_its_fields() {
         })
         .count();
     assert!(samples >= 8, "{samples} samples of 8 execs and more");
-    let script = crate::sample_support::perf_on(&data, &["script"]);
+    samples
+}
+
+/// `perf script` printed `samples` execve samples, each field by name.
+fn script_has_fields(script: &str, samples: usize) {
     let lines: Vec<&str> = script
         .lines()
         .filter(|l| l.contains("syscalls:sys_enter_execve:"))
@@ -463,11 +514,22 @@ fn a_tracepoint_recording_reads_in_perf_with_its_fields() {
         lines.iter().all(|l| l.contains("filename: 0x")),
         "fields decoded by name:\n{script}"
     );
-    let stats = crate::sample_support::perf_on(&data, &["report", "--stats"]);
-    let counted = stats
-        .lines()
-        .find(|l| l.trim_start().starts_with("SAMPLE events:"))
-        .and_then(|l| l.split_whitespace().nth(2)?.parse::<usize>().ok());
-    assert_eq!(counted, Some(samples), "perf report --stats:\n{stats}");
-    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// `perf ARGS` with `input` on its stdin: its output, asserted successful.
+fn piped(args: &[&str], input: &[u8]) -> String {
+    use std::io::Write;
+    let mut child = Command::new("perf")
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let input = input.to_vec();
+    let feed = std::thread::spawn(move || stdin.write_all(&input));
+    let out = child.wait_with_output().unwrap();
+    feed.join().unwrap().unwrap();
+    ok(out, &format!("perf {args:?} -i -"))
 }
