@@ -90,27 +90,22 @@ pub(super) fn record_len(b: Bytes<'_>, at: usize, end: usize) -> Result<usize, P
             at: at + 6,
         });
     }
+    // Records whose payload follows them, outside their size: AUXTRACE's
+    // trace (a u64 size) and, in pipe mode, the tracing data (a u32).
+    let trailing = match kind_ {
+        kind::AUXTRACE => Some((b.u64(at + 8, "auxtrace size")?, "auxtrace size")),
+        kind::HEADER_TRACING_DATA => Some((
+            u64::from(b.u32(at + 8, "tracing data size")?),
+            "tracing data size",
+        )),
+        _ => None,
+    };
     let mut len = size;
-    // Pipe mode: the tracing data follows its record, outside its size.
-    if kind_ == kind::HEADER_TRACING_DATA {
-        let data = b.u32(at + 8, "tracing data size")?;
-        len = usize::try_from(data)
+    if let Some((extra, what)) = trailing {
+        len = usize::try_from(extra)
             .ok()
-            .and_then(|d| len.checked_add(d))
-            .ok_or(PerfDataError::Invalid {
-                what: "tracing data size",
-                at: at + 8,
-            })?;
-    }
-    if kind_ == kind::AUXTRACE {
-        let aux = b.u64(at + 8, "auxtrace size")?;
-        len = usize::try_from(aux)
-            .ok()
-            .and_then(|a| len.checked_add(a))
-            .ok_or(PerfDataError::Invalid {
-                what: "auxtrace size",
-                at: at + 8,
-            })?;
+            .and_then(|e| len.checked_add(e))
+            .ok_or(PerfDataError::Invalid { what, at: at + 8 })?;
     }
     if len > end - at {
         return Err(PerfDataError::Truncated { what: "record", at });

@@ -181,15 +181,7 @@ fn pipe_mode_reads_back() {
     assert_eq!(f.attrs[0].name.as_deref(), Some("cpu-clock"));
     assert_eq!(f.features.sample_time, Some((50, 60)));
     assert_eq!(f.features.osrelease, Features::from_system().osrelease);
-    let samples: Vec<u64> = f
-        .records()
-        .map(Result::unwrap)
-        .filter_map(|(_, b)| match f.parse(b).ok()?.record {
-            Record::Sample(s) if b[..4] == sys::PERF_RECORD_SAMPLE.to_ne_bytes() => s.ip(),
-            _ => None,
-        })
-        .collect();
-    assert_eq!(samples, [0x1000, 0x2000]);
+    assert_eq!(sample_ips(&f), [0x1000, 0x2000]);
 }
 
 /// Pipe mode carries the tracing data as perf does: a 12-byte
@@ -215,15 +207,18 @@ fn tracing_data_in_pipe_mode_reads_back() {
     assert!(bytes.windows(record.len()).any(|w| w == record));
     let f = PerfData::from_bytes(bytes).unwrap();
     assert_eq!(f.features.tracing_data.as_deref(), Some(&b"formats\0"[..]));
-    let ips: Vec<u64> = f
-        .records()
+    assert_eq!(sample_ips(&f), [0x1000]);
+}
+
+/// The ips of a file's samples, in file order.
+fn sample_ips(f: &PerfData) -> Vec<u64> {
+    f.records()
         .map(Result::unwrap)
         .filter_map(|(_, b)| match f.parse(b).ok()?.record {
             Record::Sample(s) if b[..4] == sys::PERF_RECORD_SAMPLE.to_ne_bytes() => s.ip(),
             _ => None,
         })
-        .collect();
-    assert_eq!(ips, [0x1000]);
+        .collect()
 }
 
 #[test]

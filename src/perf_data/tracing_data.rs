@@ -56,14 +56,12 @@ pub(super) fn for_events(events: &[Event]) -> io::Result<Option<Vec<u8>>> {
 /// The tracepoint of id `id`: the event's name (`system:event`) when its
 /// id file says `id`, else the tracepoint of tracefs with that id.
 fn find(tracefs: &Tracefs, id: u64, name: &str) -> io::Result<Tracepoint> {
-    let name = name.split_once(':').filter(|(s, e)| {
+    if let Some((s, rest)) = name.split_once(':') {
         // A name with modifiers (`sys:event:u`) keeps its first two parts.
-        let e = e.split(':').next().unwrap_or(e);
-        tracefs.tracepoint_id(s, e).is_ok_and(|got| got == id)
-    });
-    if let Some((s, e)) = name {
-        let e = e.split(':').next().unwrap_or(e);
-        return Ok((s.to_owned(), e.to_owned()));
+        let e = rest.split(':').next().unwrap_or(rest);
+        if tracefs.tracepoint_id(s, e).is_ok_and(|got| got == id) {
+            return Ok((s.to_owned(), e.to_owned()));
+        }
     }
     let events = tracefs.root().join("events");
     for system in dir_names(&events)? {

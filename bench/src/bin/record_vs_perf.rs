@@ -30,6 +30,7 @@
 //! Scenarios: the storm on every CPU, the recorder's included; and the
 //! recorder's CPU (0) left quiet, the storm on the others.
 
+use perf_bench::perf_file::perf_data_writer;
 use perf_bench::spread::min_median_max;
 use perf_bench::storm::{cpus, pin, tracepoint_id, Storm};
 use perf_event_core::abi::bitfield::attr as flag;
@@ -37,7 +38,6 @@ use perf_event_core::attr::Attr;
 use perf_event_core::event::Event;
 use perf_event_core::fd::EventFd;
 use perf_event_core::open::{open, OpenFlags, Scope};
-use perf_event_core::perf_data::{Event as PdEvent, Features, Writer};
 use perf_event_core::record::SampleLayout;
 use perf_event_core::ringset::{Entry, Options, RingSet};
 use perf_event_core::sys;
@@ -137,20 +137,7 @@ fn record_ours(id: u64, storm_cpus: &[usize], pages: usize, n: u32, file: &Path)
     let mut set = RingSet::new(entries, opts).unwrap_or_else(|e| panic!("{e}"));
     // A perf.data file, as perf record writes it: each pass over the rings
     // is one round, the rings' runs written as they are.
-    let ids = (0..set.entries())
-        .filter_map(|e| set.fd(e)?.id().ok())
-        .collect();
-    let event = PdEvent {
-        attr: a,
-        name: "syscalls:sys_enter_prctl".into(),
-        ids,
-    };
-    let mut out = Writer::create(
-        std::fs::File::create(file).unwrap(),
-        vec![event],
-        Features::default(),
-    )
-    .unwrap();
+    let mut out = perf_data_writer(file, a, "syscalls:sys_enter_prctl", &set);
     let mut storm = Storm::new(n, storm_cpus, OPTION);
     for e in 0..set.entries() {
         set.fd(e).unwrap().enable(false).unwrap();

@@ -2,7 +2,7 @@
 //! `perf_data::Writer` (one round per pass, as perf record writes them).
 
 use super::attr;
-use perf_event_core::perf_data::{Event as PdEvent, Features, Writer};
+use perf_event_core::perf_data::Writer;
 use perf_event_core::ringset::RingSet;
 
 /// Where the benchmarks' perf.data files go: /dev/shm when there is one
@@ -19,20 +19,7 @@ pub fn perf_data_path(what: &str) -> std::path::PathBuf {
 
 /// A perf.data writer for the set's event (the tracepoint of `attr`).
 pub fn perf_data_writer(path: &std::path::Path, id: u64, set: &RingSet) -> Writer<std::fs::File> {
-    let ids = (0..set.entries())
-        .filter_map(|e| set.fd(e)?.id().ok())
-        .collect();
-    let event = PdEvent {
-        attr: attr(id),
-        name: "syscalls:sys_enter_prctl".into(),
-        ids,
-    };
-    Writer::create(
-        std::fs::File::create(path).unwrap(),
-        vec![event],
-        Features::default(),
-    )
-    .unwrap()
+    perf_bench::perf_file::perf_data_writer(path, attr(id), "syscalls:sys_enter_prctl", set)
 }
 
 /// One pass over the rings written to perf.data (a round:
