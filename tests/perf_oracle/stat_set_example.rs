@@ -172,9 +172,13 @@ fn thread_pidfds() -> bool {
 /// `-t TID` of a thread that is not its process's leader: counting ends
 /// when that thread exits (a thread pidfd wakes the tool), not at the next
 /// turn of a polling loop (perf 6.1 looks in /proc once a second). Six
-/// runs, at least five must end within 10 ms of the thread's exit (one may
-/// wait for a CPU on a loaded machine); a 50 ms poll would pass that by
-/// chance with probability 6 * 0.2^5 * 0.8 + 0.2^6 < 0.2 %.
+/// runs, at least five must end within 50 ms of the thread's exit (one may
+/// wait for a CPU on a loaded machine); a 1 s poll would pass that by
+/// chance with probability 6 * 0.05^5 * 0.95 + 0.05^6 < 0.0002 %. The bound
+/// leaves room for the host: the tool's own wake, print, exit and reaping
+/// (a debug build) took 7.6-8.6 ms in most runs on 2026-11-26 and 14-25 ms
+/// an hour later on the same VM, the code unchanged (10 ms, the bound
+/// until then, failed CI).
 #[test]
 fn attached_thread_exit_ends_counting_at_once() {
     if !thread_pidfds() {
@@ -223,10 +227,10 @@ fn attached_thread_exit_ends_counting_at_once() {
     }
     let prompt = lates
         .iter()
-        .filter(|l| **l < Duration::from_millis(10))
+        .filter(|l| **l < Duration::from_millis(50))
         .count();
     assert!(
         prompt >= 5,
-        "the tool ended {lates:?} after the thread's exit: fewer than 5 of 6 within 10 ms"
+        "the tool ended {lates:?} after the thread's exit: fewer than 5 of 6 within 50 ms"
     );
 }
