@@ -39,6 +39,10 @@
 //!   version each feature needs, validation and E2BIG/EINVAL diagnosis.
 //! - [`open`], [`fd`], [`read_format`]: the syscall with explained errors,
 //!   the owned fd with every ioctl, and the exact-size read codec with scaling.
+//! - [`fallback`]: perf's fallbacks in one place (a `:P` event's precision,
+//!   cycles -> cpu-clock without a PMU, `:u` under `perf_event_paranoid`,
+//!   flags an old kernel lacks), each one taken returned as a value; used
+//!   by `monitor` and `set`.
 //! - [`ring`], [`record`]: the mmap ring buffer (wrap-safe, zero-copy,
 //!   overwrite snapshots, AUX area) and every PERF_RECORD type.
 //! - [`monitor`]: self-monitoring for harnesses: a group kept enabled and
@@ -92,6 +96,7 @@ pub mod abi;
 pub mod attr;
 pub mod byte_order;
 pub mod event;
+pub mod fallback;
 pub mod fd;
 #[cfg(feature = "std")]
 pub mod features;

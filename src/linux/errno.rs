@@ -9,7 +9,7 @@ use core::fmt;
 
 pub use libc::{
     E2BIG, EACCES, EAGAIN, EBADF, EBUSY, EFAULT, EINTR, EINVAL, EMFILE, ENFILE, ENOBUFS, ENODEV,
-    ENOENT, ENOMEM, ENOSPC, ENOSYS, ENOTTY, EOPNOTSUPP, EOVERFLOW, EPERM, ESRCH,
+    ENOENT, ENOMEM, ENOSPC, ENOSYS, ENOTTY, ENXIO, EOPNOTSUPP, EOVERFLOW, EPERM, ESRCH,
 };
 
 /// The calling thread's `errno`: read right after a call that returned
@@ -51,6 +51,7 @@ impl Errno {
             ENOSPC => "ENOSPC",
             ENOSYS => "ENOSYS",
             ENOTTY => "ENOTTY",
+            ENXIO => "ENXIO",
             EOPNOTSUPP => "EOPNOTSUPP",
             EOVERFLOW => "EOVERFLOW",
             EPERM => "EPERM",
