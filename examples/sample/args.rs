@@ -35,10 +35,13 @@ pub struct Args {
     /// pipe-mode stream on stdin) instead of recording.
     pub input: Option<String>,
     pub target: Target,
+    /// `-v` given this many times: `-v` prints the fallbacks taken (perf's
+    /// warnings), `-vv` also each event's attr as opened, as perf prints it.
+    pub verbose: u8,
 }
 
 pub const USAGE: &str =
-    "usage: sample [-e EVENT]... [-c PERIOD | -F HZ] [-g] [--folded FILE] [-o FILE] \
+    "usage: sample [-v[v]] [-e EVENT]... [-c PERIOD | -F HZ] [-g] [--folded FILE] [-o FILE] \
                          (CMD ARGS | -i FILE | -a [-- CMD ARGS] | -p PID) [-d SECONDS]";
 
 pub fn usage(why: &str) -> ! {
@@ -63,6 +66,7 @@ pub fn parse(words: &[String]) -> Args {
         output: None,
         input: None,
         target: Target::All(None),
+        verbose: 0,
     };
     let (mut all, mut pid, mut command) = (false, None::<u32>, Vec::new());
     let mut i = 0;
@@ -107,6 +111,7 @@ pub fn parse(words: &[String]) -> Args {
                 }
                 "output" => a.output = Some(take(&mut i, attached, &opt)),
                 "input" => a.input = Some(take(&mut i, attached, &opt)),
+                "verbose" => a.verbose = a.verbose.saturating_add(1),
                 "help" => usage("help"),
                 _ => usage(&format!("unknown option {opt}")),
             }
@@ -133,6 +138,7 @@ pub fn parse(words: &[String]) -> Args {
                     let s: f64 = number(&opt, &take(&mut i, rest, &opt));
                     a.duration = Some(Duration::from_secs_f64(s));
                 }
+                'v' => a.verbose = a.verbose.saturating_add(1),
                 'h' => usage("help"),
                 _ => usage(&format!("unknown option {opt}")),
             }

@@ -59,6 +59,8 @@
 mod args;
 mod capture;
 mod launch;
+#[path = "../common/perf_attr.rs"]
+mod perf_attr;
 mod perf_file;
 mod recording;
 mod report;
@@ -67,8 +69,9 @@ mod symbols;
 use args::{usage, Args, Target};
 use capture::Capture;
 use perf_event_core::attr::Attr;
-use perf_event_core::event::{Event, Hardware, Software};
-use perf_event_core::open::{open, OpenFlags, Scope};
+use perf_event_core::event::{Event, Hardware};
+use perf_event_core::fallback::{self, Attempt, Policy};
+use perf_event_core::open::{open, Scope};
 use perf_event_core::parse::{parse, Builtin, System};
 use perf_event_core::record::SampleLayout;
 use perf_event_core::ringset::{Entry, Options, RingSet, Sharing};
@@ -77,8 +80,14 @@ use recording::Recording;
 use report::Report;
 use std::time::{Duration, Instant};
 
-/// The attrs to open: the user's events, or cycles / cpu-clock.
-fn attrs(a: &Args) -> Vec<(String, Attr)> {
+/// The events to open: name, attr, and whether perf's `:P` asks for the
+/// highest precision (perf record's default `cycles:P` included).
+type Wanted = (String, Attr, bool);
+
+/// The attrs to open: the user's events, or perf record's default
+/// `cycles:P` (cpu-clock where the machine has no PMU for it, by the
+/// fallback policy at open).
+fn attrs(a: &Args) -> Vec<Wanted> {
     let sample_type = (sys::PERF_SAMPLE_IDENTIFIER
         | sys::PERF_SAMPLE_IP
         | sys::PERF_SAMPLE_TID
@@ -103,8 +112,7 @@ fn attrs(a: &Args) -> Vec<(String, Attr)> {
             .sample_type(sample_type | raw)
             .sample_id_all(true)
             .inherit(inherit)
-            .enable_on_exec(inherit)
-            .exclude_hv(true);
+            .enable_on_exec(inherit);
         match a.period {
             Some(p) => attr.sample_period(p),
             None => attr.sample_freq(a.freq),
@@ -118,34 +126,54 @@ fn attrs(a: &Args) -> Vec<(String, Attr)> {
     };
     let mut out = Vec::new();
     if a.events.is_empty() {
-        let cycles = setup(Attr::new(Event::Hardware(Hardware::CpuCycles)));
-        let fine = open(&cycles, Scope::this_thread(), None, OpenFlags::new()).is_ok();
-        out.push(if fine {
-            ("cycles".to_string(), cycles)
-        } else {
-            // perf 6.1 falls back the same way and names the event
-            // after its default `cycles:P` with the modifiers it kept.
-            let e = Attr::new(Event::Software(Software::CpuClock));
-            ("cpu-clock:pppH".to_string(), setup(e))
-        });
+        // perf 6.1's evsel__new_cycles: user space only when the kernel may
+        // not be profiled (paranoid > 1 without CAP_PERFMON), the guest
+        // excluded (its event_attr_init), the highest precision.
+        let user_only = !kernel_allowed();
+        let cycles = Attr::new(Event::Hardware(Hardware::CpuCycles))
+            .exclude_guest(true)
+            .exclude_kernel(user_only);
+        let name = if user_only { "cycles:u" } else { "cycles" };
+        out.push((name.to_string(), setup(cycles), true));
     }
     let system = System::discover();
     for text in &a.events {
+        let each = |l: perf_event_core::parse::EventList<'_, '_>| {
+            l.events()
+                .iter()
+                // perf 6.1 excludes the guest unless `G` says otherwise
+                // (its event_attr_init).
+                .map(|e| {
+                    (
+                        e.attr.exclude_guest(!e.modifiers.guest),
+                        e.modifiers.precise_max,
+                    )
+                })
+                .collect::<Vec<_>>()
+        };
         let list = match &system {
-            Ok(s) => parse(text, s).map(|l| l.events().iter().map(|e| e.attr).collect::<Vec<_>>()),
-            Err(_) => parse(text, &Builtin).map(|l| l.events().iter().map(|e| e.attr).collect()),
+            Ok(s) => parse(text, s).map(each),
+            Err(_) => parse(text, &Builtin).map(each),
         }
         .unwrap_or_else(|e| usage(&format!("{text}: {e}")));
-        for attr in list {
-            out.push((text.clone(), setup(attr)));
+        for (attr, max_precise) in list {
+            out.push((text.clone(), setup(attr), max_precise));
         }
     }
     // The first event also reports mappings, exec names and forks (once is
     // enough).
-    if let Some((_, first)) = out.first_mut() {
+    if let Some((_, first, _)) = out.first_mut() {
         *first = first.mmap(true).mmap2(true).comm(true).task(true);
     }
     out
+}
+
+/// Whether this process may profile the kernel (perf's
+/// `perf_event_can_profile_kernel`: paranoid at most 1, or CAP_PERFMON /
+/// CAP_SYS_ADMIN).
+fn kernel_allowed() -> bool {
+    let paranoid = perf_event_core::linux::system::perf_event_paranoid();
+    paranoid.is_some_and(|p| p.allows_kernel()) || perf_event_core::sysfs::Caller::current().perfmon
 }
 
 fn online_cpus() -> Vec<u32> {
@@ -169,8 +197,7 @@ fn main() {
     if let Some(input) = &a.input {
         return report_file(input, &a);
     }
-    let attrs = attrs(&a);
-    let names: Vec<String> = attrs.iter().map(|(n, _)| n.clone()).collect();
+    let wanted = attrs(&a);
     let command = match &a.target {
         Target::Command(c) | Target::All(Some(c)) => Some(c.clone()),
         _ => None,
@@ -191,31 +218,86 @@ fn main() {
             .map(|tid: i32| (tid, None))
             .collect(),
     };
+    // perf record's fallbacks, taken on each event's first placement and
+    // kept for the others.
+    let mut attempts: Vec<Attempt> = wanted
+        .iter()
+        .map(|(_, attr, max)| {
+            let a = Attempt::new(*attr, Policy::PERF);
+            if *max {
+                a.max_precise()
+            } else {
+                a
+            }
+        })
+        .collect();
+    let mut settled = vec![false; wanted.len()];
     let mut entries = Vec::new();
     for &(pid, cpu) in &places {
-        for (event, (name, attr)) in attrs.iter().enumerate() {
+        for (event, (name, _, _)) in wanted.iter().enumerate() {
             let scope = match (pid, cpu) {
                 (-1, Some(c)) => Scope::all_tasks_on(c),
                 (p, Some(c)) => Scope::thread_on(p, c),
                 (p, None) => Scope::thread(p),
             };
-            match open(attr, scope, None, OpenFlags::new()) {
-                Ok(fd) => entries.push(Entry {
-                    fd,
-                    event,
-                    layout: SampleLayout::from_attr(attr),
-                    cpu: cpu.map_or(-1, |c| c as i32),
-                    thread: pid,
-                }),
+            let attempt = &mut attempts[event];
+            let opened = if settled[event] {
+                open(&attempt.attr(), scope, None, attempt.flags())
+            } else {
+                let r = fallback::open(attempt, scope, None);
+                if a.verbose > 0 {
+                    perf_attr::warn(attempt.fallbacks());
+                }
+                if a.verbose > 1 {
+                    let outcome = match &r {
+                        Ok(_) => format!(
+                            "sys_perf_event_open: pid {pid}  cpu {} = opened",
+                            scope.cpu()
+                        ),
+                        Err(e) => format!(
+                            "sys_perf_event_open: pid {pid}  cpu {} failed, error -{}",
+                            scope.cpu(),
+                            e.errno.map_or(0, |e| e.0)
+                        ),
+                    };
+                    perf_attr::print(&attempt.attr(), &outcome);
+                }
+                r
+            };
+            let attr = attempt.attr();
+            match opened {
+                Ok(fd) => {
+                    settled[event] = true;
+                    entries.push(Entry {
+                        fd,
+                        event,
+                        layout: SampleLayout::from_attr(&attr),
+                        cpu: cpu.map_or(-1, |c| c as i32),
+                        thread: pid,
+                    })
+                }
                 // A thread may exit between the listing and the open.
                 Err(e) if cpu.is_none() && e.errno.map(|e| e.0) == Some(libc::ESRCH) => {}
                 Err(e) => {
+                    let name = fallback::renamed(name, attempt.fallbacks(), &attr);
                     eprintln!("sample: {name}: {e}");
                     std::process::exit(1);
                 }
             }
         }
     }
+    // The events as opened: perf's names after the fallbacks.
+    let attrs: Vec<(String, Attr)> = wanted
+        .iter()
+        .zip(&attempts)
+        .map(|((name, _, _), at)| {
+            (
+                fallback::renamed(name, at.fallbacks(), &at.attr()),
+                at.attr(),
+            )
+        })
+        .collect();
+    let names: Vec<String> = attrs.iter().map(|(n, _)| n.clone()).collect();
     let opts = Options {
         data_pages: 128,
         sharing: Sharing::SameCpu,

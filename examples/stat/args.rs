@@ -250,7 +250,8 @@ pub struct Options {
     pub output: Option<String>,
     pub append: bool,
     pub inherit: bool,
-    pub verbose: bool,
+    /// `-v` given this many times (`-vv`: each attr opened, as perf prints it).
+    pub verbose: u8,
     pub command: Vec<String>,
     /// Targets, aggregation and intervals (`-a -C -p -t --per-thread -A -I`).
     pub set: SetOptions,
@@ -332,7 +333,7 @@ impl Options {
             Id::Output => self.output = Some(value),
             Id::Append => self.append = true,
             Id::NoInherit => self.inherit = false,
-            Id::Verbose => self.verbose = true,
+            Id::Verbose => self.verbose = self.verbose.saturating_add(1),
             Id::Help => full_usage(""),
             Id::AllCpus => self.set.all_cpus = true,
             Id::Cpu => self.set.cpus = Some(value),
@@ -376,7 +377,7 @@ pub fn parse(args: impl IntoIterator<Item = String>) -> Options {
         output: None,
         append: false,
         inherit: true,
-        verbose: false,
+        verbose: 0,
         command: Vec::new(),
         set: SetOptions::default(),
         big_num: false,

@@ -29,6 +29,8 @@
 
 mod args;
 mod output;
+#[path = "../common/perf_attr.rs"]
+mod perf_attr;
 mod run;
 mod set_mode;
 mod set_report;
@@ -95,7 +97,7 @@ fn main() {
     if opts.set.active() {
         set_mode::run(&opts);
     }
-    let events = run::wanted(&opts);
+    let mut events = run::wanted(&opts);
     if opts.command.iter().any(|a| a.contains('\0')) {
         args::usage("NUL in an argument");
     }
@@ -104,7 +106,7 @@ fn main() {
     let mut code = 0;
     while opts.runs == 0 || runs.len() < opts.runs {
         let run = run::run_once(
-            &events,
+            &mut events,
             argv,
             opts.verbose,
             opts.timeout_ms.map(std::time::Duration::from_millis),

@@ -77,7 +77,17 @@ fn summarize(runs: &[Run], i: usize) -> Summary {
 }
 
 fn is_clock(name: &str) -> bool {
-    name == "task-clock" || name == "cpu-clock"
+    matches!(base(name), "task-clock" | "cpu-clock")
+}
+
+/// The event's name without its modifiers (`task-clock:u` -> `task-clock`):
+/// perf's derived metrics pair events by what they count, whatever the
+/// privilege levels.
+fn base(name: &str) -> &str {
+    match name.rsplit_once(':') {
+        Some((b, m)) if !m.is_empty() && m.chars().all(|c| "ukhpPGHIDSeW".contains(c)) => b,
+        _ => name,
+    }
 }
 
 /// The value as perf prints it: msec for the clocks, else a count
@@ -101,7 +111,7 @@ fn metric(
 ) -> Option<(String, &'static str)> {
     let counted = |name: &str| {
         events.iter().zip(stats).find_map(|(e, s)| match s {
-            Summary::Counted { value, .. } if e.name == name => Some(*value),
+            Summary::Counted { value, .. } if base(&e.name) == name => Some(*value),
             _ => None,
         })
     };
@@ -113,7 +123,7 @@ fn metric(
     if is_clock(name) {
         return Some((format!("{:8.3}", v / elapsed_ns.max(1.0)), "CPUs utilized"));
     }
-    match name {
+    match base(name) {
         "instructions" => {
             let c = counted("cycles").filter(|c| *c > 0.0)?;
             Some((format!("{:7.2} ", v / c), "insn per cycle"))

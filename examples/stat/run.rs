@@ -16,9 +16,11 @@
 //! itself). SIGTERM is not caught: the tool dies of it, as perf does.
 
 use crate::args::{usage, Options};
+use crate::perf_attr;
 use perf_event_core::attr::Attr;
+use perf_event_core::fallback::{self, Attempt, Policy};
 use perf_event_core::fd::EventFd;
-use perf_event_core::open::{open, OpenError, OpenFlags, Scope};
+use perf_event_core::open::{OpenError, Scope};
 use perf_event_core::parse::{parse, Builtin, Resolver, System};
 use perf_event_core::read_format::Counts;
 use perf_event_core::sys;
@@ -34,6 +36,8 @@ pub struct Wanted {
     pub name: String,
     pub attr: Attr,
     pub leader: usize,
+    /// perf's `:P`: the highest precision the PMU takes.
+    pub max_precise: bool,
 }
 
 /// One event's result in one run.
@@ -140,7 +144,13 @@ pub fn wanted(opts: &Options) -> Vec<Wanted> {
     for group in list.groups() {
         let leader = out.len();
         for (i, ev) in group.iter().enumerate() {
-            let mut attr = ev.attr.read_format(TIMES).inherit(inherit);
+            // perf 6.1 excludes the guest unless `G` says otherwise (its
+            // event_attr_init).
+            let mut attr = ev
+                .attr
+                .read_format(TIMES)
+                .inherit(inherit)
+                .exclude_guest(!ev.modifiers.guest);
             // perf's --all-user / --all-kernel: every event one side only.
             if opts.all_user {
                 attr = attr.exclude_kernel(true).exclude_user(false);
@@ -158,6 +168,7 @@ pub fn wanted(opts: &Options) -> Vec<Wanted> {
                 name: ev.name.or(ev.expanded).unwrap_or(ev.text).to_owned(),
                 attr,
                 leader,
+                max_precise: ev.modifiers.precise_max,
             });
         }
     }
@@ -168,9 +179,9 @@ pub fn wanted(opts: &Options) -> Vec<Wanted> {
 /// it, waits.
 /// `timeout`: perf's `--timeout`: the command gets SIGTERM after it.
 pub fn run_once(
-    events: &[Wanted],
+    events: &mut [Wanted],
     argv: &[String],
-    verbose: bool,
+    verbose: u8,
     timeout: Option<Duration>,
 ) -> Result<Run, Failure> {
     let mut workload = Workload::hold(argv).unwrap_or_else(|e| {
@@ -238,25 +249,52 @@ enum Slot {
     GroupLost,
 }
 
-/// Opens every event on `pid`. A failed leader of a group with members is
-/// fatal; a failed member closes its group.
-fn open_all(events: &[Wanted], pid: libc::pid_t, verbose: bool) -> Result<Vec<Slot>, Failure> {
+/// Opens every event on `pid` under perf stat's fallbacks
+/// ([`Policy::PERF_STAT`]: `:u` under `perf_event_paranoid` 2, a `:P`
+/// event's precision); each event's attr and name become the ones opened,
+/// so a repeated run opens the same. A failed leader of a group with
+/// members is fatal; a failed member closes its group.
+fn open_all(events: &mut [Wanted], pid: libc::pid_t, verbose: u8) -> Result<Vec<Slot>, Failure> {
     let mut slots: Vec<Slot> = Vec::with_capacity(events.len());
-    for (i, ev) in events.iter().enumerate() {
-        let members = events.iter().filter(|e| e.leader == ev.leader).count();
-        let group = match slots.get(ev.leader) {
-            Some(Slot::Open(fd)) if ev.leader != i => Some(fd),
-            Some(_) if ev.leader != i => {
+    for i in 0..events.len() {
+        let leader = events[i].leader;
+        let members = events.iter().filter(|e| e.leader == leader).count();
+        let group = match slots.get(leader) {
+            Some(Slot::Open(fd)) if leader != i => Some(fd),
+            Some(_) if leader != i => {
                 // The group is already lost: not tried, not counted.
                 slots.push(Slot::GroupLost);
                 continue;
             }
             _ => None,
         };
-        match open(&ev.attr, Scope::thread(pid), group, OpenFlags::new()) {
+        let mut attempt = Attempt::new(events[i].attr, Policy::PERF_STAT);
+        if events[i].max_precise {
+            attempt = attempt.max_precise();
+        }
+        let opened = fallback::open(&mut attempt, Scope::thread(pid), group);
+        let ev = &mut events[i];
+        ev.name = fallback::renamed(&ev.name, attempt.fallbacks(), &attempt.attr());
+        ev.attr = attempt.attr();
+        ev.max_precise = false; // settled
+        if verbose > 0 {
+            perf_attr::warn(attempt.fallbacks());
+        }
+        if verbose > 1 {
+            let outcome = match &opened {
+                Ok(_) => format!("sys_perf_event_open: pid {pid}  cpu -1 = opened"),
+                Err(e) => format!(
+                    "sys_perf_event_open: pid {pid}  cpu -1 failed, error -{}",
+                    e.errno.map_or(0, |e| e.0)
+                ),
+            };
+            perf_attr::print(&ev.attr, &outcome);
+        }
+        let ev = &events[i];
+        match opened {
             Ok(fd) => slots.push(Slot::Open(fd)),
             Err(error) => {
-                if verbose {
+                if verbose > 0 {
                     eprintln!("stat: {}: {error}", ev.name);
                 }
                 if ev.leader == i && members > 1 {

@@ -24,8 +24,10 @@
 
 use crate::args::{usage, Options};
 use crate::output;
+use crate::perf_attr;
 use crate::run::{self, Wanted};
 use crate::set_report::{counted, delta, lines_for, mode, outcomes_by_key, read_comms};
+use perf_event_core::fallback::Policy;
 use perf_event_core::linux::process::strsignal;
 use perf_event_core::set::{
     aggregate, AggrMode, BudgetPolicy, CorePmus, Cpus, EventSet, EventSpec, HybridNames,
@@ -191,7 +193,13 @@ fn groups(wanted: &[Wanted], on_exec: bool) -> Vec<Vec<EventSpec>> {
             .filter(|m| m.leader == i)
             // CPU-wide and attached sets are enabled right before the
             // release: no exec to wait for.
-            .map(|m| EventSpec::new(&m.name, m.attr.enable_on_exec(on_exec && m.leader == i)))
+            .map(|m| {
+                let mut spec =
+                    EventSpec::new(&m.name, m.attr.enable_on_exec(on_exec && m.leader == i))
+                        .with_policy(Policy::PERF_STAT);
+                spec.max_precise = m.max_precise;
+                spec
+            })
             .collect();
         out.extend(core.expand_group(&group));
     }
@@ -214,10 +222,14 @@ fn report_events(set: &EventSet) -> Vec<Wanted> {
     events
         .iter()
         .enumerate()
-        .map(|(i, e)| Wanted {
-            name: e.spec.display_name(),
-            attr: e.spec.attr,
-            leader: (0..=i).rev().find(|&j| events[j].leader).unwrap_or(i),
+        .map(|(i, e)| {
+            let attr = set.opened_attr(i).unwrap_or(e.spec.attr);
+            Wanted {
+                name: e.name(&attr),
+                attr,
+                leader: (0..=i).rev().find(|&j| events[j].leader).unwrap_or(i),
+                max_precise: false,
+            }
         })
         .collect()
 }
@@ -347,8 +359,20 @@ pub fn run(opts: &Options) -> ! {
         BudgetPolicy::Fail,
     )
     .unwrap_or_else(|e| fail(&e.to_string()));
-    if opts.verbose {
-        for e in set.events() {
+    if opts.verbose > 0 {
+        for (i, e) in set.events().iter().enumerate() {
+            perf_attr::warn(&e.fallbacks);
+            if opts.verbose > 1 {
+                let outcome = match (&e.unsupported, e.opened) {
+                    (_, n) if n > 0 => format!("sys_perf_event_open: opened on {n} placements"),
+                    (Some(err), _) => format!(
+                        "sys_perf_event_open failed, error -{}",
+                        err.errno.map_or(0, |e| e.0)
+                    ),
+                    (None, _) => "sys_perf_event_open: not opened".to_owned(),
+                };
+                perf_attr::print(&set.opened_attr(i).unwrap_or(e.spec.attr), &outcome);
+            }
             if let Some(err) = &e.unsupported {
                 eprintln!("stat: {}: {err}", e.spec.display_name());
             }

@@ -2,7 +2,7 @@
 //! all-or-nothing user-space read.
 
 use super::{MonitorError, READ_FORMAT, UNREAD};
-use crate::attr::Attr;
+use crate::fallback::Attempt;
 use crate::fd::EventFd;
 use crate::open::{GroupOpen, Scope};
 use crate::read_format::{Counts, ReadError, ReadFormat};
@@ -111,9 +111,11 @@ impl<const N: usize> CounterFd for GroupFd<N> {
 
 /// Opens `attrs` on `scope` as one group ([`GroupOpen`]): the leader
 /// disabled, `read_format` exactly [`READ_FORMAT`] (the group read decodes
-/// that layout), `inherit` as asked.
+/// that layout), `inherit` as asked, each event under `policy` (its
+/// attempt, with the final attr and the fallbacks taken, is written to
+/// `attempts`).
 pub(super) fn open_group<const N: usize>(
-    attrs: &[Attr; N],
+    attempts: &mut [Attempt; N],
     scope: Scope,
     inherit: bool,
 ) -> Result<[GroupFd<N>; N], MonitorError> {
@@ -122,14 +124,15 @@ pub(super) fn open_group<const N: usize>(
     }
     let group = GroupOpen::new(scope, READ_FORMAT, inherit);
     let mut fds: [Option<EventFd>; N] = [const { None }; N];
-    for (index, attr) in attrs.iter().enumerate() {
-        let fd = group
-            .open(&attr.read_format(0), fds[0].as_ref())
+    for (index, attempt) in attempts.iter_mut().enumerate() {
+        let leader = fds[0].as_ref();
+        let fd = attempt
+            .run(|attr, flags| group.open(&attr.read_format(0), leader, flags))
             .map_err(|error| MonitorError::Open {
                 index,
                 error,
                 inherit,
-                sample_type: attr.to_raw().sample_type,
+                sample_type: attempt.attr().to_raw().sample_type,
             })?;
         fds[index] = Some(fd);
     }

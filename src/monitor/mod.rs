@@ -80,6 +80,7 @@ pub use threads::PerThread;
 
 use crate::abi::KernelVersion;
 use crate::attr::Attr;
+use crate::fallback::{Attempt, Fallbacks, Policy};
 use crate::open::{OpenError, Scope};
 use crate::read_format::ReadError;
 use crate::sys;
@@ -232,6 +233,8 @@ pub struct Monitor<const N: usize> {
     events: Events<N>,
     threads: Threads,
     start: [CounterReading; N],
+    /// Per event, perf's fallbacks taken when it was opened.
+    fallbacks: [Fallbacks; N],
 }
 
 /// The group's fds, with their user-space readers when that path may be
@@ -250,6 +253,14 @@ impl<const N: usize> Monitor<N> {
         Monitor::open_for(attrs, Threads::Caller)
     }
 
+    /// [`Monitor::open_with`] under [`Policy::PERF_STAT`]: as an ordinary
+    /// user at `perf_event_paranoid` 2 an event that counts the kernel is
+    /// refused (EACCES), and the monitor counts it in user space only, as
+    /// `perf stat` does (`task-clock:u`); [`Monitor::fallbacks`] says so.
+    pub fn open_for(attrs: [Attr; N], threads: Threads) -> Result<Monitor<N>, MonitorError> {
+        Monitor::open_with(attrs, threads, Policy::PERF_STAT)
+    }
+
     /// Opens `attrs` as one group (the first leads) counting `threads`,
     /// maps each event's metadata page when user-space reads are possible
     /// (the calling thread only, and no software, tracepoint or breakpoint
@@ -258,10 +269,20 @@ impl<const N: usize> Monitor<N> {
     /// [`READ_FORMAT`], `inherit` per `threads`, and is opened disabled;
     /// other settings (exclude bits, config1 user-access bits) are the
     /// caller's.
-    pub fn open_for(attrs: [Attr; N], threads: Threads) -> Result<Monitor<N>, MonitorError> {
+    ///
+    /// Each event is opened under `policy` ([`crate::fallback`]; the final
+    /// attrs and what changed are in [`Monitor::fallbacks`]);
+    /// [`Policy::STRICT`] makes any refusal the error.
+    pub fn open_with(
+        attrs: [Attr; N],
+        threads: Threads,
+        policy: Policy,
+    ) -> Result<Monitor<N>, MonitorError> {
         const { assert!(N > 0, "a monitor needs at least one event") };
         let inherit = threads == Threads::CallerAndNew;
-        let fds = group::open_group(&attrs, Scope::this_thread(), inherit)?;
+        let mut attempts = attrs.map(|a| Attempt::new(a, policy));
+        let fds = group::open_group(&mut attempts, Scope::this_thread(), inherit)?;
+        let attrs = attempts.map(|a| a.attr());
         // A software, tracepoint or breakpoint event has no hardware
         // counter (its page's `index` is always 0), so such a group is never
         // read all in user space: no pages, and no page check before each
@@ -286,6 +307,7 @@ impl<const N: usize> Monitor<N> {
             events,
             threads,
             start: [UNREAD; N],
+            fallbacks: attempts.map(|a| *a.fallbacks()),
         };
         monitor
             .leader()
@@ -293,6 +315,12 @@ impl<const N: usize> Monitor<N> {
             .enable(true)
             .map_err(MonitorError::Control)?;
         Ok(monitor)
+    }
+
+    /// Per event, perf's fallbacks taken when it was opened (empty when
+    /// the kernel took each attr as given).
+    pub fn fallbacks(&self) -> &[Fallbacks; N] {
+        &self.fallbacks
     }
 
     /// Which threads it counts.

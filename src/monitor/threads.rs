@@ -3,6 +3,7 @@
 use super::group::{open_group, GroupFd};
 use super::{between, MonitorError, Threads, UNREAD};
 use crate::attr::Attr;
+use crate::fallback::{Attempt, Fallbacks, Policy};
 use crate::linux::types::pid_t;
 use crate::open::Scope;
 use crate::read_format::Counts;
@@ -20,12 +21,16 @@ use crate::userpage::{CounterReading, FallbackReason, ReadPath};
 pub struct PerThread<const N: usize> {
     groups: Vec<(pid_t, [GroupFd<N>; N])>,
     start: [CounterReading; N],
+    fallbacks: [Fallbacks; N],
 }
 
 impl<const N: usize> PerThread<N> {
     /// Opens `attrs` as one group on each of `tids` (0 is the calling
     /// thread) and enables them. `threads` chooses whether threads created
-    /// later by each listed thread are counted too (`inherit`).
+    /// later by each listed thread are counted too (`inherit`). Each event
+    /// is opened under [`Policy::PERF_STAT`] on the first thread (see
+    /// [`Monitor::open_for`](super::Monitor::open_for)) and as it opened
+    /// there on the others; [`PerThread::fallbacks`] says what changed.
     pub fn open(
         attrs: [Attr; N],
         tids: &[pid_t],
@@ -34,15 +39,29 @@ impl<const N: usize> PerThread<N> {
         const { assert!(N > 0, "a monitor needs at least one event") };
         let inherit = threads == Threads::CallerAndNew;
         let mut groups = Vec::with_capacity(tids.len());
+        let mut attempts = attrs.map(|a| Attempt::new(a, Policy::PERF_STAT));
+        let mut fallbacks = [Fallbacks::default(); N];
         for &tid in tids {
-            let fds = open_group(&attrs, Scope::thread(tid), inherit)?;
+            let fds = open_group(&mut attempts, Scope::thread(tid), inherit)?;
             fds[0].fd().enable(true).map_err(MonitorError::Control)?;
+            if groups.is_empty() {
+                // Settled on the first thread: the others open the same attrs.
+                fallbacks = attempts.map(|a| *a.fallbacks());
+                attempts =
+                    attempts.map(|a| Attempt::new(a.attr(), Policy::STRICT).with_flags(a.flags()));
+            }
             groups.push((tid, fds));
         }
         Ok(PerThread {
             groups,
             start: [UNREAD; N],
+            fallbacks,
         })
+    }
+
+    /// Per event, perf's fallbacks taken when it was opened.
+    pub fn fallbacks(&self) -> &[Fallbacks; N] {
+        &self.fallbacks
     }
 
     /// The thread ids, in the order given.

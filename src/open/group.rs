@@ -35,10 +35,16 @@ impl GroupOpen {
     }
 
     /// Opens `attr` as the group's leader (`leader` `None`) or as a member
-    /// of the group `leader` leads.
-    pub(crate) fn open(&self, attr: &Attr, leader: Option<&EventFd>) -> Result<EventFd, OpenError> {
+    /// of the group `leader` leads, with `flags` ([`OpenFlags::new`], or a
+    /// fallback's without CLOEXEC).
+    pub(crate) fn open(
+        &self,
+        attr: &Attr,
+        leader: Option<&EventFd>,
+        flags: OpenFlags,
+    ) -> Result<EventFd, OpenError> {
         let attr = self.prepare(attr, leader.is_none());
-        open(&attr, self.scope, leader, OpenFlags::new())
+        open(&attr, self.scope, leader, flags)
     }
 
     /// `attr` as the group opens it: its `read_format` with the group's

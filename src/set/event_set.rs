@@ -6,6 +6,7 @@ use super::spec::{BudgetPolicy, EventSpec, Target};
 use super::threads::{AttachError, ThreadSet};
 use super::{EventStatus, PlacedCounts, Placement, SetError};
 use crate::attr::Attr;
+use crate::fallback::{Attempt, Fallbacks};
 use crate::fd::EventFd;
 use crate::linux::errno as os;
 use crate::linux::errno::Errno;
@@ -45,9 +46,26 @@ pub struct EventInfo {
     pub leader_failed: usize,
     /// Whether the fallback attr is in use.
     pub fallback_used: bool,
+    /// perf's fallbacks taken under its spec's policy (on the first
+    /// placement that needed them; the attr in use is
+    /// [`EventSet::opened_attr`]).
+    pub fallbacks: Fallbacks,
 }
 
 impl EventInfo {
+    /// The name perf prints for it: [`EventSpec::display_name`] as its
+    /// fallbacks renamed it (`task-clock:u`, `cpu-clock`; see
+    /// [`crate::fallback::renamed`]).
+    pub fn name(&self, opened_attr: &Attr) -> String {
+        crate::fallback::renamed(&self.spec.display_name(), &self.fallbacks, opened_attr)
+    }
+
+    /// Whether it has opened on a placement (its fallbacks are then
+    /// settled for the others).
+    fn fallbacks_settled(&self) -> bool {
+        self.opened > 0 || self.leader_failed > 0
+    }
+
     /// `perf stat`'s status: `<not supported>` when it opened nowhere.
     pub fn status(&self) -> EventStatus {
         match (&self.unsupported, self.opened) {
@@ -94,6 +112,8 @@ pub struct EventSet {
     /// Per group, its event indices (leader first).
     groups: Vec<Vec<usize>>,
     instances: Vec<Instance>,
+    /// Per event, its attr and open flags after the fallbacks taken.
+    attempts: Vec<Attempt>,
     attach: AttachReport,
     buf: Vec<u8>,
     counts: Vec<PlacedCounts>,
@@ -240,12 +260,15 @@ impl EventSet {
             events: Vec::new(),
             groups: Vec::new(),
             instances: Vec::new(),
+            attempts: Vec::new(),
             attach: AttachReport::default(),
             buf: Vec::new(),
             counts: Vec::new(),
         };
         for group in groups.into_iter().filter(|g| !g.is_empty()) {
             let first = set.events.len();
+            set.attempts
+                .extend(group.iter().map(|spec| spec.attempt(spec.attr)));
             set.events
                 .extend(group.into_iter().enumerate().map(|(i, spec)| EventInfo {
                     spec,
@@ -255,6 +278,7 @@ impl EventSet {
                     unsupported: None,
                     leader_failed: 0,
                     fallback_used: false,
+                    fallbacks: Fallbacks::default(),
                 }));
             set.groups.push((first..set.events.len()).collect());
         }
@@ -388,38 +412,61 @@ impl EventSet {
     }
 
     /// Opens event `e` in `group`; on ENOENT, EINVAL or EOPNOTSUPP, once,
-    /// with its fallback attr, kept for every later placement if it opens.
+    /// with its hybrid fallback attr, kept for every later placement if it
+    /// opens.
     fn open_one(
         &mut self,
         group: &GroupOpen,
         e: usize,
         leader: Option<&EventFd>,
     ) -> Result<EventFd, OpenError> {
-        let info = &self.events[e];
-        match (group.open(&self.attr_in_use(e), leader), info.spec.fallback) {
+        let fallback = self.events[e].spec.fallback;
+        match (self.open_attempt(group, e, leader), fallback) {
             (Err(err), Some(fallback))
-                if !info.fallback_used
+                if !self.events[e].fallback_used
                     && matches!(
                         err.errno.map(|e| e.0),
                         Some(os::ENOENT | os::EINVAL | os::EOPNOTSUPP)
                     ) =>
             {
-                let r = group.open(&fallback, leader);
+                let kept = self.attempts[e];
+                self.attempts[e] = self.events[e].spec.attempt(fallback);
+                let r = self.open_attempt(group, e, leader);
                 self.events[e].fallback_used = r.is_ok();
+                if r.is_err() {
+                    self.attempts[e] = kept;
+                    self.events[e].fallbacks = *kept.fallbacks();
+                }
                 r
             }
             (r, _) => r,
         }
     }
 
-    /// Event `e`'s attr as given: its spec's, or the fallback once that is
-    /// in use.
+    /// Opens event `e`'s attempt in `group`: under its policy until it
+    /// has opened once (perf's fallbacks are taken on the first placement
+    /// that needs them), as it stands after that, so every placement
+    /// counts the same attr.
+    fn open_attempt(
+        &mut self,
+        group: &GroupOpen,
+        e: usize,
+        leader: Option<&EventFd>,
+    ) -> Result<EventFd, OpenError> {
+        let attempt = &mut self.attempts[e];
+        let r = if self.events[e].fallbacks_settled() {
+            group.open(&attempt.attr(), leader, attempt.flags())
+        } else {
+            attempt.run(|attr, flags| group.open(attr, leader, flags))
+        };
+        self.events[e].fallbacks = *attempt.fallbacks();
+        r
+    }
+
+    /// Event `e`'s attr as it is opened now: its spec's (or the hybrid
+    /// fallback) after perf's fallbacks.
     fn attr_in_use(&self, e: usize) -> Attr {
-        let info = &self.events[e];
-        match (info.fallback_used, info.spec.fallback) {
-            (true, Some(f)) => f,
-            _ => info.spec.attr,
-        }
+        self.attempts[e].attr()
     }
 
     /// The attr event `event` is open with: its spec's attr (or the

@@ -90,6 +90,7 @@ impl CorePmus {
                     pmu: Some(pmu.name.clone()),
                     cpus: Some(cpus),
                     fallback: Some(spec.attr),
+                    ..spec.clone()
                 }
             })
             .collect()

@@ -3,6 +3,7 @@
 use super::cpus::CpuSet;
 use super::threads::ThreadSet;
 use crate::attr::Attr;
+use crate::fallback::{Attempt, Policy};
 
 /// One event of a group.
 #[derive(Clone, Debug)]
@@ -22,6 +23,15 @@ pub struct EventSpec {
     /// EINVAL or EOPNOTSUPP (hybrid events on kernels without the extended
     /// PMU type).
     pub fallback: Option<Attr>,
+    /// perf's fallbacks to take when the kernel refuses `attr`
+    /// ([`Policy::STRICT`] by default: none). Taken on the first placement
+    /// that needs them, kept for every later one, and reported in
+    /// [`EventInfo::fallbacks`](super::EventInfo::fallbacks).
+    pub policy: Policy,
+    /// perf's `:P`: the highest `precise_ip` the PMU takes
+    /// ([`Attempt::max_precise`](crate::fallback::Attempt::max_precise);
+    /// lowered only under a policy with [`Policy::max_precise`]).
+    pub max_precise: bool,
 }
 
 impl EventSpec {
@@ -33,6 +43,25 @@ impl EventSpec {
             pmu: None,
             cpus: None,
             fallback: None,
+            policy: Policy::STRICT,
+            max_precise: false,
+        }
+    }
+
+    /// The same event under `policy`.
+    pub fn with_policy(mut self, policy: Policy) -> EventSpec {
+        self.policy = policy;
+        self
+    }
+
+    /// The attempt that opens `attr` (the spec's, or its hybrid fallback)
+    /// under the spec's policy.
+    pub(super) fn attempt(&self, attr: Attr) -> Attempt {
+        let a = Attempt::new(attr, self.policy);
+        if self.max_precise {
+            a.max_precise()
+        } else {
+            a
         }
     }
 

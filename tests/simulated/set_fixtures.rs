@@ -208,6 +208,7 @@ fn opened(specs: Vec<EventSpec>) -> Vec<EventInfo> {
             unsupported: None,
             leader_failed: 0,
             fallback_used: false,
+            fallbacks: Default::default(),
         })
         .collect()
 }
