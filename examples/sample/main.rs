@@ -72,7 +72,7 @@ use perf_event_core::attr::Attr;
 use perf_event_core::event::{Event, Hardware};
 use perf_event_core::fallback::{self, Attempt, Policy};
 use perf_event_core::open::{open, Scope};
-use perf_event_core::parse::{parse, Builtin, System};
+use perf_event_core::parse::{parse, Builtin, Modifiers, System};
 use perf_event_core::record::SampleLayout;
 use perf_event_core::ringset::{Entry, Options, RingSet, Sharing};
 use perf_event_core::sys;
@@ -141,13 +141,17 @@ fn attrs(a: &Args) -> Vec<Wanted> {
         let each = |l: perf_event_core::parse::EventList<'_, '_>| {
             l.events()
                 .iter()
-                // perf 6.1 excludes the guest unless `G` says otherwise
-                // (its event_attr_init).
+                // perf 6.1 excludes the guest from an event written
+                // without modifiers (its event_attr_init; modifiers decide
+                // otherwise, as the parser does).
                 .map(|e| {
-                    (
-                        e.attr.exclude_guest(!e.modifiers.guest),
-                        e.modifiers.precise_max,
-                    )
+                    let bare = e.modifiers == Modifiers::default();
+                    let attr = if bare {
+                        e.attr.exclude_guest(true)
+                    } else {
+                        e.attr
+                    };
+                    (attr, e.modifiers.precise_max)
                 })
                 .collect::<Vec<_>>()
         };
@@ -281,7 +285,8 @@ fn main() {
                 Err(e) => {
                     let name = fallback::renamed(name, attempt.fallbacks(), &attr);
                     eprintln!("sample: {name}: {e}");
-                    std::process::exit(1);
+                    // perf record's status when an event cannot be opened.
+                    std::process::exit(255);
                 }
             }
         }

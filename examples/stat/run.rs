@@ -21,7 +21,7 @@ use perf_event_core::attr::Attr;
 use perf_event_core::fallback::{self, Attempt, Policy};
 use perf_event_core::fd::EventFd;
 use perf_event_core::open::{OpenError, Scope};
-use perf_event_core::parse::{parse, Builtin, Resolver, System};
+use perf_event_core::parse::{parse, Builtin, Modifiers, Resolver, System};
 use perf_event_core::read_format::Counts;
 use perf_event_core::sys;
 use perf_event_core::workload::{Workload, WorkloadError};
@@ -144,13 +144,14 @@ pub fn wanted(opts: &Options) -> Vec<Wanted> {
     for group in list.groups() {
         let leader = out.len();
         for (i, ev) in group.iter().enumerate() {
-            // perf 6.1 excludes the guest unless `G` says otherwise (its
-            // event_attr_init).
-            let mut attr = ev
-                .attr
-                .read_format(TIMES)
-                .inherit(inherit)
-                .exclude_guest(!ev.modifiers.guest);
+            // perf 6.1 excludes the guest from an event written without
+            // modifiers (its event_attr_init; modifiers decide otherwise,
+            // as the parser does).
+            let bare = ev.modifiers == Modifiers::default();
+            let mut attr = ev.attr.read_format(TIMES).inherit(inherit);
+            if bare {
+                attr = attr.exclude_guest(true);
+            }
             // perf's --all-user / --all-kernel: every event one side only.
             if opts.all_user {
                 attr = attr.exclude_kernel(true).exclude_user(false);
@@ -168,7 +169,9 @@ pub fn wanted(opts: &Options) -> Vec<Wanted> {
                 name: ev.name.or(ev.expanded).unwrap_or(ev.text).to_owned(),
                 attr,
                 leader,
-                max_precise: ev.modifiers.precise_max,
+                // perf stat leaves `:P`'s precise_ip as written (only
+                // perf record's evsel__config raises it).
+                max_precise: false,
             });
         }
     }

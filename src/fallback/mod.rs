@@ -69,11 +69,14 @@ impl Policy {
         missing_features: true,
     };
 
-    /// `perf stat`'s: every rule but cycles -> cpu-clock (perf stat reports
-    /// a refused `cycles` as `<not supported>`: a count of cpu-clock
-    /// nanoseconds under the name cycles would mislead).
+    /// `perf stat`'s: `:u` and the missing features, not cycles ->
+    /// cpu-clock (perf stat reports a refused `cycles` as `<not
+    /// supported>`: cpu-clock nanoseconds under the name cycles would
+    /// mislead) and no precision search (perf stat opens a `:P` event with
+    /// the `precise_ip` written).
     pub const PERF_STAT: Policy = Policy {
         cycles_to_cpu_clock: false,
+        max_precise: false,
         ..Policy::PERF
     };
 

@@ -33,7 +33,7 @@ pub const TARGETS: &[&str] = &[
 /// them; the lab does not. Every area directory is in exactly one of the
 /// two lists (the unit test below that checks the tree is the only user).
 #[cfg(test)]
-const HOST_AREAS: &[&str] = &["source_tree", "simulated", "perf_oracle"];
+const HOST_AREAS: &[&str] = &["source_tree", "simulated", "perf_oracle", "unprivileged"];
 
 /// The test targets that are single files, `tests/<name>.rs`: the loom
 /// model, built only with `--cfg loom` by its own CI step.
