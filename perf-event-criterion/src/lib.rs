@@ -85,6 +85,11 @@ impl PerfMeasurement {
         threads: Threads,
     ) -> Result<PerfMeasurement, CounterError> {
         let monitor = Counter::open(core::array::from_ref(&counter), threads)?;
+        // perf stat's fallbacks (`:u` under perf_event_paranoid 2 for an
+        // ordinary user): reported once, when the measurement is made.
+        for f in monitor.fallbacks()[0].iter() {
+            eprintln!("perf-event-criterion: {counter}: {f}");
+        }
         // criterion wants a &'static str unit: one small string per
         // measurement, made once.
         let unit = match &counter {

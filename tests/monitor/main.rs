@@ -13,3 +13,4 @@ mod lab_support;
 
 mod monitor_kernel;
 mod monitor_threads;
+mod monitor_unprivileged;
