@@ -60,7 +60,8 @@ pub struct Run {
 pub enum Failure {
     /// exec failed with this errno.
     Exec(i32),
-    /// The leader of a group could not be opened.
+    /// An event could not be opened and perf stops: a group leader with
+    /// members, or any event refused with EACCES / EPERM.
     Leader { name: String, error: Box<OpenError> },
 }
 
@@ -259,7 +260,11 @@ fn open_all(events: &[Wanted], pid: libc::pid_t, verbose: bool) -> Result<Vec<Sl
                 if verbose {
                     eprintln!("stat: {}: {error}", ev.name);
                 }
-                if ev.leader == i && members > 1 {
+                // perf stat's stat_handle_error: a refused permission
+                // (EACCES / EPERM: paranoid, capabilities, a seccomp
+                // filter) is fatal for any event, with the explanation.
+                let refused = matches!(error.errno.map(|e| e.0), Some(libc::EACCES | libc::EPERM));
+                if refused || (ev.leader == i && members > 1) {
                     return Err(Failure::Leader {
                         name: ev.name.clone(),
                         error: Box::new(error),
