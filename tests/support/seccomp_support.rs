@@ -32,9 +32,9 @@ fn audit_arch() -> Option<u32> {
 /// The BPF program: other architectures pass; `perf_event_open` gets
 /// `errno`; every other call passes.
 fn program(errno: i32) -> Option<Vec<libc::sock_filter>> {
-    const LD_W_ABS: u16 = 0x00 | 0x00 | 0x20; // BPF_LD | BPF_W | BPF_ABS
-    const JEQ_K: u16 = 0x05 | 0x10 | 0x00; // BPF_JMP | BPF_JEQ | BPF_K
-    const RET_K: u16 = 0x06; // BPF_RET | BPF_K
+    const LD_W_ABS: u16 = (libc::BPF_LD | libc::BPF_W | libc::BPF_ABS) as u16;
+    const JEQ_K: u16 = (libc::BPF_JMP | libc::BPF_JEQ | libc::BPF_K) as u16;
+    const RET_K: u16 = (libc::BPF_RET | libc::BPF_K) as u16;
     let stmt = |code, k| libc::sock_filter {
         code,
         jt: 0,
