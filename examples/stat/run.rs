@@ -64,7 +64,8 @@ pub struct Run {
 pub enum Failure {
     /// exec failed with this errno.
     Exec(i32),
-    /// The leader of a group could not be opened.
+    /// An event could not be opened and perf stops: a group leader with
+    /// members, or any event refused with EACCES / EPERM.
     Leader { name: String, error: Box<OpenError> },
 }
 
@@ -300,7 +301,11 @@ fn open_all(events: &mut [Wanted], pid: libc::pid_t, verbose: u8) -> Result<Vec<
                 if verbose > 0 {
                     eprintln!("stat: {}: {error}", ev.name);
                 }
-                if ev.leader == i && members > 1 {
+                // perf stat's stat_handle_error: a refused permission
+                // (EACCES / EPERM: paranoid, capabilities, a seccomp
+                // filter) is fatal for any event, with the explanation.
+                let refused = matches!(error.errno.map(|e| e.0), Some(libc::EACCES | libc::EPERM));
+                if refused || (ev.leader == i && members > 1) {
                     return Err(Failure::Leader {
                         name: ev.name.clone(),
                         error: Box::new(error),

@@ -37,11 +37,16 @@
 //!   barrier).
 //! - [`mmap`]: [`mmap::Mapping`], the one mapping type (user page, ring,
 //!   AUX area), and [`mmap::page_size`], the one page-size function.
-//! - [`system`]: `uname(2)`, `getrlimit(2)`, `gettid(2)`, clock ids.
+//! - [`system`]: `uname(2)`, `getrlimit(2)`, `gettid(2)`, the perf sysctls
+//!   (`perf_event_paranoid`, `perf_event_mlock_kb`, ...), online CPUs, clock ids.
+//! - [`access`]: who may call `perf_event_open`: the caller's capabilities
+//!   ([`access::Caller`], `capget(2)`), its seccomp mode and the probe that
+//!   tells whether a seccomp filter intercepts `perf_event_open`.
 //! - `process` (feature `std`): a child held before `exec`, pipes,
 //!   `pidfd_open(2)`, `waitid(2)`, `wait4(2)`, `kill(2)` (the workload launcher's calls).
 //! - [`rlimit`]: `setrlimit(2)` (raising RLIMIT_NOFILE for event sets).
 
+pub mod access;
 mod debug;
 pub mod epoll;
 pub mod errno;

@@ -1,6 +1,7 @@
 //! The few facts about the system the crate asks the kernel for:
-//! `uname(2)`, `getrlimit(2)`, `gettid(2)`, and the clock ids of
-//! `use_clockid`.
+//! `uname(2)`, `getrlimit(2)`, `gettid(2)`, the perf sysctls of
+//! `/proc/sys/kernel` (read without std or allocation), the online CPU
+//! count, and the clock ids of `use_clockid`.
 
 #![allow(unsafe_code)] // every unsafe block here says why it is sound (SAFETY:)
 
@@ -79,28 +80,56 @@ pub fn kernel_version() -> Option<crate::abi::KernelVersion> {
 
 /// The system's `perf_event_paranoid` level
 /// (`/proc/sys/kernel/perf_event_paranoid`, since Linux 2.6.31), or `None`
-/// when the file is absent or unreadable.
-#[cfg(feature = "std")]
+/// when the file is absent or unreadable. No allocation.
 pub fn perf_event_paranoid() -> Option<crate::abi::Paranoid> {
-    proc_number("perf_event_paranoid").map(crate::abi::Paranoid)
+    proc_sys_kernel(c"/proc/sys/kernel/perf_event_paranoid").map(|n| crate::abi::Paranoid(n as i32))
 }
 
 /// `kernel.perf_event_max_sample_rate` (since Linux 2.6.32): the highest
 /// `sample_freq` the kernel accepts, or `None` when the file is absent or
 /// unreadable.
-#[cfg(feature = "std")]
 pub fn perf_event_max_sample_rate() -> Option<u64> {
-    proc_number("perf_event_max_sample_rate")
+    proc_sys_kernel(c"/proc/sys/kernel/perf_event_max_sample_rate")
+        .and_then(|n| u64::try_from(n).ok())
 }
 
-/// A number in `/proc/sys/kernel/NAME`.
-#[cfg(feature = "std")]
-fn proc_number<T: core::str::FromStr>(name: &str) -> Option<T> {
-    std::fs::read_to_string(format!("/proc/sys/kernel/{name}"))
-        .ok()?
-        .trim()
-        .parse()
-        .ok()
+/// `kernel.perf_event_mlock_kb` (since Linux 2.6.32): KiB of ring buffer
+/// per online CPU that each user may lock without CAP_IPC_LOCK, beyond
+/// which rings are charged to `RLIMIT_MEMLOCK`; `None` when the file is
+/// absent or unreadable.
+pub fn perf_event_mlock_kb() -> Option<u64> {
+    proc_sys_kernel(c"/proc/sys/kernel/perf_event_mlock_kb").and_then(|n| u64::try_from(n).ok())
+}
+
+/// The number of online CPUs, `sysconf(_SC_NPROCESSORS_ONLN)` (the
+/// kernel's `num_online_cpus()`, which multiplies `perf_event_mlock_kb`);
+/// `None` if the C library cannot tell.
+pub fn online_cpus() -> Option<u32> {
+    // SAFETY: sysconf has no memory-safety preconditions.
+    let n = unsafe { libc::sysconf(libc::_SC_NPROCESSORS_ONLN) };
+    u32::try_from(n).ok().filter(|n| *n > 0)
+}
+
+/// The one number in a `/proc/sys` file (a sysctl), read with
+/// open/read/close into a stack buffer: no std, no allocation.
+fn proc_sys_kernel(path: &core::ffi::CStr) -> Option<i64> {
+    // SAFETY: `path` is NUL-terminated; the flags ask for nothing unusual.
+    let fd = unsafe { libc::open(path.as_ptr(), libc::O_RDONLY | libc::O_CLOEXEC) };
+    if fd < 0 {
+        return None;
+    }
+    let mut buf = [0u8; 32];
+    // SAFETY: `buf` is writable for its length; `fd` was opened above.
+    let n = unsafe { libc::read(fd, buf.as_mut_ptr().cast(), buf.len()) };
+    // SAFETY: `fd` was opened above and is closed once.
+    unsafe { libc::close(fd) };
+    let text = buf.get(..usize::try_from(n).ok()?)?;
+    parse_sysctl_number(text)
+}
+
+/// A sysctl's text (`"2\n"`, `"-1\n"`) as a number.
+fn parse_sysctl_number(text: &[u8]) -> Option<i64> {
+    core::str::from_utf8(text).ok()?.trim().parse().ok()
 }
 
 /// `getrlimit(resource)` for the calling process.

@@ -4,7 +4,7 @@
 mod error;
 mod group;
 
-pub use error::{FailureContext, OpenError, PreSyscall};
+pub use error::{Access, AccessCause, FailureContext, OpenError, PreSyscall};
 pub(crate) use group::GroupOpen;
 
 use crate::attr::{Attr, Diagnosis};

@@ -44,7 +44,7 @@ impl RingBuffer {
         self.meta_atomic(offset_of!(sys::perf_event_mmap_page, aux_size))
             .store(len, Ordering::Release);
         let map = Mapping::shared(fd, len, offset as u64, Protection::ReadWrite)
-            .map_err(RingError::Map)?;
+            .map_err(|e| RingError::from_mmap(e, pages, page))?;
         Ok(AuxArea {
             base: map.as_ptr(),
             len,

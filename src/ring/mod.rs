@@ -13,10 +13,12 @@
 mod aux_area;
 mod backward;
 mod batch;
+mod locked;
 
 pub use aux_area::AuxArea;
 pub use backward::OverwriteSnapshot;
 pub use batch::{Batch, ParseRecordError, Peek, RawRecord};
+pub use locked::LockedMemory;
 
 use crate::fd::EventFd;
 use crate::linux::errno::Errno;
@@ -36,9 +38,13 @@ pub enum RingError {
         /// Pages asked for.
         pages: usize,
     },
-    /// mmap(2) failed (EPERM: above kernel.perf_event_mlock_kb; EINVAL:
-    /// wrong size or a second mapping of a redirected event).
+    /// mmap(2) failed (EINVAL: wrong size or a second mapping of a
+    /// redirected event); EPERM is [`RingError::LockedMemory`].
     Map(Errno),
+    /// mmap(2) failed with EPERM: the pages exceed what this user may lock
+    /// (`perf_event_mlock_kb` per CPU, then `RLIMIT_MEMLOCK`), with the
+    /// limits read when it failed.
+    LockedMemory(LockedMemory),
     /// `data_head - data_tail` exceeds the buffer: the positions cannot be
     /// trusted; everything up to head was skipped.
     Overrun {
@@ -79,10 +85,11 @@ impl fmt::Display for RingError {
             ),
             RingError::Map(e) => write!(
                 f,
-                "mmap of the ring buffer failed: {e} (EPERM: more than kernel.perf_event_mlock_kb \
-                 locked; EINVAL: size not 1 + 2^n pages, an inherited event on cpu -1 (open one \
-                 per CPU), or the event's output is redirected)"
+                "mmap of the ring buffer failed: {e} (EINVAL: size not 1 + 2^n pages, an \
+                 inherited event on cpu -1 (open one per CPU), or the event's output is \
+                 redirected)"
             ),
+            RingError::LockedMemory(l) => write!(f, "{l}"),
             RingError::Overrun {
                 head,
                 tail,
@@ -111,6 +118,18 @@ impl fmt::Display for RingError {
 
 #[cfg(feature = "std")]
 impl std::error::Error for RingError {}
+
+impl RingError {
+    /// The error of a refused mmap of `pages` pages: EPERM with the
+    /// locked-memory limits read now, anything else as it is.
+    pub(crate) fn from_mmap(errno: Errno, pages: usize, page_size: usize) -> RingError {
+        if errno.0 == crate::linux::errno::EPERM {
+            RingError::LockedMemory(LockedMemory::now(pages, page_size))
+        } else {
+            RingError::Map(errno)
+        }
+    }
+}
 
 /// A mapped ring buffer.
 #[derive(Debug)]
@@ -154,7 +173,8 @@ impl RingBuffer {
         } else {
             Protection::Read
         };
-        let map = Mapping::shared(fd, map_len, 0, prot).map_err(RingError::Map)?;
+        let map = Mapping::shared(fd, map_len, 0, prot)
+            .map_err(|e| RingError::from_mmap(e, data_pages + 1, page))?;
         let mut ring = RingBuffer {
             base: map.as_ptr(),
             _map: map,

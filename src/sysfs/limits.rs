@@ -46,38 +46,9 @@ impl NmiWatchdog {
     }
 }
 
-/// The caller's privileges that bypass the limits, from `CapEff` in
-/// `/proc/self/status`.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct Caller {
-    /// CAP_PERFMON (38, Linux 5.8) or CAP_SYS_ADMIN (21): the paranoid
-    /// level does not apply.
-    pub perfmon: bool,
-    /// CAP_IPC_LOCK (14): ring buffers are not limited by perf_event_mlock_kb.
-    pub ipc_lock: bool,
-}
-
-impl Caller {
-    /// The calling process (unprivileged if `/proc/self/status` is unreadable).
-    pub fn current() -> Caller {
-        let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
-        Caller::from_status(&status)
-    }
-
-    /// From a `/proc/<pid>/status` text.
-    pub fn from_status(status: &str) -> Caller {
-        let caps = status
-            .lines()
-            .find_map(|l| l.strip_prefix("CapEff:"))
-            .and_then(|hex| u64::from_str_radix(hex.trim(), 16).ok())
-            .unwrap_or(0);
-        let has = |bit: u32| caps >> bit & 1 == 1;
-        Caller {
-            perfmon: has(38) || has(21),
-            ipc_lock: has(14),
-        }
-    }
-}
+/// The caller's privileges that bypass the limits: one type for the whole
+/// crate, defined at the OS boundary (no std needed) and re-exported here.
+pub use crate::linux::access::Caller;
 
 /// The perf limits of the running system. `None` where the file is absent
 /// (older kernel, other architecture, or not built in).

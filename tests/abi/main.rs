@@ -12,7 +12,10 @@
 mod kernel_support;
 #[path = "../support/lab_support.rs"]
 mod lab_support;
+#[path = "../support/seccomp_support.rs"]
+mod seccomp_support;
 
+mod access_kernel;
 mod attr_kernel;
 mod fd_leak;
 mod kernel_abi;

@@ -8,6 +8,8 @@
 
 #[path = "../support/lab_support.rs"]
 mod lab_support;
+#[path = "../support/seccomp_support.rs"]
+mod seccomp_support;
 #[path = "../support/set_support.rs"]
 mod set_support;
 #[path = "../support/stat_support.rs"]
@@ -22,6 +24,7 @@ pub fn one_busy_test_at_a_time() -> std::sync::MutexGuard<'static, ()> {
     BUSY.lock().unwrap_or_else(|e| e.into_inner())
 }
 
+mod access_vs_perf;
 mod parse_vs_perf;
 mod perf_compare;
 mod perf_data_fields;

@@ -13,9 +13,12 @@ mod kernel_support;
 mod lab_support;
 #[path = "../support/ringset_support.rs"]
 mod ringset_support;
+#[path = "../support/seccomp_support.rs"]
+mod seccomp_support;
 
 mod foreign_records;
 mod ring_kernel;
+mod ring_mlock;
 mod ringset_kernel;
 mod ringset_overload;
 mod ringset_spans;
