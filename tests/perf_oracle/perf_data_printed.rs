@@ -254,7 +254,16 @@ pub fn dumped_reads(data: &Path) -> (Vec<String>, BTreeMap<usize, String>) {
             let offset = w
                 .iter()
                 .position(|t| t.starts_with("[0x"))
-                .and_then(|at| w.get(at.checked_sub(1)?)?.strip_prefix("0x"))
+                // printf's `%#lx` writes offset 0 as "0" (a sample first
+                // in a `--threads` data.N stream).
+                .and_then(|at| {
+                    let o = w.get(at.checked_sub(1)?)?;
+                    if *o == "0" {
+                        Some("0")
+                    } else {
+                        o.strip_prefix("0x")
+                    }
+                })
                 .and_then(|o| usize::from_str_radix(o, 16).ok());
             sample_at =
                 Some(offset.unwrap_or_else(|| panic!("perf report -D: no offset in {l:?}")));

@@ -20,6 +20,8 @@ const LAYERS: &[&[&str]] = &[
     &["attr", "read_format"],
     &["record", "fd"],
     &["open", "userpage", "ring"],
+    // perf's fallbacks over open (no_std).
+    &["fallback"],
     // The std-only layers.
     &["sysfs", "features", "workload"],
     &["parse"],

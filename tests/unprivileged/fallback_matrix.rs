@@ -289,6 +289,51 @@ fn own_process(user: User) -> Child {
         .expect("spawn sleep")
 }
 
+/// The README's first command (`stat -- ls -l /`) and `perf stat -- ls -l
+/// /` as uid 65534: the same events, with the same names, counted or
+/// `<not supported>` alike, the same status. Returns the events' lines.
+fn readme_command_as_a_user(dir: &Path) -> Result<String, String> {
+    let rows = |program: &Path, first: &[&str]| -> (Vec<(String, bool)>, Option<i32>) {
+        let out = command(User::Nobody, program)
+            .args(first)
+            .args(["--", "ls", "-l", "/"])
+            .current_dir(dir)
+            .stdout(Stdio::null())
+            .output()
+            .expect("run stat");
+        let text = String::from_utf8_lossy(&out.stderr).into_owned();
+        let table = text.split("Performance counter stats").nth(1).unwrap_or("");
+        let events = table
+            .lines()
+            .take_while(|l| !l.contains("seconds time elapsed"))
+            .filter_map(|l| {
+                let words: Vec<&str> = l.split_whitespace().collect();
+                let counted = !l.contains("<not supported>") && !l.contains("<not counted>");
+                let name = match words.as_slice() {
+                    [_, "msec", name, ..] => name,
+                    ["<not", _, name, ..] => name,
+                    [_, name, ..] => name,
+                    _ => return None,
+                };
+                Some((name.to_string(), counted))
+            })
+            .collect();
+        (events, out.status.code())
+    };
+    let (theirs, their_status) = rows(&which("perf"), &["stat"]);
+    let (ours, our_status) = rows(&stat_binary(), &[]);
+    if theirs != ours || their_status != our_status || ours.is_empty() {
+        return Err(format!(
+            "README command as uid 65534: perf {theirs:?} ({their_status:?})\n  ours {ours:?} ({our_status:?})"
+        ));
+    }
+    Ok(ours
+        .iter()
+        .map(|(n, c)| format!("  {n}: {}", if *c { "counted" } else { "<not supported>" }))
+        .collect::<Vec<_>>()
+        .join("\n"))
+}
+
 #[test]
 fn every_cell_opens_what_perf_opens_or_both_refuse() {
     if let Some(why) = unavailable() {
@@ -350,7 +395,19 @@ fn every_cell_opens_what_perf_opens_or_both_refuse() {
         }
         drop(guard);
     }
+    let readme = Paranoid::set(2).map(|guard| {
+        let r = readme_command_as_a_user(&dir);
+        drop(guard);
+        r
+    });
     let _ = std::fs::remove_dir_all(&dir);
+    match readme {
+        Some(Err(why)) => differ.push(why),
+        Some(Ok(lines)) => {
+            println!("README's first command as uid 65534 at paranoid 2, as perf stat:\n{lines}")
+        }
+        None => println!("paranoid 2 could not be set: the README command was not compared"),
+    }
     println!(
         "{cells} cells (paranoid levels {levels:?}): {} agree with perf 6.1, {} differ",
         cells - differ.len(),

@@ -25,6 +25,7 @@ pub const TARGETS: &[&str] = &[
     "monitor",
     "set",
     "sysfs",
+    "fallback",
 ];
 
 /// The host-only test areas (`tests/<area>/main.rs`): they read the source
