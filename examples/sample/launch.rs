@@ -7,16 +7,52 @@
 //! command's exit. Ctrl-C: SIGINT / SIGTERM end the recording, the report
 //! is printed, then the signal is raised again, as perf record's
 //! `record__sig_exit` does.
+//!
+//! With `-o -` the command's standard output is our standard error: stdout
+//! carries the perf.data stream, and perf 6.1 does the same in pipe mode
+//! (`evlist__prepare_workload` with `pipe_output`: `dup2(2, 1)` in the
+//! child), so `sample -o - -- CMD | perf report -i -` reads a stream
+//! that CMD's output did not break.
 
 use perf_event_core::workload::{Workload, WorkloadError};
 use std::sync::atomic::{AtomicI32, Ordering};
 
-/// Forks `command`, held before exec.
-pub fn spawn(command: &[String]) -> Workload {
-    Workload::hold(command).unwrap_or_else(|e| {
+/// Forks `command`, held before exec; with `stdout_to_stderr` (`-o -`)
+/// the command's fd 1 is a copy of our fd 2.
+pub fn spawn(command: &[String], stdout_to_stderr: bool) -> Workload {
+    // The child inherits our fd 1 at the fork, so fd 1 is stderr while
+    // Workload::hold forks and ours again right after (this runs before
+    // the tool starts any thread or writes to stdout).
+    let saved = stdout_to_stderr.then(stdout_on_stderr).flatten();
+    let held = Workload::hold(command);
+    if let Some(fd) = saved {
+        // SAFETY: `fd` is our copy of the original fd 1, put back and closed.
+        unsafe {
+            libc::dup2(fd, 1);
+            libc::close(fd);
+        }
+    }
+    held.unwrap_or_else(|e| {
         eprintln!("sample: {e}");
         std::process::exit(255)
     })
+}
+
+/// Makes fd 1 a copy of fd 2; returns a close-on-exec copy of the old fd 1
+/// (`None`, nothing changed, if either call fails).
+fn stdout_on_stderr() -> Option<libc::c_int> {
+    // SAFETY: fcntl and dup2 on fd numbers; no memory is passed.
+    unsafe {
+        let saved = libc::fcntl(1, libc::F_DUPFD_CLOEXEC, 3);
+        if saved < 0 {
+            return None;
+        }
+        if libc::dup2(2, 1) < 0 {
+            libc::close(saved);
+            return None;
+        }
+        Some(saved)
+    }
 }
 
 /// Lets the command exec; on failure prints perf's message (naming the

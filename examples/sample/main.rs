@@ -206,7 +206,8 @@ fn main() {
         Target::Command(c) | Target::All(Some(c)) => Some(c.clone()),
         _ => None,
     };
-    let mut workload = command.as_deref().map(launch::spawn);
+    let to_pipe = a.output.as_deref() == Some("-");
+    let mut workload = command.as_deref().map(|c| launch::spawn(c, to_pipe));
     // Where each event is opened: per CPU (command: inherited by its
     // children; -a: every task), or per thread of a running process.
     let places: Vec<(i32, Option<u32>)> = match &a.target {

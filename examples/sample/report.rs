@@ -19,6 +19,8 @@ struct Rows {
     samples: u64,
     /// Samples of the tool's own process.
     tool: u64,
+    /// Samples of the idle task (pid 0, perf report's `0:swapper`).
+    idle: u64,
 }
 
 /// The report of one recording.
@@ -62,6 +64,9 @@ impl Report {
             if s.pid == me {
                 rows.tool += 1;
             }
+            if s.pid == 0 {
+                rows.idle += 1;
+            }
             seen.clear();
             stack.clear();
             let ips = &cap.ips[s.first as usize..(s.first + s.len) as usize];
@@ -92,7 +97,9 @@ impl Report {
     }
 
     /// Prints the report; `children`: the callchain columns. `tool`: the
-    /// line with the tool's own samples (system-wide recordings).
+    /// lines with the tool's own samples and the idle task's (pid 0: an
+    /// idle CPU's cpu-clock samples, `0:swapper` in `perf report --sort
+    /// pid`), for system-wide recordings.
     pub fn print(&self, names: &[String], lost: &[u64], children: bool, tool: bool) {
         for ((rows, name), lost) in self.events.iter().zip(names).zip(lost) {
             println!("# Event '{name}': {} samples, {lost} lost", rows.samples);
@@ -102,6 +109,11 @@ impl Report {
                     std::process::id(),
                     rows.tool,
                     100.0 * rows.tool as f64 / rows.samples.max(1) as f64
+                );
+                println!(
+                    "# Samples of the idle task (pid 0): {} ({:.2}%)",
+                    rows.idle,
+                    100.0 * rows.idle as f64 / rows.samples.max(1) as f64
                 );
             }
             let pct = |n: u64| 100.0 * n as f64 / rows.total.max(1) as f64;

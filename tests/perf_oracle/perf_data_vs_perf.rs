@@ -3,7 +3,8 @@
 //! report gives the example's own per-symbol shares, perf script prints
 //! every sample the crate wrote, `--header-only` shows each feature with
 //! the values the crate read from the system, `perf buildid-list` lists
-//! the build ids; pipe mode into `perf report -i -`; SIGINT and SIGTERM
+//! the build ids; pipe mode into `perf report -i -` (the command's
+//! stdout sent to stderr, as perf record does); SIGINT and SIGTERM
 //! leave a file perf reads; a SIGKILLed writer leaves one the crate's
 //! reader recovers up to the last complete round; with `-a` the running
 //! processes are synthesized so perf report gives the example's report.
@@ -277,6 +278,55 @@ fn pipe_mode_into_perf_report() {
         .filter(|(_, b)| u32::from_ne_bytes(b[..4].try_into().unwrap()) == 9)
         .count();
     assert!(samples > 10, "{samples}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// `sample -o - -- CMD | perf report -i -` where CMD prints to stdout: as
+/// in `perf record -o -` (perf 6.1, the oracle here too), CMD's text goes
+/// to the tool's stderr, not into the stream, so perf report reads every
+/// sample (an "Hello" in the stream was read as a record header: "failed
+/// to process type").
+#[test]
+fn sample_o_dash_sends_the_commands_stdout_to_stderr_as_perf_record() {
+    if !tools_here() {
+        return;
+    }
+    let dir = scratch("pd-pipe-stdout");
+    let exe = hot(&dir);
+    build_sample();
+    let _busy = one_busy_test_at_a_time();
+    let mark = "workload-stdout-line";
+    let cmd = format!("echo {mark}; exec {} 100000000", exe.display());
+    let mut perf = Command::new("perf");
+    perf.args(["record", "-q"]);
+    for (tool, mut record) in [
+        ("perf record", perf),
+        ("sample", Command::new(sample_binary())),
+    ] {
+        let mut rec = record
+            .args(["-e", "cpu-clock", "-c", "250000", "-o", "-", "--"])
+            .args(["sh", "-c", &cmd])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let report = Command::new("perf")
+            .args(["report", "--stdio", "--sort", "dso,sym", "-i", "-"])
+            .stdin(rec.stdout.take().unwrap())
+            .output()
+            .unwrap();
+        let rec = rec.wait_with_output().unwrap();
+        let err = String::from_utf8_lossy(&rec.stderr);
+        let report_err = String::from_utf8_lossy(&report.stderr).into_owned();
+        let text = ok(report, "perf report -i -");
+        println!("{tool} stderr:\n{err}\nperf report -i -:\n{text}{report_err}");
+        assert!(!report_err.contains("failed to process"), "{report_err}");
+        assert!(err.lines().any(|l| l == mark), "{tool}'s stderr: {err}");
+        assert!(rec.status.success(), "{tool}: {:?}", rec.status);
+        let r = shares(&rows(&text));
+        let twice = r.get(&("hot".into(), "hot_twice".into()));
+        assert!(twice.is_some_and(|p| *p > 30.0), "{tool}: {text}");
+    }
     let _ = std::fs::remove_dir_all(&dir);
 }
 
