@@ -305,6 +305,7 @@ fn readme_command_as_a_user(dir: &Path) -> Result<String, String> {
         let table = text.split("Performance counter stats").nth(1).unwrap_or("");
         let events = table
             .lines()
+            .skip(1) // the rest of "... stats for 'CMD':"
             .take_while(|l| !l.contains("seconds time elapsed"))
             .filter_map(|l| {
                 let words: Vec<&str> = l.split_whitespace().collect();
