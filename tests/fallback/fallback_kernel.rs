@@ -19,6 +19,7 @@
 
 use crate::kernel_support::tracepoint_id;
 use crate::lab_support;
+use crate::paranoid_support::ParanoidLevel;
 use crate::seccomp_support::as_nobody;
 use perf_event_core::abi::bitfield::attr as flag;
 use perf_event_core::abi::Paranoid;
@@ -27,27 +28,6 @@ use perf_event_core::event::{Event, Hardware, Software};
 use perf_event_core::fallback::{self, Attempt, Fallback, Field, Policy, Rule};
 use perf_event_core::linux::errno::{Errno, EACCES, ENODEV, ENOENT, ENXIO};
 use perf_event_core::open::{open, OpenFlags, Scope};
-
-const PARANOID: &str = "/proc/sys/kernel/perf_event_paranoid";
-
-/// `kernel.perf_event_paranoid` set for a while, restored on drop.
-struct Level(String);
-
-impl Level {
-    fn set(level: i32) -> Option<Level> {
-        let old = std::fs::read_to_string(PARANOID).ok()?;
-        std::fs::write(PARANOID, level.to_string()).ok()?;
-        let guard = Level(old);
-        let now = std::fs::read_to_string(PARANOID).ok()?;
-        (now.trim() == level.to_string()).then_some(guard)
-    }
-}
-
-impl Drop for Level {
-    fn drop(&mut self) {
-        std::fs::write(PARANOID, self.0.trim()).expect("restore perf_event_paranoid");
-    }
-}
 
 /// The attr opened as is on `scope`: `None` when it opens, else the errno.
 fn refusal(attr: &Attr, scope: Scope, flags: OpenFlags) -> Option<Errno> {
@@ -242,7 +222,7 @@ fn fallback_reports_follow_perfs_rules_for_every_user_and_level() {
     let mut cells = 0;
     let mut levels = Vec::new();
     for level in [-1, 0, 1, 2, 3] {
-        let Some(guard) = Level::set(level) else {
+        let Some(guard) = ParanoidLevel::set(level) else {
             println!("perf_event_paranoid {level}: the kernel does not take it, left out");
             continue;
         };

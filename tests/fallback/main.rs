@@ -13,6 +13,8 @@
 mod kernel_support;
 #[path = "../support/lab_support.rs"]
 mod lab_support;
+#[path = "../support/paranoid_support.rs"]
+mod paranoid_support;
 #[path = "../support/seccomp_support.rs"]
 mod seccomp_support;
 

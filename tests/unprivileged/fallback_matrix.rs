@@ -8,12 +8,12 @@
 //! same. Every cell that differs is listed.
 
 use crate::lab_support;
+use crate::paranoid_support::ParanoidLevel;
 use crate::stat_support::stat_binary;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
 
-const PARANOID: &str = "/proc/sys/kernel/perf_event_paranoid";
 const FIELDS: &[&str] = &[
     "type",
     "config",
@@ -32,25 +32,6 @@ const EVENTS: &[&str] = &[
     "syscalls:sys_enter_getppid",
     "cycles:P",
 ];
-
-/// `kernel.perf_event_paranoid` set for a while, restored on drop.
-struct Paranoid(String);
-
-impl Paranoid {
-    fn set(level: i32) -> Option<Paranoid> {
-        let old = std::fs::read_to_string(PARANOID).ok()?;
-        std::fs::write(PARANOID, level.to_string()).ok()?;
-        let now = std::fs::read_to_string(PARANOID).ok()?;
-        let guard = Paranoid(old);
-        (now.trim() == level.to_string()).then_some(guard)
-    }
-}
-
-impl Drop for Paranoid {
-    fn drop(&mut self) {
-        std::fs::write(PARANOID, self.0.trim()).expect("restore perf_event_paranoid");
-    }
-}
 
 #[derive(Clone, Copy, Debug, PartialEq)]
 enum User {
@@ -354,7 +335,7 @@ fn every_cell_opens_what_perf_opens_or_both_refuse() {
     let mut differ = Vec::new();
     let mut levels = Vec::new();
     for level in [-1, 0, 1, 2, 3] {
-        let Some(guard) = Paranoid::set(level) else {
+        let Some(guard) = ParanoidLevel::set(level) else {
             println!("perf_event_paranoid {level}: the kernel does not take it, left out");
             continue;
         };
@@ -396,7 +377,7 @@ fn every_cell_opens_what_perf_opens_or_both_refuse() {
         }
         drop(guard);
     }
-    let readme = Paranoid::set(2).map(|guard| {
+    let readme = ParanoidLevel::set(2).map(|guard| {
         let r = readme_command_as_a_user(&dir);
         drop(guard);
         r

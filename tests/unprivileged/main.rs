@@ -11,6 +11,8 @@
 
 #[path = "../support/lab_support.rs"]
 mod lab_support;
+#[path = "../support/paranoid_support.rs"]
+mod paranoid_support;
 #[path = "../support/stat_support.rs"]
 mod stat_support;
 
