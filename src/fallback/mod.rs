@@ -14,7 +14,7 @@
 //!
 //! **Missing features.** perf retries without a feature because it turns
 //! features on by itself (`sample_id_all`, `mmap2`, `ksymbol`, ...)
-//! whatever the kernel. [`Attr`] turns on nothing by itself, and on EINVAL
+//! whatever the kernel. [`Attr`](crate::attr::Attr) turns on nothing by itself, and on EINVAL
 //! or E2BIG its diagnosis names the field and the kernel that added it, so
 //! most of perf's retries have nothing to do here. Of perf 6.1's list,
 //! this policy drops only the flags that ask for side-band records or
