@@ -10,6 +10,8 @@
 mod kernel_support;
 #[path = "../support/lab_support.rs"]
 mod lab_support;
+#[path = "../support/seccomp_support.rs"]
+mod seccomp_support;
 
 mod monitor_kernel;
 mod monitor_threads;

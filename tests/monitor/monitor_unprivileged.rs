@@ -5,6 +5,7 @@
 //! 65534 before exec (the test itself runs as root on the host and in the
 //! lab's guests; as a non-root user it runs the body directly).
 
+use crate::seccomp_support;
 use perf_event_core::abi::Paranoid;
 use perf_event_core::attr::Attr;
 use perf_event_core::event::{Event, Software};
@@ -120,4 +121,29 @@ fn an_ordinary_user_counts_user_space_with_the_fallback_reported() {
         text.contains("1 passed"),
         "the child did not run the test: {text}"
     );
+}
+
+/// In a container whose seccomp profile denies `perf_event_open` (EPERM,
+/// Docker's and podman's default): the monitor fails, its message names the
+/// seccomp filter, and no fallback hides it (perf's rules never retry on
+/// EPERM).
+#[test]
+fn under_a_seccomp_filter_the_monitor_names_it() {
+    if let Some(why) = seccomp_support::unsupported() {
+        crate::lab_support::skip("under_a_seccomp_filter_the_monitor_names_it", &why);
+        return;
+    }
+    let err = std::thread::spawn(|| {
+        seccomp_support::deny_on_this_thread(libc::EPERM).expect("install the filter");
+        Monitor::open(attrs()).expect_err("perf_event_open is denied")
+    })
+    .join()
+    .unwrap();
+    let text = err.to_string();
+    assert!(
+        text.contains("a seccomp filter denies perf_event_open"),
+        "{text}"
+    );
+    assert!(matches!(err, MonitorError::Open { .. }), "{err:?}");
+    println!("{text}");
 }
