@@ -220,13 +220,7 @@ fn fallback_reports_follow_perfs_rules_for_every_user_and_level() {
     .is_none();
     let mut failures = Vec::new();
     let mut cells = 0;
-    let mut levels = Vec::new();
-    for level in [-1, 0, 1, 2, 3] {
-        let Some(guard) = ParanoidLevel::set(level) else {
-            println!("perf_event_paranoid {level}: the kernel does not take it, left out");
-            continue;
-        };
-        levels.push(level);
+    let levels = ParanoidLevel::each(|level| {
         for nobody in [false, true] {
             for (scope, target) in [
                 (Scope::this_thread(), "thread"),
@@ -254,8 +248,7 @@ fn fallback_reports_follow_perfs_rules_for_every_user_and_level() {
                 }
             }
         }
-        drop(guard);
-    }
+    });
     println!(
         "{cells} cells (paranoid {levels:?}, {}): {} broke a rule",
         if pmu {

@@ -21,6 +21,25 @@ impl ParanoidLevel {
     }
 }
 
+impl ParanoidLevel {
+    /// Runs `f` at each level -1, 0, 1, 2, 3 the kernel takes (a level it
+    /// does not take is left out, saying so), restoring the old level after
+    /// each; returns the levels run.
+    pub fn each(mut f: impl FnMut(i32)) -> Vec<i32> {
+        let mut levels = Vec::new();
+        for level in [-1, 0, 1, 2, 3] {
+            let Some(guard) = ParanoidLevel::set(level) else {
+                println!("perf_event_paranoid {level}: the kernel does not take it, left out");
+                continue;
+            };
+            levels.push(level);
+            f(level);
+            drop(guard);
+        }
+        levels
+    }
+}
+
 impl Drop for ParanoidLevel {
     fn drop(&mut self) {
         std::fs::write(PARANOID, self.0.trim()).expect("restore perf_event_paranoid");

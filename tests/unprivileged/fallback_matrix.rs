@@ -333,13 +333,7 @@ fn every_cell_opens_what_perf_opens_or_both_refuse() {
         .unwrap();
     let mut cells = 0;
     let mut differ = Vec::new();
-    let mut levels = Vec::new();
-    for level in [-1, 0, 1, 2, 3] {
-        let Some(guard) = ParanoidLevel::set(level) else {
-            println!("perf_event_paranoid {level}: the kernel does not take it, left out");
-            continue;
-        };
-        levels.push(level);
+    let levels = ParanoidLevel::each(|level| {
         for user in [User::Root, User::Nobody] {
             let mut proc_ = own_process(user);
             for target in [Target::Command, Target::OwnPid, Target::AllCpus] {
@@ -375,8 +369,7 @@ fn every_cell_opens_what_perf_opens_or_both_refuse() {
             let _ = proc_.kill();
             let _ = proc_.wait();
         }
-        drop(guard);
-    }
+    });
     let readme = ParanoidLevel::set(2).map(|guard| {
         let r = readme_command_as_a_user(&dir);
         drop(guard);
