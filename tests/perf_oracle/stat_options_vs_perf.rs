@@ -40,8 +40,14 @@ fn run_raw(perf: Option<&str>, args: &[&str]) -> (Option<i32>, String, Duration)
     (out.status.code(), text, took)
 }
 
-/// Collapses runs of `N` and `.` (widths of numbers vary run to run).
+/// Collapses runs of `N` and `.` (widths of numbers vary run to run), and
+/// drops the scale of a rate's unit (`K/sec`, `M/sec`, `G/sec`: perf picks
+/// it from the value, a count over the run's time, which varies run to run:
+/// one page fault in a 1.5 ms run is 666.7 /sec, in a 0.9 ms one 1.1 K/sec).
 fn shape(text: &str) -> String {
+    let text = ["K/sec", "M/sec", "G/sec"]
+        .iter()
+        .fold(text.to_owned(), |t, scaled| t.replace(scaled, "/sec"));
     let mut out = String::new();
     for c in text.chars() {
         if (c == 'N' || c == '.') && out.ends_with(['N', '.']) {

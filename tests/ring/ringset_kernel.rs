@@ -90,7 +90,7 @@ fn per_cpu_rings_merged(test: &str, internal: bool) {
     };
     let cpus = cpus();
     const N: u32 = 20_000;
-    let w = workers(&cpus, N, &[prctl, getppid]);
+    let w = workers(&cpus, N, None, &[prctl, getppid]);
     let mut entries = Vec::new();
     for &(cpu, tid) in &w.tids {
         for (event, attr) in [&prctl_attr, &getppid_attr].into_iter().enumerate() {

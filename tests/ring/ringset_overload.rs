@@ -4,6 +4,7 @@
 
 use crate::ringset_support;
 
+use perf_event_core::linux::mmap::page_size;
 use perf_event_core::open::{open, OpenFlags, Scope};
 use perf_event_core::perf_data::{Event, Features, PerfData, Writer};
 use perf_event_core::record::{Record, SampleLayout};
@@ -19,8 +20,16 @@ fn one_page_rings_under_a_tracepoint_storm_account_every_lost_record() {
         return;
     };
     let cpus = cpus();
-    const N: u32 = 100_000;
-    let w = workers(&cpus, N, &[prctl]);
+    // Enough rounds after the held burst (at most 8,193 records, for 64 KiB
+    // pages) for the ring to wrap many times under a draining reader.
+    const N: u32 = 30_000;
+    // Overload whatever the page size and the pace of writer and reader:
+    // before the reader drains at all, each worker makes more records than
+    // its 1-page ring holds (a record is at least its 8-byte header), and
+    // waits for the reader; the rest of the storm meets a draining reader.
+    let ring_bytes = page_size();
+    let burst = (ring_bytes / 8 + 1) as u32;
+    let w = workers(&cpus, N, Some(burst), &[prctl]);
     let layout = SampleLayout::from_attr(&attr);
     let entries: Vec<Entry> = w
         .tids
@@ -65,6 +74,8 @@ fn one_page_rings_under_a_tracepoint_storm_account_every_lost_record() {
         });
     };
     w.go.wait();
+    assert_eq!(set.rings()[0].buffer().data_size(), ring_bytes);
+    w.held.as_ref().expect("a held burst").wait();
     let mut finished = 0;
     while finished < cpus.len() {
         check(&mut set, &mut received);
@@ -94,7 +105,8 @@ fn one_page_rings_under_a_tracepoint_storm_account_every_lost_record() {
     assert_eq!(set.event_losses(0).lost, lost_total);
     assert!(
         lost_total > 0,
-        "a 1-page ring under a storm of {N} records per CPU lost nothing: the test did not overload"
+        "1-page rings ({ring_bytes} bytes) lost nothing of a burst of {burst} records per CPU \
+         made while the reader was held: the kernel kept records it had no room for"
     );
     // Written to perf.data as perf record ends a recording: one
     // LOST_SAMPLES with the event's lost count, naming its first id.

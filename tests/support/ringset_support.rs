@@ -96,6 +96,9 @@ pub fn parse<'a>(
 pub struct Workers {
     pub tids: Vec<(usize, i32)>,
     pub go: Arc<Barrier>,
+    /// With a held burst (see [`workers`]): the workers wait here, with
+    /// the reader, once each has made its burst; the rest follow.
+    pub held: Option<Arc<Barrier>>,
     pub extra: Arc<Barrier>,
     pub done: mpsc::Receiver<usize>,
     pub handles: Vec<std::thread::JoinHandle<()>>,
@@ -104,8 +107,19 @@ pub struct Workers {
 /// One thread per CPU: after `go`, `per_cpu` of each syscall in `work`;
 /// after `extra`, one more of each (so the kernel writes any pending
 /// PERF_RECORD_LOST into the emptied ring).
-pub fn workers(cpus: &[usize], per_cpu: u32, work: &'static [fn()]) -> Workers {
+///
+/// With `held: Some(burst)`, each worker makes the first `burst` rounds and
+/// then waits at [`Workers::held`] until the reader does too: a reader that
+/// does not drain before it meets the workers there has let `burst` rounds
+/// into its ring, whatever the two sides' pace.
+pub fn workers(cpus: &[usize], per_cpu: u32, held: Option<u32>, work: &'static [fn()]) -> Workers {
     let go = Arc::new(Barrier::new(cpus.len() + 1));
+    assert!(
+        held.is_none_or(|burst| burst < per_cpu),
+        "the held burst {held:?} must leave rounds after it (per_cpu {per_cpu})"
+    );
+    let held_at = held.map(|_| Arc::new(Barrier::new(cpus.len() + 1)));
+    let burst = held.unwrap_or(0);
     let extra = Arc::new(Barrier::new(cpus.len() + 1));
     let (tid_tx, tid_rx) = mpsc::channel();
     let (done_tx, done) = mpsc::channel();
@@ -114,11 +128,17 @@ pub fn workers(cpus: &[usize], per_cpu: u32, work: &'static [fn()]) -> Workers {
         .map(|&cpu| {
             let (go, extra, tid_tx, done_tx) =
                 (go.clone(), extra.clone(), tid_tx.clone(), done_tx.clone());
+            let held_at = held_at.clone();
             std::thread::spawn(move || {
                 pin_to(cpu);
                 tid_tx.send((cpu, gettid())).unwrap();
                 go.wait();
-                for _ in 0..per_cpu {
+                for round in 0..per_cpu {
+                    if round == burst {
+                        if let Some(h) = &held_at {
+                            h.wait();
+                        }
+                    }
                     for f in work {
                         f();
                     }
@@ -137,6 +157,7 @@ pub fn workers(cpus: &[usize], per_cpu: u32, work: &'static [fn()]) -> Workers {
     Workers {
         tids,
         go,
+        held: held_at,
         extra,
         done,
         handles,
