@@ -191,7 +191,7 @@ fn the_kernel_knows_every_ioctl_number() {
 
 #[test]
 fn modify_attributes_moves_a_hardware_breakpoint() {
-    if !kernel_support::hw_breakpoints("modify_attributes_moves_a_hardware_breakpoint") {
+    if !kernel_support::hw_breakpoints() {
         return;
     }
     static WATCHED: [u64; 2] = [0; 2];

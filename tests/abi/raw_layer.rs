@@ -56,7 +56,7 @@ fn write_breakpoint(addr: u64) -> sys::perf_event_attr {
 
 /// The sys_enter_prctl tracepoint, or `None` (with the lab's marker) when
 /// tracefs cannot be had here.
-fn prctl_tracepoint(_test: &str) -> Option<sys::perf_event_attr> {
+fn prctl_tracepoint() -> Option<sys::perf_event_attr> {
     if let Err(why) = kernel_support::syscall_tracepoints() {
         lab_support::not_applicable(lab_support::Need::SyscallTracepoints, &why);
         return None;
@@ -186,9 +186,10 @@ enum Source {
 }
 
 impl Source {
-    /// The source for `test`, or `None` (with the lab's tracefs marker)
-    /// when there is neither.
-    fn new(_test: &str) -> Option<Source> {
+    /// A write breakpoint where one fires, else the prctl tracepoint, or
+    /// `None` (after reporting the running test as not applicable) when
+    /// there is neither.
+    fn new() -> Option<Source> {
         if kernel_support::hw_breakpoint_problem().is_none() {
             return Some(Source::Breakpoint(Box::new(0)));
         }
@@ -321,7 +322,7 @@ fn size_0_opens_as_ver0() {
 
 #[test]
 fn period_changes_the_period() {
-    let Some(source) = Source::new("period_changes_the_period") else {
+    let Some(source) = Source::new() else {
         return;
     };
     let fd = source.open(|a| a.set_sample_period(2));
@@ -350,7 +351,7 @@ fn period_changes_the_period() {
 
 #[test]
 fn set_output_minus_one_detaches() {
-    let Some(source) = Source::new("set_output_minus_one_detaches") else {
+    let Some(source) = Source::new() else {
         return;
     };
     // `a` owns the ring and never fires (a dummy event).
@@ -424,7 +425,7 @@ fn enable_disable_reset_and_the_group_flag() {
 
 #[test]
 fn refresh_allows_n_overflows_then_disables() {
-    let Some(source) = Source::new("refresh_allows_n_overflows_then_disables") else {
+    let Some(source) = Source::new() else {
         return;
     };
     let fd = source.open(|_| ());
@@ -452,7 +453,7 @@ fn refresh_allows_n_overflows_then_disables() {
 
 #[test]
 fn pause_output_stops_and_resumes_the_ring() {
-    let Some(source) = Source::new("pause_output_stops_and_resumes_the_ring") else {
+    let Some(source) = Source::new() else {
         return;
     };
     let fd = source.open(|a| a.set_disabled(0));
@@ -484,7 +485,7 @@ fn pause_output_stops_and_resumes_the_ring() {
 
 #[test]
 fn modify_attributes_moves_a_breakpoint() {
-    if !kernel_support::hw_breakpoints("modify_attributes_moves_a_breakpoint") {
+    if !kernel_support::hw_breakpoints() {
         return;
     }
     let cells = Box::new([0u64; 2]);
@@ -545,7 +546,7 @@ fn modify_attributes_reads_and_writes_the_attr_through_its_pointer() {
 
 #[test]
 fn tracepoint_set_filter_set_bpf_and_query_bpf() {
-    let Some(mut tp) = prctl_tracepoint("tracepoint_set_filter_set_bpf_and_query_bpf") else {
+    let Some(mut tp) = prctl_tracepoint() else {
         return;
     };
     let fd = open(&mut tp).expect("tracepoint");

@@ -15,9 +15,8 @@ use std::sync::atomic::Ordering;
 
 /// The sys_enter_prctl tracepoint, or `None` (with the lab's not-applicable
 /// marker printed) when tracefs cannot be mounted here.
-fn prctl_tracepoint(test: &str) -> Option<Attr> {
+fn prctl_tracepoint() -> Option<Attr> {
     if let Err(why) = syscall_tracepoints() {
-        let _ = test; // the skip names the running test itself
         lab_support::not_applicable(lab_support::Need::SyscallTracepoints, &why);
         return None;
     }
@@ -31,7 +30,7 @@ fn this_thread(attr: &Attr) -> EventFd {
 
 #[test]
 fn tracepoint_counts_exactly_and_set_filter_restricts() {
-    let Some(tp) = prctl_tracepoint("tracepoint_counts_exactly_and_set_filter_restricts") else {
+    let Some(tp) = prctl_tracepoint() else {
         return;
     };
     let fd = this_thread(&tp);
@@ -62,7 +61,7 @@ fn tracepoint_counts_exactly_and_set_filter_restricts() {
 
 #[test]
 fn a_write_breakpoint_counts_exactly_the_writes_and_moves() {
-    if !hw_breakpoints("a_write_breakpoint_counts_exactly_the_writes_and_moves") {
+    if !hw_breakpoints() {
         return;
     }
     let cells = Box::new([0u64; 2]);
@@ -108,8 +107,7 @@ fn a_write_breakpoint_counts_exactly_the_writes_and_moves() {
 fn refresh_delivers_the_overflow_signal_n_times_then_disables() {
     let sig = libc::SIGRTMIN() + 1;
     count_signal(sig);
-    let Some(tp) = prctl_tracepoint("refresh_delivers_the_overflow_signal_n_times_then_disables")
-    else {
+    let Some(tp) = prctl_tracepoint() else {
         return;
     };
     let attr = tp.sample_period(1).wakeup_events(1);
@@ -131,7 +129,7 @@ fn refresh_delivers_the_overflow_signal_n_times_then_disables() {
 
 #[test]
 fn period_changes_the_sampling_period() {
-    let Some(tp) = prctl_tracepoint("period_changes_the_sampling_period") else {
+    let Some(tp) = prctl_tracepoint() else {
         return;
     };
     let fd = this_thread(&tp.sample_period(2));
@@ -154,8 +152,7 @@ fn period_changes_the_sampling_period() {
 
 #[test]
 fn set_output_redirects_records_and_pause_output_stops_them() {
-    let Some(tp) = prctl_tracepoint("set_output_redirects_records_and_pause_output_stops_them")
-    else {
+    let Some(tp) = prctl_tracepoint() else {
         return;
     };
     let a = this_thread(&tp.sample_period(1));
@@ -247,7 +244,7 @@ fn enable_on_exec_starts_counting_at_exec() {
 
 #[test]
 fn prctl_stops_and_restarts_the_threads_events() {
-    let Some(tp) = prctl_tracepoint("prctl_stops_and_restarts_the_threads_events") else {
+    let Some(tp) = prctl_tracepoint() else {
         return;
     };
     let fd = this_thread(&tp);

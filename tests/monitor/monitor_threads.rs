@@ -68,7 +68,7 @@ fn getppid_attr() -> Result<Attr, String> {
     ))))
 }
 
-fn events(_test: &str) -> Option<[Attr; 2]> {
+fn events() -> Option<[Attr; 2]> {
     match getppid_attr() {
         Ok(tp) => Some([tp, Attr::new(Event::Software(Software::PageFaults))]),
         Err(why) => {
@@ -93,7 +93,7 @@ fn region(monitor: &mut Monitor<2>) -> (u64, u64) {
 
 #[test]
 fn inherit_counts_the_threads_created_in_the_region() {
-    let Some(attrs) = events("inherit_counts_the_threads_created_in_the_region") else {
+    let Some(attrs) = events() else {
         return;
     };
     let mut m = Monitor::open_for(attrs, Threads::CallerAndNew).unwrap_or_else(|e| panic!("{e}"));
@@ -110,7 +110,7 @@ fn inherit_counts_the_threads_created_in_the_region() {
 
 #[test]
 fn without_inherit_only_the_caller_is_counted() {
-    let Some(attrs) = events("without_inherit_only_the_caller_is_counted") else {
+    let Some(attrs) = events() else {
         return;
     };
     let mut m = Monitor::open_for(attrs, Threads::Caller).unwrap_or_else(|e| panic!("{e}"));
@@ -124,7 +124,7 @@ fn without_inherit_only_the_caller_is_counted() {
 
 #[test]
 fn a_thread_set_counts_the_listed_threads() {
-    let Some(attrs) = events("a_thread_set_counts_the_listed_threads") else {
+    let Some(attrs) = events() else {
         return;
     };
     let ready = Arc::new(Barrier::new(THREADS + 1));

@@ -24,9 +24,8 @@ fn pages_of_4k() -> u32 {
     (perf_event_core::linux::mmap::page_size() / 4096).max(1) as u32
 }
 
-fn prctl_samples(test: &str, sample_type: u64) -> Option<Attr> {
+fn prctl_samples(sample_type: u64) -> Option<Attr> {
     if let Err(why) = kernel_support::syscall_tracepoints() {
-        let _ = test; // the skip names the running test itself
         lab_support::not_applicable(lab_support::Need::SyscallTracepoints, &why);
         return None;
     }
@@ -59,10 +58,7 @@ fn drain(ring: &mut RingBuffer, layout: &SampleLayout, mut each: impl FnMut(&Rec
 
 #[test]
 fn a_hundred_prctls_give_a_hundred_samples_with_tid_and_rising_time() {
-    let Some(attr) = prctl_samples(
-        "a_hundred_prctls_give_a_hundred_samples_with_tid_and_rising_time",
-        TID_TIME,
-    ) else {
+    let Some(attr) = prctl_samples(TID_TIME) else {
         return;
     };
     let fd = this_thread(&attr);
@@ -220,7 +216,7 @@ fn a_child_gives_fork_comm_and_exit_records() {
 #[test]
 fn samples_plus_lost_equal_the_burst_exactly() {
     const N: u64 = 5000;
-    let Some(attr) = prctl_samples("samples_plus_lost_equal_the_burst_exactly", TID_TIME) else {
+    let Some(attr) = prctl_samples(TID_TIME) else {
         return;
     };
     let fd = this_thread(&attr);
@@ -247,7 +243,7 @@ fn samples_plus_lost_equal_the_burst_exactly() {
 #[test]
 fn records_straddling_the_wrap_parse_like_the_others() {
     let raw = (sys::PERF_SAMPLE_RAW | sys::PERF_SAMPLE_TID) as u64;
-    let Some(attr) = prctl_samples("records_straddling_the_wrap_parse_like_the_others", raw) else {
+    let Some(attr) = prctl_samples(raw) else {
         return;
     };
     let fd = this_thread(&attr);
@@ -291,10 +287,7 @@ fn records_straddling_the_wrap_parse_like_the_others() {
 
 #[test]
 fn overwrite_snapshots_return_the_newest_records_first() {
-    let Some(attr) = prctl_samples(
-        "overwrite_snapshots_return_the_newest_records_first",
-        TID_TIME,
-    ) else {
+    let Some(attr) = prctl_samples(TID_TIME) else {
         return;
     };
     // Sample times on CLOCK_MONOTONIC, so they compare with clock_gettime.
@@ -344,7 +337,7 @@ fn overwrite_snapshots_return_the_newest_records_first() {
 
 #[test]
 fn poll_wakes_after_wakeup_events_samples() {
-    let Some(attr) = prctl_samples("poll_wakes_after_wakeup_events_samples", TID_TIME) else {
+    let Some(attr) = prctl_samples(TID_TIME) else {
         return;
     };
     let attr = attr.wakeup_events(10);

@@ -67,25 +67,19 @@ impl Tally {
 
 #[test]
 fn per_cpu_rings_account_for_every_event_and_merge_in_time_order() {
-    per_cpu_rings_merged(
-        "per_cpu_rings_account_for_every_event_and_merge_in_time_order",
-        false,
-    );
+    per_cpu_rings_merged(false);
 }
 
 #[test]
 fn drain_ordered_accounts_for_every_event_in_time_order_as_the_held_records_do() {
-    per_cpu_rings_merged(
-        "drain_ordered_accounts_for_every_event_in_time_order_as_the_held_records_do",
-        true,
-    );
+    per_cpu_rings_merged(true);
 }
 
 /// Every CPU's worker fires two tracepoints N times into per-CPU rings,
 /// merged round by round while they run (`internal`: through
 /// `RingSet::drain_ordered`): every event accounted for, in time order.
-fn per_cpu_rings_merged(test: &str, internal: bool) {
-    let Some((prctl_attr, getppid_attr)) = tracepoints(test) else {
+fn per_cpu_rings_merged(internal: bool) {
+    let Some((prctl_attr, getppid_attr)) = tracepoints() else {
         return;
     };
     let cpus = cpus();
@@ -183,9 +177,7 @@ fn per_cpu_rings_merged(test: &str, internal: bool) {
 
 #[test]
 fn pollhup_arrives_when_the_monitored_process_exits_and_the_rest_drains() {
-    let Some((attr, _)) =
-        tracepoints("pollhup_arrives_when_the_monitored_process_exits_and_the_rest_drains")
-    else {
+    let Some((attr, _)) = tracepoints() else {
         return;
     };
     const K: u32 = 500;
@@ -260,7 +252,7 @@ fn pollhup_arrives_when_the_monitored_process_exits_and_the_rest_drains() {
 
 #[test]
 fn an_entry_borrowing_an_fd_reads_that_event_s_ring() {
-    let Some((attr, _)) = tracepoints("an_entry_borrowing_an_fd_reads_that_event_s_ring") else {
+    let Some((attr, _)) = tracepoints() else {
         return;
     };
     let fd = open(&attr, Scope::this_thread(), None, OpenFlags::new()).unwrap();
@@ -284,8 +276,7 @@ fn an_entry_borrowing_an_fd_reads_that_event_s_ring() {
 
 #[test]
 fn held_records_pin_the_tail_until_released_in_any_order() {
-    let Some((attr, _)) = tracepoints("held_records_pin_the_tail_until_released_in_any_order")
-    else {
+    let Some((attr, _)) = tracepoints() else {
         return;
     };
     let layout = SampleLayout::from_attr(&attr);
@@ -344,9 +335,7 @@ fn held_records_pin_the_tail_until_released_in_any_order() {
 
 #[test]
 fn two_events_of_one_thread_share_a_ring_and_are_told_apart_by_id() {
-    let Some((prctl_attr, getppid_attr)) =
-        tracepoints("two_events_of_one_thread_share_a_ring_and_are_told_apart_by_id")
-    else {
+    let Some((prctl_attr, getppid_attr)) = tracepoints() else {
         return;
     };
     let entries = |attrs: [&Attr; 2]| {
@@ -405,9 +394,7 @@ fn two_events_of_one_thread_share_a_ring_and_are_told_apart_by_id() {
 #[test]
 fn a_ring_set_over_an_event_set_reads_every_cpu_s_samples() {
     use perf_event_core::set::{BudgetPolicy, CpuSet, EventSet, EventSpec, Target, ThreadSet};
-    let Some((prctl_attr, getppid_attr)) =
-        tracepoints("a_ring_set_over_an_event_set_reads_every_cpu_s_samples")
-    else {
+    let Some((prctl_attr, getppid_attr)) = tracepoints() else {
         return;
     };
     const PER_CPU: u64 = 300;
@@ -467,7 +454,7 @@ fn a_ring_set_over_an_event_set_reads_every_cpu_s_samples() {
 
 #[test]
 fn a_layout_without_time_never_calls_the_round_barrier() {
-    let Some((attr, _)) = tracepoints("a_layout_without_time_never_calls_the_round_barrier") else {
+    let Some((attr, _)) = tracepoints() else {
         return;
     };
     // IP and TID only: the merge has no time to order by, so a barrier
@@ -546,7 +533,7 @@ fn rings_of_this_thread(attr: &Attr, n: usize) -> RingSet {
 #[test]
 fn a_ring_set_written_through_the_merge_reads_back_in_time_order() {
     use perf_event_core::perf_data::{Event, Features, PerfData, Writer};
-    let Some((prctl_attr, _)) = tracepoints("perf_data") else {
+    let Some((prctl_attr, _)) = tracepoints() else {
         return;
     };
     let mut set = rings_of_this_thread(&prctl_attr, 3);

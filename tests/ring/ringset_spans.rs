@@ -34,9 +34,7 @@ impl Drained for Both {
 
 #[test]
 fn drain_spans_are_the_records_delivered_byte_for_byte_across_the_wrap() {
-    let Some((prctl_attr, _)) =
-        tracepoints("drain_spans_are_the_records_delivered_byte_for_byte_across_the_wrap")
-    else {
+    let Some((prctl_attr, _)) = tracepoints() else {
         return;
     };
     let fd = open(&prctl_attr, Scope::this_thread(), None, OpenFlags::new()).unwrap();

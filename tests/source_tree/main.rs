@@ -1,6 +1,7 @@
 //! Tests that read the repository: the vendored `src/sys` files, the
 //! build-time bindings (feature `bindgen`) against them, the fuzz corpora and
-//! regressions.
+//! regressions, the layers, and the tests' early returns against the skip
+//! report.
 //!
 //! Host-only (`HOST_AREAS` in `xtask/src/lab/testbins.rs`): the lab does
 //! not run it in its guests.
@@ -9,4 +10,5 @@ mod bindgen_layout;
 mod fuzz_corpus;
 mod fuzz_regressions;
 mod layers;
+mod skip_report;
 mod vendored;

@@ -245,22 +245,20 @@ pub const WATCH_LEN: u64 = core::mem::size_of::<usize>() as u64;
 /// s390x, nor mips64el), has slots (32-bit Arm under QEMU answers ENODEV:
 /// no debug architecture it supports), and a watched write counts (QEMU's
 /// pseries TCG accepts the breakpoint but never fires it: 0 writes
-/// counted). When not, prints the lab's not-applicable line for `test`
-/// (need `hw-breakpoint`, which the x86_64, aarch64 and i386 guests
-/// provide).
-pub fn hw_breakpoints(test: &str) -> bool {
+/// counted). When not, reports the calling test as not applicable here
+/// (`lab_support::not_applicable`, need `hw-breakpoint`, which the x86_64,
+/// aarch64 and i386 guests provide): a line in the skip report and in the
+/// binary's summary. The test returns right after `false`.
+pub fn hw_breakpoints() -> bool {
     match hw_breakpoint_problem() {
         None => true,
         Some(why) => {
-            // libtest names the thread after the test's full path
-            // (`raw_layer::...`), the name the lab matches; `test` is the
-            // fallback outside libtest.
-            let thread = std::thread::current();
-            let name = thread.name().unwrap_or(test);
-            println!(
-                "\nLAB-NOT-APPLICABLE {name} needs=hw-breakpoint: this {} kernel gives no \
-                 hardware write breakpoint that fires ({why})",
-                std::env::consts::ARCH
+            crate::lab_support::not_applicable(
+                crate::lab_support::Need::HwBreakpoint,
+                &format!(
+                    "this {} kernel gives no hardware write breakpoint that fires ({why})",
+                    std::env::consts::ARCH
+                ),
             );
             false
         }

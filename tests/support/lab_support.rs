@@ -27,57 +27,11 @@
 
 #![allow(dead_code)] // each test file uses a part
 
-/// Something a test needs that a machine may lack. The token is what the
-/// lab matches against the guests that provide it.
-#[derive(Clone, Copy, Debug)]
-pub enum Need {
-    /// An aarch64 PMUv3 with user-space counter access: the hardware events
-    /// open, and `/proc/sys/kernel/perf_user_access` is 1 (the lab's
-    /// aarch64 guests set it).
-    Aarch64Pmu,
-    /// A riscv64 SBI PMU with Sscofpmf (user-only hardware events open) and
-    /// `perf_user_access` = 1: user space reads counters with `csrr` (the
-    /// lab's riscv64 guests, `-cpu max`).
-    Riscv64Pmu,
-    /// A 32-bit Arm PMU the kernel binds (`armv7_cortex_a15` in the lab's
-    /// armhf guests): hardware events count through `read(2)`.
-    ArmhfPmu,
-    /// A 64-bit POWER PMU the kernel binds (QEMU's pseries POWER10 in the
-    /// lab's ppc64el guests): hardware events count through `read(2)`.
-    Ppc64elPmu,
-    /// A Linux 5.10 kernel: attr size VER6, no VER7 fields (the lab's
-    /// x86_64 and aarch64 5.10 guests).
-    Linux510,
-    /// A tracefs mount (or the right to mount it at /sys/kernel/tracing):
-    /// tracepoint ids.
-    Tracefs,
-    /// Per-syscall tracepoints (`syscalls:sys_enter_*`) that fire for this
-    /// code's system calls: not on 64-bit MIPS kernels, which map them to
-    /// the n32 numbers only (n64 calls never match; `raw_syscalls` fire).
-    SyscallTracepoints,
-    /// The x86 `msr` PMU (`arch/x86/events/msr.c`): `msr/tsc/` and friends.
-    X86Msr,
-    /// The perf tool (Debian `linux-perf`) and the right to `perf record`:
-    /// the tests that compare this crate with perf's own decoding.
-    PerfTool,
-}
-
-impl Need {
-    /// The token in the `needs=` field.
-    pub fn token(self) -> &'static str {
-        match self {
-            Need::Aarch64Pmu => "aarch64-pmu",
-            Need::Riscv64Pmu => "riscv64-pmu",
-            Need::ArmhfPmu => "armhf-pmu",
-            Need::Ppc64elPmu => "ppc64el-pmu",
-            Need::Linux510 => "linux-5.10",
-            Need::Tracefs => "tracefs",
-            Need::SyscallTracepoints => "syscall-tracepoints",
-            Need::X86Msr => "x86-msr",
-            Need::PerfTool => "perf-tool",
-        }
-    }
-}
+#[path = "needs.rs"]
+mod needs;
+/// What a test may need: the one list (`tests/support/needs.rs`), shared
+/// with the lab (`xtask/src/lab/guests.rs`).
+pub use needs::Need;
 
 /// Reports that the calling test did not run on this machine, and why, for
 /// the lab too ([`Need`]). The test must return right after.

@@ -61,9 +61,9 @@ pub fn cpus() -> Vec<usize> {
 }
 
 /// The two tracepoint attrs, or `None` after reporting the test as not
-/// applicable here (no tracefs, or syscall tracepoints that do not fire;
-/// `_test` names it in the caller's source).
-pub fn tracepoints(_test: &str) -> Option<(Attr, Attr)> {
+/// applicable here (no tracefs, or syscall tracepoints that do not fire):
+/// `not_applicable` names the running test itself.
+pub fn tracepoints() -> Option<(Attr, Attr)> {
     if let Err(why) = crate::kernel_support::syscall_tracepoints() {
         not_applicable(Need::SyscallTracepoints, &why);
         return None;

@@ -245,69 +245,12 @@ impl Arch {
     }
 }
 
-/// Needs a test can declare in its `LAB-NOT-APPLICABLE` line
-/// (`tests/support/lab_support.rs` defines the same tokens), each with what it
-/// means. A test that is n/a with a token not listed here fails the lab.
-pub const NEEDS: &[(&str, &str)] = &[
-    (
-        NEED_AARCH64_PMU,
-        "aarch64 PMUv3 with perf_user_access=1 (mrs)",
-    ),
-    (
-        NEED_RISCV64_PMU,
-        "riscv64 SBI PMU with Sscofpmf and perf_user_access=1 (csrr)",
-    ),
-    (
-        NEED_ARMHF_PMU,
-        "32-bit Arm PMU (armv7_cortex_a15) counted through read(2)",
-    ),
-    (
-        NEED_PPC64EL_PMU,
-        "64-bit POWER PMU (QEMU pseries POWER10) counted through read(2)",
-    ),
-    (NEED_LINUX_5_10, "a Linux 5.10 kernel (attr size VER6)"),
-    (NEED_TRACEFS, "a tracefs mount (every guest can mount it)"),
-    (
-        NEED_SYSCALL_TRACEPOINTS,
-        "per-syscall tracepoints (syscalls:sys_enter_*) that fire: every guest but mips64el \
-         (a 64-bit MIPS kernel maps them to the n32 syscall numbers only, so an n64 \
-         program's calls never fire them; raw_syscalls do)",
-    ),
-    (
-        NEED_X86_MSR,
-        "the x86 `msr` PMU (tsc, aperf, mperf...): x86_64 and i386 guests",
-    ),
-    (
-        NEED_PERF_TOOL,
-        "the perf tool (Debian linux-perf): the host only, when installed; no guest has it",
-    ),
-    (
-        NEED_HW_BREAKPOINT,
-        "a hardware write breakpoint (x86_64, aarch64; QEMU's riscv64 and s390x have no \
-         breakpoint PMU, its 32-bit Arm answers ENODEV)",
-    ),
-];
-
-/// An aarch64 PMUv3 user space may read.
-pub const NEED_AARCH64_PMU: &str = "aarch64-pmu";
-/// A riscv64 SBI PMU user space may read.
-pub const NEED_RISCV64_PMU: &str = "riscv64-pmu";
-/// A 32-bit Arm PMU.
-pub const NEED_ARMHF_PMU: &str = "armhf-pmu";
-/// A 64-bit POWER PMU.
-pub const NEED_PPC64EL_PMU: &str = "ppc64el-pmu";
-/// Linux 5.10.
-pub const NEED_LINUX_5_10: &str = "linux-5.10";
-/// tracefs.
-pub const NEED_TRACEFS: &str = "tracefs";
-/// `syscalls:*` tracepoints that fire.
-pub const NEED_SYSCALL_TRACEPOINTS: &str = "syscall-tracepoints";
-/// The x86 `msr` PMU.
-pub const NEED_X86_MSR: &str = "x86-msr";
-/// The perf tool.
-pub const NEED_PERF_TOOL: &str = "perf-tool";
-/// The `breakpoint` PMU.
-pub const NEED_HW_BREAKPOINT: &str = "hw-breakpoint";
+#[path = "../../../tests/support/needs.rs"]
+mod needs;
+/// Needs a test can declare in its `LAB-NOT-APPLICABLE` line: the one list
+/// the tests use too (`tests/support/needs.rs`). A test that is n/a with a
+/// token not listed there fails the lab.
+pub use needs::Need;
 
 /// One guest: a kernel, a CPU model and the QEMU flags that make it.
 #[derive(Clone, Debug)]
@@ -325,8 +268,8 @@ pub struct Guest {
     /// Whether it boots with a device tree whose PMU node is made
     /// `arm,cortex-a15-pmu` (see `qemu.rs`).
     pub a15_pmu_dtb: bool,
-    /// Needs (see [`NEEDS`]) whose tests must pass here.
-    pub provides: Vec<&'static str>,
+    /// Needs (see [`Need`]) whose tests must pass here.
+    pub provides: Vec<Need>,
     /// A guest of the newest Debian kernel: counted only if it boots.
     pub best_effort: bool,
 }
@@ -380,20 +323,20 @@ pub fn for_kernels(kernels: &[Kernel]) -> Vec<Guest> {
             cpu: "max",
             extra: &[],
             a15_pmu_dtb: false,
-            provides: vec![NEED_TRACEFS],
+            provides: vec![Need::Tracefs],
             best_effort: kernel.newest,
         };
         if series == "5.10" {
-            base.provides.push(NEED_LINUX_5_10);
+            base.provides.push(Need::Linux510);
         }
         if kernel.arch != Arch::Mips64el {
-            base.provides.push(NEED_SYSCALL_TRACEPOINTS);
+            base.provides.push(Need::SyscallTracepoints);
         }
         if matches!(kernel.arch, Arch::X86_64 | Arch::Aarch64 | Arch::I386) {
-            base.provides.push(NEED_HW_BREAKPOINT);
+            base.provides.push(Need::HwBreakpoint);
         }
         if matches!(kernel.arch, Arch::X86_64 | Arch::I386) {
-            base.provides.push(NEED_X86_MSR);
+            base.provides.push(Need::X86Msr);
         }
         match kernel.arch {
             Arch::Aarch64 => {
@@ -401,10 +344,10 @@ pub fn for_kernels(kernels: &[Kernel]) -> Vec<Guest> {
                 max.label.push_str(" max");
                 max.cpu = "max,pmu=on";
                 max.extra = ICOUNT;
-                max.provides.push(NEED_AARCH64_PMU);
+                max.provides.push(Need::Aarch64Pmu);
                 // Linux 5.10 predates perf_user_access (5.17): no user access.
                 if series == "5.10" {
-                    max.provides.retain(|n| *n != NEED_AARCH64_PMU);
+                    max.provides.retain(|n| *n != Need::Aarch64Pmu);
                 }
                 guests.push(max);
                 if series == "6.12" {
@@ -412,7 +355,7 @@ pub fn for_kernels(kernels: &[Kernel]) -> Vec<Guest> {
                     a72.label.push_str(" a72");
                     a72.cpu = "cortex-a72";
                     a72.extra = ICOUNT;
-                    a72.provides.push(NEED_AARCH64_PMU);
+                    a72.provides.push(Need::Aarch64Pmu);
                     a72.best_effort = false;
                     guests.push(a72);
                 }
@@ -431,19 +374,19 @@ pub fn for_kernels(kernels: &[Kernel]) -> Vec<Guest> {
             }
             Arch::Riscv64 => {
                 base.extra = ICOUNT;
-                base.provides.push(NEED_RISCV64_PMU);
+                base.provides.push(Need::Riscv64Pmu);
                 guests.push(base);
             }
             Arch::Armhf => {
                 base.extra = ICOUNT;
                 base.a15_pmu_dtb = true;
-                base.provides.push(NEED_ARMHF_PMU);
+                base.provides.push(Need::ArmhfPmu);
                 guests.push(base);
             }
             Arch::Ppc64el => {
                 base.cpu = "POWER10";
                 base.extra = ICOUNT;
-                base.provides.push(NEED_PPC64EL_PMU);
+                base.provides.push(Need::Ppc64elPmu);
                 guests.push(base);
             }
         }
@@ -510,42 +453,41 @@ mod tests {
     }
 
     #[test]
-    fn every_need_a_guest_provides_is_known_and_the_lab_support_tokens_match() {
+    fn every_need_is_one_row_of_the_shared_list_and_a_guest_provides_it() {
         let kernels: Vec<Kernel> = Arch::ALL
             .iter()
             .flat_map(|a| [kernel(*a, "5.10"), kernel(*a, "6.1")])
             .collect();
         let guests = for_kernels(&kernels);
+        // The tests report needs through the same list (no second one).
         let support =
             std::fs::read_to_string(crate::shell::root().join("tests/support/lab_support.rs"))
                 .expect("tests/support/lab_support.rs");
-        for g in &guests {
-            for need in &g.provides {
-                assert!(
-                    NEEDS.iter().any(|(n, _)| n == need),
-                    "{need} of {}",
-                    g.label
-                );
-            }
+        assert!(
+            support.contains("#[path = \"needs.rs\"]") && support.contains("pub use needs::Need;")
+        );
+        assert!(!support.contains("enum Need"));
+        for (i, need) in Need::ALL.iter().enumerate() {
+            assert_eq!(Need::from_token(need.token()), Some(*need), "{need:?}");
+            assert!(!Need::ALL[..i].iter().any(|n| n.token() == need.token()));
+            assert!(!need.meaning().is_empty());
+            // Only the perf tool is the host's alone.
+            let provided = guests.iter().any(|g| g.provides.contains(need));
+            assert_eq!(provided, *need != Need::PerfTool, "{need:?}");
         }
-        for (need, _) in NEEDS {
-            // hw-breakpoint is printed by tests/support/kernel_support.rs directly.
-            if *need != NEED_HW_BREAKPOINT {
-                assert!(support.contains(&format!("=> \"{need}\"")), "{need}");
-            }
-        }
-        let provides = |arch: Arch, need: &str| {
+        assert_eq!(Need::from_token("no-such-need"), None);
+        let provides = |arch: Arch, need: Need| {
             guests
                 .iter()
                 .filter(|g| g.arch == arch)
                 .all(|g| g.provides.contains(&need))
         };
-        assert!(provides(Arch::Ppc64el, NEED_PPC64EL_PMU));
-        assert!(provides(Arch::I386, NEED_HW_BREAKPOINT));
-        assert!(!provides(Arch::Ppc64el, NEED_HW_BREAKPOINT));
-        assert!(!provides(Arch::Mips64el, NEED_HW_BREAKPOINT));
-        assert!(!provides(Arch::Mips64el, NEED_SYSCALL_TRACEPOINTS));
-        assert!(provides(Arch::S390x, NEED_SYSCALL_TRACEPOINTS));
+        assert!(provides(Arch::Ppc64el, Need::Ppc64elPmu));
+        assert!(provides(Arch::I386, Need::HwBreakpoint));
+        assert!(!provides(Arch::Ppc64el, Need::HwBreakpoint));
+        assert!(!provides(Arch::Mips64el, Need::HwBreakpoint));
+        assert!(!provides(Arch::Mips64el, Need::SyscallTracepoints));
+        assert!(provides(Arch::S390x, Need::SyscallTracepoints));
         assert_eq!(Arch::Mips64el.cpus(), 1);
         assert_eq!(Arch::Ppc64el.cpus(), CPUS);
         assert!(Arch::Mips64el.build_std() && !Arch::I386.build_std());

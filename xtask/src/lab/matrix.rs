@@ -6,7 +6,7 @@
 //! - no test failed or was ignored anywhere;
 //! - a test that was not applicable somewhere (`n/a`, it printed
 //!   `LAB-NOT-APPLICABLE ... needs=NEED`) names a NEED the lab knows
-//!   (`guests::NEEDS`), is n/a only on machines that do not provide NEED
+//!   (`guests::Need`, the list in `tests/support/needs.rs`), is n/a only on machines that do not provide NEED
 //!   (that is the expected mark), and passed on every machine that provides
 //!   it, and on at least one machine (unless `--only` left out every guest
 //!   that provides it);
@@ -16,7 +16,7 @@
 //!   archive (<reason>)`: listed, not a failure, unless its architecture
 //!   lost every guest or `--strict` is given ([`families`]).
 
-use super::guests::{Arch, NEEDS};
+use super::guests::{Arch, Need};
 use super::kernels::Unavailable;
 use super::results::{MachineRun, Outcome};
 use super::testbins::TARGETS;
@@ -51,7 +51,7 @@ pub struct Column {
     /// What it is: kernel release, CPU model.
     pub detail: String,
     /// Needs this machine satisfies.
-    pub provides: Vec<&'static str>,
+    pub provides: Vec<Need>,
     /// Its run; `None` when the guest never came up.
     pub run: Option<MachineRun>,
     /// A guest of the newest Debian kernel that is counted only if it boots.
@@ -307,7 +307,7 @@ fn summary(c: &Column) -> String {
 
 /// Everything that fails the run, as sentences. `planned` holds the needs
 /// the guests of this run provide (all of them unless `--only`).
-pub fn verdict(columns: &[Column], planned: &[&str]) -> Vec<String> {
+pub fn verdict(columns: &[Column], planned: &[Need]) -> Vec<String> {
     let mut errors = Vec::new();
     for c in columns {
         errors.extend(c.problems.iter().map(|p| format!("{}: {p}", c.label)));
@@ -356,14 +356,15 @@ pub fn verdict(columns: &[Column], planned: &[&str]) -> Vec<String> {
                 )),
                 Some(Outcome::Passed) => passed_somewhere = true,
                 Some(Outcome::NotApplicable { need, reason }) => {
-                    if !NEEDS.iter().any(|(n, _)| n == need) {
+                    let known = Need::from_token(need);
+                    if known.is_none() {
                         errors.push(format!(
-                            "{name} is n/a on {} with need `{need}`, which no lab guest \
-                             provides (xtask/src/lab/guests.rs NEEDS): {reason}",
+                            "{name} is n/a on {} with need `{need}`, which the lab does not \
+                             know (tests/support/needs.rs): {reason}",
                             c.label
                         ));
                     }
-                    if c.provides.contains(&need.as_str()) {
+                    if known.is_some_and(|n| c.provides.contains(&n)) {
                         errors.push(format!(
                             "{name} did not run on {}, which provides `{need}` and must run \
                              it: {reason}",
@@ -375,12 +376,14 @@ pub fn verdict(columns: &[Column], planned: &[&str]) -> Vec<String> {
             }
         }
         if let (Some(need), false) = (need_of, passed_somewhere) {
-            if !planned.contains(&need.as_str()) {
+            if !Need::from_token(&need).is_some_and(|n| planned.contains(&n)) {
                 // `--only` left out every guest that provides it.
                 continue;
             }
+            let meaning = Need::from_token(&need).map_or("", |n| n.meaning());
             errors.push(format!(
-                "{name} ran nowhere: it needs `{need}` and no machine that provides it passed it"
+                "{name} ran nowhere: it needs `{need}` and no machine that provides it passed \
+                 it ({meaning})"
             ));
         }
     }

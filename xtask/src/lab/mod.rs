@@ -265,7 +265,7 @@ pub fn run(args: impl Iterator<Item = String>) -> Result<Report> {
         }
     ));
     println!("{}", matrix::render(&columns));
-    let planned: Vec<&str> = guests.iter().flat_map(|g| g.provides.clone()).collect();
+    let planned: Vec<guests::Need> = guests.iter().flat_map(|g| g.provides.clone()).collect();
     let mut errors = matrix::verdict(&columns, &planned);
     errors.extend(matrix::families(&columns, &arches, args.strict));
     notes.extend(columns.iter().filter_map(matrix::Column::left_out));
