@@ -283,7 +283,12 @@ fn perf_report_of_ours_and_of_perfs_recording_name_the_same_functions() {
             );
         }
     }
-    let perf_script = crate::perf_data_support::script_samples(&a).len();
+    // A line per sample (whatever its pid: a task sampled as it exits,
+    // after its pid was released, has pid -1).
+    let perf_script = crate::sample_support::perf_on(&a, &["script", "-F", "event"])
+        .lines()
+        .filter(|l| !l.trim().is_empty())
+        .count();
     let (crates, _) = crate::perf_data_support::crate_samples(&PerfData::open(&a).unwrap());
     let line = format!("# Event 'cpu-clock': {perf_script} samples,");
     assert_eq!(
