@@ -1,9 +1,9 @@
 //! What the sample example's tests against perf share: the hot workload
 //! (a C program built with frame pointers, so perf and the example walk
-//! the same callchains), the optimized example (the
-//! tool's own share of `-a` samples is measured: a debug build copies
-//! records several times slower than the release build users run), and
-//! the checks that perf and cc are here.
+//! the same callchains), the optimized example (the release build users
+//! run, whose `-a` samples of itself the bench `sample_vs_perf_shares`
+//! measures: a debug build copies records several times slower), and the
+//! checks that perf and cc are here.
 
 use crate::lab_support;
 use std::path::{Path, PathBuf};
