@@ -330,7 +330,19 @@ fn sample_o_dash_sends_the_commands_stdout_to_stderr_as_perf_record() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
-/// `sample -o FILE -p PID` of a long hot loop, sent `sig` after a while.
+/// The samples of the whole rounds a file being written holds so far.
+fn file_samples(data: &Path) -> usize {
+    let Ok(file) = PerfData::open(data) else {
+        return 0;
+    };
+    file.records()
+        .map_while(Result::ok)
+        .filter(|(_, b)| b.len() >= 4 && u32::from_ne_bytes(b[..4].try_into().unwrap()) == 9)
+        .count()
+}
+
+/// `sample -o FILE -p PID` of a long hot loop, sent `sig` once the file
+/// holds more than 100 samples.
 fn interrupted_recording(name: &str, sig: i32) -> (PathBuf, std::process::ExitStatus) {
     let dir = scratch(name);
     let exe = hot(&dir);
@@ -352,7 +364,17 @@ fn interrupted_recording(name: &str, sig: i32) -> (PathBuf, std::process::ExitSt
         .stdout(Stdio::null())
         .spawn()
         .unwrap();
-    std::thread::sleep(Duration::from_millis(1500));
+    // Signalled once the file holds more than 100 samples (its first
+    // rounds), not after a fixed time that a slow or loaded machine may
+    // spend starting the tool; the deadline only guards against a hang.
+    let deadline = std::time::Instant::now() + Duration::from_secs(120);
+    while file_samples(&data) <= 100 {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "hung: no 100 samples in {data:?} in 120 s"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
     // SAFETY: signalling our own child.
     unsafe { libc::kill(child.id() as i32, sig) };
     let mut child = child;

@@ -96,14 +96,13 @@ fn all_cpus_without_a_command_records_until_ctrl_c_as_perf() {
     let text = String::from_utf8_lossy(&ours.stdout);
     assert_eq!(perf.status.signal(), Some(libc::SIGINT), "perf record -a");
     assert_eq!(ours.status.signal(), Some(libc::SIGINT), "{text}");
+    // A lower bound (we waited 1.5 s before the signal): no load breaks it.
     assert!(took >= Duration::from_millis(1500), "{took:?}");
-    let recorded: f64 = rows(&text)
-        .iter()
-        .filter(|r| r.0 == "hot")
-        .map(|r| r.2)
-        .sum();
+    // The hot loop is in the report: how large its share of the machine's
+    // samples is depends on what else ran (the suite's builds, the lab
+    // guests' load), not on the tool.
     assert!(
-        recorded > 20.0,
+        rows(&text).iter().any(|r| r.0 == "hot"),
         "the hot loop was recorded until Ctrl-C:\n{text}"
     );
     assert!(!rows(&perf_report(&data, &["--sort", "dso,sym"])).is_empty());

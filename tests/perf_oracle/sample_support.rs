@@ -1,9 +1,9 @@
 //! What the sample example's tests against perf share: the hot workload
 //! (a C program built with frame pointers, so perf and the example walk
-//! the same callchains), the optimized example (the
-//! tool's own share of `-a` samples is measured: a debug build copies
-//! records several times slower than the release build users run), and
-//! the checks that perf and cc are here.
+//! the same callchains), the optimized example (the release build users
+//! run, whose `-a` samples of itself the bench `sample_vs_perf_shares`
+//! measures: a debug build copies records several times slower), and the
+//! checks that perf and cc are here.
 
 use crate::lab_support;
 use std::path::{Path, PathBuf};
@@ -146,12 +146,6 @@ pub fn ok(out: Output, what: &str) -> String {
     text
 }
 
-/// The median of `v`.
-pub fn median(mut v: Vec<f64>) -> f64 {
-    v.sort_by(f64::total_cmp);
-    v[v.len() / 2]
-}
-
 /// `(dso, symbol, percent)` from report lines `  12.34%  dso  [.] sym`.
 pub fn rows(text: &str) -> Vec<(String, String, f64)> {
     text.lines()
@@ -164,14 +158,6 @@ pub fn rows(text: &str) -> Vec<(String, String, f64)> {
             Some((dso, f.collect::<Vec<_>>().join(" "), pct))
         })
         .collect()
-}
-
-/// `symbol`'s share of the samples in object `dso` (percent).
-pub fn share_within(rows: &[(String, String, f64)], dso: &str, symbol: &str) -> f64 {
-    let own = rows.iter().filter(|r| r.0 == dso);
-    let total: f64 = own.clone().map(|r| r.2).sum();
-    let sym: f64 = own.filter(|r| r.1 == symbol).map(|r| r.2).sum();
-    100.0 * sym / total.max(1e-9)
 }
 
 /// `perf report --stdio ARGS -i DATA`.
