@@ -147,8 +147,14 @@ fn elapsed(text: &str) -> f64 {
 #[test]
 fn timeout_ends_system_wide_and_attached_counting_as_perf() {
     let Some(perf) = perf() else { return };
-    let mut sleeper = Command::new("sleep").arg("1000").spawn().unwrap();
-    let pid = sleeper.id().to_string();
+    let sleeper = Killed(
+        Command::new("sleep")
+            .arg("1000")
+            .stdout(Stdio::null())
+            .spawn()
+            .unwrap(),
+    );
+    let pid = sleeper.0.id().to_string();
     let timed = ["--timeout", "300", "-e", "task-clock"];
     let runs: [Vec<&str>; 3] = [
         [&["-a"][..], &timed].concat(),
@@ -167,8 +173,16 @@ fn timeout_ends_system_wide_and_attached_counting_as_perf() {
             );
         }
     }
-    let _ = sleeper.kill();
-    let _ = sleeper.wait();
+}
+
+/// A child killed and reaped when dropped (also when an assertion fails).
+struct Killed(std::process::Child);
+
+impl Drop for Killed {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
 }
 
 #[test]
