@@ -31,8 +31,9 @@ fn all_cpus_no_aggr_prints_one_line_per_cpu() {
             "{line}"
         );
         let ms: f64 = f[1].parse().unwrap();
-        // CPU-wide task-clock counts the whole window on each CPU.
-        assert!((250.0..3000.0).contains(&ms), "{line}");
+        // CPU-wide task-clock counts the whole window on each CPU, which
+        // contains the 0.3 s sleep (a lower bound: load only lengthens it).
+        assert!(ms >= 250.0, "{line}");
     }
 }
 

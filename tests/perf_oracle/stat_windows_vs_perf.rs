@@ -307,7 +307,12 @@ fn kill(pid: u32, sig: i32) {
 
 fn ctrl_c_status(perf: Option<&str>) -> (ExitStatus, String) {
     let child = spawn(perf, &["-a", "-e", "task-clock"]);
-    std::thread::sleep(Duration::from_millis(400));
+    match perf {
+        // Counting, asleep in its poll: the interrupt finds the handler.
+        None => crate::stat_support::wait_until_in_poll(child.id()),
+        // perf dies of SIGINT whenever it comes; the report is ours only.
+        Some(_) => std::thread::sleep(Duration::from_millis(400)),
+    }
     kill(child.id(), libc::SIGINT);
     let out = child.wait_with_output().unwrap();
     (
