@@ -249,14 +249,17 @@ fn stamps(perf: Option<&str>, args: &[&str]) -> Vec<(f64, String)> {
         .collect()
 }
 
-/// `-I 100`: the structure of the intervals, not their timing, for both
-/// tools. With `--interval-count 3` on a 2 s command exactly 3 lines; with
-/// a 0.25 s command at least 3 (deadlines 0.1 and 0.2 s, then the exit).
+/// `-I 100`: the structure of the intervals, not their timing. With
+/// `--interval-count 3` on a 2 s command exactly 3 lines, for both tools.
 /// Each line task-clock, stamps strictly increasing, interval k stamped no
 /// earlier than its deadline (k x 100 ms: a late wake only moves it
-/// later), and with a command that ends, the last stamp no earlier than
-/// the command's 0.25 s (the last interval ends with it). How far apart
-/// our stamps and perf's are is measured in the bench
+/// later), but for the one the command's exit ends. With a 0.25 s command
+/// ours prints at least 3 (deadlines 0.1 and 0.2 s come before the exit;
+/// a late wake prints each missed one at once) and its last stamp is no
+/// earlier than the command's 0.25 s (the last interval ends with it).
+/// perf 6.1 sleeps the interval between prints, so under load it prints
+/// fewer (0.251, 0.254 in one run beside two CPU hogs): not asserted. How
+/// far apart our stamps and perf's are is measured in the bench
 /// (`stat_vs_perf_timing`).
 #[test]
 fn interval_structure_matches_perf() {
@@ -265,11 +268,14 @@ fn interval_structure_matches_perf() {
         let counted = stamps(who, &["--interval-count", "3", "--", "sleep", "2"]);
         assert_eq!(counted.len(), 3, "{who:?}: {counted:?}");
         let ended = stamps(who, &["--", "sleep", "0.25"]);
-        assert!(ended.len() >= 3, "{who:?}: {ended:?}");
-        assert!(
-            ended.last().unwrap().0 >= 0.25,
-            "{who:?}: the last interval ended before the command: {ended:?}"
-        );
+        assert!(!ended.is_empty(), "{who:?}: no interval");
+        if who.is_none() {
+            assert!(ended.len() >= 3, "{who:?}: {ended:?}");
+            assert!(
+                ended.last().unwrap().0 >= 0.25,
+                "{who:?}: the last interval ended before the command: {ended:?}"
+            );
+        }
         // Every interval of `counted` ends at its deadline; of `ended`,
         // all but the last (the exit's).
         for (lines, at_deadlines) in [(&counted, 3), (&ended, ended.len() - 1)] {
@@ -505,8 +511,10 @@ fn per_core_socket_die_node_order_and_columns_match_perf() {
             topology_layout(Some(&perf), &args),
             "{mode}"
         );
-        // The table: the key and CPU-count columns as perf prints them.
-        let prefix = |who: Option<&str>| -> Vec<String> {
+        // The table: the key and CPU-count columns as perf prints them,
+        // and where the right-aligned value ends (the value's own width
+        // follows the window, which load lengthens: 240.56 or 1002.15).
+        let prefix = |who: Option<&str>| -> Vec<(String, usize)> {
             let out = tool(who)
                 .args([mode, "-a", "-e", "task-clock", "--", "sleep", "0.1"])
                 .output()
@@ -515,9 +523,12 @@ fn per_core_socket_die_node_order_and_columns_match_perf() {
                 .lines()
                 .filter(|l| l.contains("task-clock"))
                 .map(|l| {
-                    l[..l.find(" msec").unwrap()]
-                        .trim_end_matches(|c: char| c.is_ascii_digit() || c == '.')
-                        .to_owned()
+                    let end = l.find(" msec").unwrap();
+                    let key = l[..end]
+                        .trim_end_matches(|c: char| c.is_ascii_digit() || c == '.' || c == ',')
+                        .trim_end()
+                        .to_owned();
+                    (key, end)
                 })
                 .collect()
         };
