@@ -16,8 +16,8 @@ mod set_support;
 mod stat_support;
 
 /// Held by every test of this binary that keeps a CPU busy or measures a
-/// time window against perf (sample's hot loops, stat's windows and
-/// timing comparisons): one at a time, so that on 2 CPUs they do not add
+/// time window against perf (sample's hot loops; stat's tests compare no
+/// timing since issue 37): one at a time, so that on 2 CPUs they do not add
 /// to each other's noise while libtest runs the rest in parallel.
 pub fn one_busy_test_at_a_time() -> std::sync::MutexGuard<'static, ()> {
     static BUSY: std::sync::Mutex<()> = std::sync::Mutex::new(());

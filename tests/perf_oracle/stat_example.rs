@@ -42,18 +42,20 @@ fn direct_page_faults() -> u64 {
     fd.read_counts().unwrap().value
 }
 
-fn median(mut v: Vec<u64>) -> u64 {
-    v.sort_unstable();
-    v[v.len() / 2]
-}
+/// How far one run's page faults may be from another's: the workload
+/// first-touches one fixed 4 MiB buffer (1024 pages, the same in every
+/// run), and the program's own faults around it (loader, libc) vary by a
+/// few pages run to run, not with load or time: 1099-1103 in twelve runs
+/// of perf stat here, 16 x 4 MiB or 64 x 4 MiB alike.
+const FAULT_SPREAD: u64 = 8;
 
 #[test]
 fn software_counts_agree_with_a_direct_measurement() {
-    let direct = median((0..5).map(|_| direct_page_faults()).collect());
+    let direct: Vec<u64> = (0..3).map(|_| direct_page_faults()).collect();
+    let (lo, hi) = (*direct.iter().min().unwrap(), *direct.iter().max().unwrap());
     let mut args = vec!["-x", ",", "-e", "page-faults,task-clock,cycles", "--"];
     args.extend(WORKLOAD);
-    let mut from_stat = Vec::new();
-    for _ in 0..5 {
+    for _ in 0..3 {
         let out = stat(&args);
         assert!(
             out.status.success(),
@@ -68,13 +70,22 @@ fn software_counts_agree_with_a_direct_measurement() {
                 .unwrap_or_else(|| panic!("{event} in {text}"))
                 .to_owned()
         };
-        from_stat.push(
-            line("page-faults")
-                .split(',')
-                .next()
-                .unwrap()
-                .parse::<u64>()
-                .unwrap(),
+        let faults = line("page-faults")
+            .split(',')
+            .next()
+            .unwrap()
+            .parse::<u64>()
+            .unwrap();
+        // 16 x 4 MiB through one 4 MiB buffer: 1024 faults plus the
+        // program's own; both sides measure the same program the same way.
+        assert!(
+            faults >= 1024 && lo >= 1024,
+            "stat {faults}, direct {direct:?}"
+        );
+        assert!(
+            faults + FAULT_SPREAD >= lo && faults <= hi + FAULT_SPREAD,
+            "stat counted {faults} page faults, the direct count {direct:?}: more than \
+             {FAULT_SPREAD} pages apart"
         );
         let clock: f64 = line("task-clock")
             .split(',')
@@ -93,19 +104,6 @@ fn software_counts_agree_with_a_direct_measurement() {
                     .is_ok()
         );
     }
-    let stat = median(from_stat);
-    // 16 x 4 MiB through one 4 MiB buffer: about 1024 faults plus the
-    // loader's; both sides measure the same program the same way.
-    assert!(
-        stat >= 1024 && direct >= 1024,
-        "stat {stat}, direct {direct}"
-    );
-    let diff = stat.abs_diff(direct) as f64 / direct as f64;
-    assert!(
-        diff < 0.05,
-        "stat {stat} vs direct {direct}: {:.1}% apart",
-        diff * 100.0
-    );
 }
 
 #[test]
@@ -370,16 +368,35 @@ fn a_child_killed_by_a_signal_is_reported_as_perf_does() {
     );
 }
 
+/// Waits for `child`; a guard against a hang (120 s, then its process
+/// group is killed and the test fails), not a time bound.
+fn wait_or_hang(child: &mut std::process::Child) -> std::process::ExitStatus {
+    let hung = Instant::now() + Duration::from_secs(120);
+    loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            return status;
+        }
+        if Instant::now() >= hung {
+            // SAFETY: signalling the process group of our own child.
+            unsafe { libc::kill(-(child.id() as i32), libc::SIGKILL) };
+            panic!("hung: the tool did not end");
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
 #[test]
 fn sigterm_to_the_tool_ends_it_at_once_as_perf() {
-    // perf 6.1 does not catch SIGTERM: it dies of it, printing nothing.
-    let start = Instant::now();
-    let mut child = spawn(&["-x,", "-e", "task-clock", "sleep", "2"], false);
+    // perf 6.1 does not catch SIGTERM: it dies of it, printing nothing,
+    // without waiting for its command (here one that never ends by itself:
+    // waiting for it would hang the test).
+    let mut child = spawn(&["-x,", "-e", "task-clock", "sleep", "1000"], true);
     std::thread::sleep(Duration::from_millis(300));
     signal(child.id() as i32, libc::SIGTERM);
     // Not wait_with_output: the orphaned `sleep` keeps stderr open.
-    let status = child.wait().unwrap();
-    assert!(start.elapsed() < Duration::from_millis(1500));
+    let status = wait_or_hang(&mut child);
+    // The orphaned `sleep` is still in the tool's process group.
+    signal(-(child.id() as i32), libc::SIGKILL);
     use std::os::unix::process::ExitStatusExt;
     assert_eq!(status.signal(), Some(libc::SIGTERM), "{status:?}");
 }
@@ -407,13 +424,12 @@ fn sigint_to_the_tool_alone_lets_every_run_finish_as_perf() {
 
 #[test]
 fn ctrl_c_to_the_process_group_stops_the_command_and_prints_the_counts() {
-    let start = Instant::now();
     let child = spawn(&["-e", "task-clock,cs", "sleep", "5"], true);
     std::thread::sleep(Duration::from_millis(300));
-    // As the terminal does: SIGINT to every process of the group.
+    // As the terminal does: SIGINT to every process of the group. That the
+    // command was stopped, not waited for, is the report's first line.
     signal(-(child.id() as i32), libc::SIGINT);
     let out = child.wait_with_output().unwrap();
-    assert!(start.elapsed() < Duration::from_secs(4));
     assert_eq!(out.status.code(), Some(0));
     let text = String::from_utf8(out.stderr).unwrap();
     assert!(
@@ -457,13 +473,32 @@ fn tracepoints_and_wildcards_count_what_the_command_does() {
     assert!(text.contains(",syscalls:sys_enter_execveat,"), "{text}");
 }
 
+/// The children of `pid` now (`/proc/PID/task/PID/children`).
+fn children(pid: u32) -> Vec<u32> {
+    std::fs::read_to_string(format!("/proc/{pid}/task/{pid}/children"))
+        .unwrap_or_default()
+        .split_whitespace()
+        .filter_map(|p| p.parse().ok())
+        .collect()
+}
+
+/// `-r0` runs the command until interrupted, then reports every run. The
+/// interrupt comes once the tool has started its third command (so at
+/// least two runs completed: seen in /proc, not assumed from a sleep).
 #[test]
 fn repeat_zero_runs_until_interrupted_then_reports_every_run() {
-    let child = spawn(&["-r0", "-e", "task-clock", "sleep", "0.05"], false);
-    std::thread::sleep(Duration::from_millis(1000));
+    let mut child = spawn(&["-r0", "-e", "task-clock", "sleep", "0.05"], false);
+    let mut seen = std::collections::BTreeSet::new();
+    let hung = Instant::now() + Duration::from_secs(120);
+    while seen.len() < 3 {
+        assert!(Instant::now() < hung, "hung: runs seen {seen:?}");
+        seen.extend(children(child.id()));
+        std::thread::sleep(Duration::from_millis(5));
+    }
     signal(child.id() as i32, libc::SIGINT);
+    let status = wait_or_hang(&mut child);
     let out = child.wait_with_output().unwrap();
-    assert_eq!(out.status.code(), Some(0));
+    assert_eq!(status.code(), Some(0));
     let text = String::from_utf8(out.stderr).unwrap();
     let runs: usize = text
         .split(" Performance counter stats for 'sleep 0.05' (")
@@ -472,8 +507,8 @@ fn repeat_zero_runs_until_interrupted_then_reports_every_run() {
         .and_then(|n| n.parse().ok())
         .unwrap_or_else(|| panic!("no run count in {text}"));
     assert!(
-        (2..=20).contains(&runs),
-        "{runs} runs of 0.05 s in 1 s: {text}"
+        runs >= 2,
+        "{runs} runs reported, the third had started: {text}"
     );
     assert!(text.contains(" seconds time elapsed  ( +-"), "{text}");
 }

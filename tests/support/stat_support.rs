@@ -56,3 +56,48 @@ pub fn tracefs_usable() -> bool {
     .iter()
     .any(|p| std::fs::read_dir(p).is_ok_and(|mut d| d.next().is_some()))
 }
+
+/// The voluntary context switches of every thread of `pid` (the sum of
+/// `voluntary_ctxt_switches` in `/proc/PID/task/*/status`): how often the
+/// process went to sleep, so how often something woke it.
+pub fn voluntary_switches(pid: u32) -> u64 {
+    let tasks = std::fs::read_dir(format!("/proc/{pid}/task")).unwrap();
+    tasks
+        .filter_map(Result::ok)
+        .filter_map(|t| std::fs::read_to_string(t.path().join("status")).ok())
+        .filter_map(|s| {
+            s.lines()
+                .find_map(|l| l.strip_prefix("voluntary_ctxt_switches:"))
+                .and_then(|v| v.trim().parse::<u64>().ok())
+        })
+        .sum()
+}
+
+/// Whether the main thread of `pid` is blocked in `poll(2)` / `ppoll(2)`
+/// (`/proc/PID/syscall` names the system call a sleeping task is in).
+pub fn in_poll(pid: u32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/syscall")).is_ok_and(|s| {
+        s.split_whitespace()
+            .next()
+            .is_some_and(|n| n.parse::<libc::c_long>().is_ok_and(|n| POLLS.contains(&n)))
+    })
+}
+
+#[cfg(target_arch = "x86_64")]
+const POLLS: [libc::c_long; 2] = [libc::SYS_poll, libc::SYS_ppoll];
+#[cfg(not(target_arch = "x86_64"))]
+const POLLS: [libc::c_long; 1] = [libc::SYS_ppoll];
+
+/// Waits until the stat example `pid` sleeps in its poll: it has opened
+/// and enabled its events and waits for an exit or a signal. Panics only
+/// when it never gets there (a hang guard, not a time bound).
+pub fn wait_until_in_poll(pid: u32) {
+    let hung = std::time::Instant::now() + std::time::Duration::from_secs(120);
+    while !in_poll(pid) {
+        assert!(
+            std::time::Instant::now() < hung,
+            "hung: stat {pid} never reached its poll"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+}
