@@ -73,6 +73,22 @@ impl Pipeline {
     /// The build thread's work: `build` for each of `arches` in turn,
     /// skipping those [`Pipeline::want`] has since left out.
     pub fn build_all(&self, arches: &[Arch], build: impl Fn(Arch) -> Result<Built>) {
+        // Marks the builds done however this ends, a panic included: the
+        // guests' workers must not wait for a build thread that is gone.
+        struct Done<'a>(&'a Pipeline);
+        impl Drop for Done<'_> {
+            fn drop(&mut self) {
+                let mut state = self.0.state.lock().unwrap_or_else(|e| e.into_inner());
+                state.builds_done = true;
+                state.builds_secs = self.0.started.elapsed().as_secs_f64();
+                if std::thread::panicking() {
+                    state.errors.push("the build thread panicked".to_owned());
+                }
+                drop(state);
+                self.0.changed.notify_all();
+            }
+        }
+        let _done = Done(self);
         for arch in arches {
             let skip = {
                 let state = self.lock();
@@ -91,11 +107,6 @@ impl Pipeline {
             self.lock().arches.push((*arch, stage));
             self.changed.notify_all();
         }
-        let mut state = self.lock();
-        state.builds_done = true;
-        state.builds_secs = self.started.elapsed().as_secs_f64();
-        drop(state);
-        self.changed.notify_all();
     }
 
     /// Tells the build thread which architectures have guests at all.
