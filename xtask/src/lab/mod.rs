@@ -202,8 +202,8 @@ pub fn run(args: impl Iterator<Item = String>) -> Result<Report> {
     let in_cell = |arch: Arch, series: &str| {
         args.only.is_empty() || args.only.iter().any(|o| o.covers(arch, series))
     };
-    // Three things at once: the kernels come over the network, the guests'
-    // test binaries build (from the start), the host runs its column; then
+    // At once: the kernels come over the network, the guests' test
+    // binaries build (from the start), the host runs its column, and the
     // guests boot as their architecture is built (`pipeline.rs`).
     let pipeline = pipeline::Pipeline::new(started);
     let libperf_notes = Mutex::new(Vec::new());
@@ -237,7 +237,7 @@ pub fn run(args: impl Iterator<Item = String>) -> Result<Report> {
             ));
             kernels::fetch(&source, pins::KERNELS, pins::BUSYBOX, args.newest, &arches)
         });
-        let host = host_column(&work);
+        let host = scope.spawn(|| host_column(&work));
         let fetched = fetching.join().expect("the fetch does not panic");
         let guests: Vec<guests::Guest> = guests::for_kernels(&fetched.kernels)
             .into_iter()
@@ -266,6 +266,7 @@ pub fn run(args: impl Iterator<Item = String>) -> Result<Report> {
         let columns = pipeline.boot_all(&guests, args.jobs, initrd, |guest, initrd| {
             run_guest(guest, initrd, &work, &args)
         });
+        let host = host.join().expect("the host column does not panic");
         (fetched, guests, unavailable, host, columns)
     });
     let mut columns = vec![host?];
