@@ -62,7 +62,12 @@ pub fn main() -> Result {
     }
     let crate_file = packaged_crate(&root)?;
     let dir = unpack(&root, &crate_file)?;
-    let target = root.join("target/xtask/unpacked-target");
+    // The workspace's own target directory: the registry dependencies the
+    // earlier steps compiled are reused (same versions from the packaged
+    // Cargo.lock, same profiles), while perf-event-core itself, at another
+    // path, is compiled from the unpacked sources. Its own directory made
+    // this step compile every dependency again, in debug and release.
+    let target = root.join("target");
     let in_dir = |args: &[&str]| {
         let mut cmd = shell::cargo(None);
         cmd.current_dir(&dir)

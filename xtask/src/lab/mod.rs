@@ -17,6 +17,8 @@
 //! - `testbins.rs`: static test binaries per architecture
 //! - `deb_cache.rs`: the content-addressed cache of files from .debs
 //! - `initramfs.rs`: the newc archive and its init
+//! - `pipeline.rs`: builds and boots overlapping, guests as their
+//!   architecture is built
 //! - `qemu.rs`: boot, timeout, console capture
 //! - `results.rs`, `matrix.rs`: parsing, the matrix, the verdict
 
@@ -30,6 +32,7 @@ mod kernels;
 mod libperf;
 mod matrix;
 mod pins;
+mod pipeline;
 mod qemu;
 mod results;
 mod testbins;
@@ -40,6 +43,7 @@ use guests::{Arch, Only};
 use matrix::Column;
 use std::path::Path;
 use std::process::{Command, Stdio};
+use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 /// `cargo xtask lab --help`.
@@ -193,68 +197,88 @@ pub fn run(args: impl Iterator<Item = String>) -> Result<Report> {
         });
     }
     install::host_tools(&arches)?;
-    shell::step(&format!(
-        "fetching kernels and busybox{}",
-        if args.offline {
-            " (--offline: cache only)"
-        } else {
-            ""
-        }
-    ));
-    let fetched = kernels::fetch(&source, pins::KERNELS, pins::BUSYBOX, args.newest, &arches);
+    let work = shell::root().join("target/lab/run");
+    std::fs::create_dir_all(&work).map_err(|e| format!("{}: {e}", work.display()))?;
     let in_cell = |arch: Arch, series: &str| {
         args.only.is_empty() || args.only.iter().any(|o| o.covers(arch, series))
     };
-    let guests: Vec<guests::Guest> = guests::for_kernels(&fetched.kernels)
-        .into_iter()
-        .filter(|g| in_cell(g.arch, &g.kernel.series))
-        .collect();
-    let unavailable: Vec<&kernels::Unavailable> = fetched
-        .unavailable
-        .iter()
-        .filter(|u| u.newest || in_cell(u.arch, &u.series))
-        .collect();
-    let work = shell::root().join("target/lab/run");
-    std::fs::create_dir_all(&work).map_err(|e| format!("{}: {e}", work.display()))?;
-
-    let mut columns = vec![host_column(&work)?];
-    let mut initrds = Vec::new();
-    let mut notes: Vec<String> = fetched.stale.clone();
-    for arch in arches
-        .iter()
-        .copied()
-        .filter(|a| guests.iter().any(|g| g.arch == *a))
-    {
+    // At once: the kernels come over the network, the guests' test
+    // binaries build (from the start), the host runs its column, and the
+    // guests boot as their architecture is built (`pipeline.rs`).
+    let pipeline = pipeline::Pipeline::new(started);
+    let libperf_notes = Mutex::new(Vec::new());
+    let build = |arch: Arch| -> Result<pipeline::Built> {
         let binaries = testbins::build_guest(arch)?;
-        let busybox = fetched
-            .busybox
-            .iter()
-            .find(|(a, _)| *a == arch)
-            .map(|(_, p)| p.clone())
-            .expect("a kernel is fetched only with its busybox");
-        let libperf = if libperf::ARCHES.contains(&arch) {
-            libperf::build(&source, arch)
-                .map_err(|why| {
-                    notes.push(format!(
+        let mut extra = Vec::new();
+        if libperf::ARCHES.contains(&arch) {
+            match libperf::build(&source, arch) {
+                Ok(path) => extra.push((libperf::GUEST_NAME, path)),
+                Err(why) => libperf_notes
+                    .lock()
+                    .expect("no panic while holding it")
+                    .push(format!(
                         "libperf comparison left out on {}: {why}",
                         arch.name()
-                    ))
-                })
-                .ok()
-        } else {
-            None
-        };
-        let extra: Vec<(&str, &Path)> = libperf
-            .iter()
-            .map(|p| (libperf::GUEST_NAME, p.as_path()))
+                    )),
+            }
+        }
+        Ok(pipeline::Built { binaries, extra })
+    };
+    let (fetched, guests, unavailable, host, guest_columns) = std::thread::scope(|scope| {
+        scope.spawn(|| pipeline.build_all(&arches, build));
+        let fetching = scope.spawn(|| {
+            shell::step(&format!(
+                "fetching kernels and busybox{}",
+                if args.offline {
+                    " (--offline: cache only)"
+                } else {
+                    ""
+                }
+            ));
+            kernels::fetch(&source, pins::KERNELS, pins::BUSYBOX, args.newest, &arches)
+        });
+        let host = scope.spawn(|| host_column(&work));
+        let fetched = fetching.join().expect("the fetch does not panic");
+        let guests: Vec<guests::Guest> = guests::for_kernels(&fetched.kernels)
+            .into_iter()
+            .filter(|g| in_cell(g.arch, &g.kernel.series))
             .collect();
-        let initrd = work.join(format!("initramfs-{}.cpio", arch.name()));
-        initramfs::write(&initrd, &busybox, &binaries, &extra)?;
-        initrds.push((arch, initrd));
-    }
-    let build_secs = started.elapsed().as_secs_f64();
-    columns.extend(run_guests(&guests, &initrds, &work, &args)?);
-    columns.extend(unavailable.iter().map(|u| matrix::Column::unavailable(u)));
+        pipeline.want(guests.iter().map(|g| g.arch).collect());
+        let unavailable: Vec<kernels::Unavailable> = fetched
+            .unavailable
+            .iter()
+            .filter(|u| u.newest || in_cell(u.arch, &u.series))
+            .cloned()
+            .collect();
+        let initrd = |arch: Arch, built: &pipeline::Built| -> Result<std::path::PathBuf> {
+            let busybox = fetched
+                .busybox
+                .iter()
+                .find(|(a, _)| *a == arch)
+                .map(|(_, p)| p.clone())
+                .expect("a kernel is fetched only with its busybox");
+            let extra: Vec<(&str, &Path)> =
+                built.extra.iter().map(|(n, p)| (*n, p.as_path())).collect();
+            let initrd = work.join(format!("initramfs-{}.cpio", arch.name()));
+            initramfs::write(&initrd, &busybox, &built.binaries, &extra)?;
+            Ok(initrd)
+        };
+        let columns = pipeline.boot_all(&guests, args.jobs, initrd, |guest, initrd| {
+            run_guest(guest, initrd, &work, &args)
+        });
+        let host = host.join().expect("the host column does not panic");
+        (fetched, guests, unavailable, host, columns)
+    });
+    let mut columns = vec![host?];
+    columns.extend(guest_columns?);
+    let mut notes: Vec<String> = fetched.stale.clone();
+    notes.extend(
+        libperf_notes
+            .into_inner()
+            .expect("no panic while holding it"),
+    );
+    let build_secs = pipeline.builds_secs();
+    columns.extend(unavailable.iter().map(matrix::Column::unavailable));
 
     shell::step(&format!(
         "lab matrix{}",
@@ -270,8 +294,8 @@ pub fn run(args: impl Iterator<Item = String>) -> Result<Report> {
     errors.extend(matrix::families(&columns, &arches, args.strict));
     notes.extend(columns.iter().filter_map(matrix::Column::left_out));
     eprintln!(
-        "lab: {:.0} s in all ({:.0} s install, fetch and build; {} guests, {} at a time, {} \
-         unavailable); console logs in {}",
+        "lab: {:.0} s in all (the last guest build done at {:.0} s, guests booting \
+         meanwhile; {} guests, {} at a time, {} unavailable); console logs in {}",
         started.elapsed().as_secs_f64(),
         build_secs,
         guests.len(),
@@ -299,43 +323,6 @@ pub fn run(args: impl Iterator<Item = String>) -> Result<Report> {
             }
         ))
     }
-}
-
-/// Boots the guests, `args.jobs` at a time (each QEMU under `-icount` is
-/// one host thread), and returns their columns in the guests' order.
-fn run_guests(
-    guests: &[guests::Guest],
-    initrds: &[(Arch, std::path::PathBuf)],
-    work: &Path,
-    args: &Args,
-) -> Result<Vec<Column>> {
-    use std::sync::atomic::{AtomicUsize, Ordering};
-    use std::sync::Mutex;
-    let next = AtomicUsize::new(0);
-    let done: Mutex<Vec<Option<Result<Column>>>> =
-        Mutex::new(guests.iter().map(|_| None).collect());
-    std::thread::scope(|scope| {
-        for _ in 0..args.jobs.clamp(1, guests.len().max(1)) {
-            scope.spawn(|| loop {
-                let i = next.fetch_add(1, Ordering::Relaxed);
-                let Some(guest) = guests.get(i) else {
-                    break;
-                };
-                let initrd = &initrds
-                    .iter()
-                    .find(|(a, _)| *a == guest.arch)
-                    .expect("built")
-                    .1;
-                let column = run_guest(guest, initrd, work, args);
-                done.lock().expect("no panic while holding it")[i] = Some(column);
-            });
-        }
-    });
-    done.into_inner()
-        .expect("no panic while holding it")
-        .into_iter()
-        .map(|c| c.expect("every guest ran"))
-        .collect()
 }
 
 /// Runs the host's test binaries the way the guests run them.
@@ -415,11 +402,12 @@ fn run_guest(guest: &guests::Guest, initrd: &Path, work: &Path, args: &Args) -> 
     let mut hung = None;
     if boot.done {
         eprintln!(
-            "{}: kernel {} ran {} binaries, {tests} tests in {:.1} s (log {})",
+            "{}: kernel {} ran {} binaries, {tests} tests in {:.1} s ({}; log {})",
             guest.label,
             run.kernel,
             run.binaries.len(),
             boot.secs,
+            boot.phases(),
             log.display()
         );
     } else {

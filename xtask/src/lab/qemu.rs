@@ -32,6 +32,26 @@ pub struct Boot {
     pub timed_out: bool,
     /// Wall time of the boot.
     pub secs: f64,
+    /// Host seconds since QEMU started at which the guest came up
+    /// (`boot`) and each test binary ended (its name), in order.
+    pub marks: Vec<(String, f64)>,
+}
+
+impl Boot {
+    /// Where the wall time went: `boot 20.1 s, abi 3.0 s, ...` (each test
+    /// binary's share is the time since the previous marker).
+    pub fn phases(&self) -> String {
+        let mut last = 0.0;
+        self.marks
+            .iter()
+            .map(|(name, at)| {
+                let part = format!("{name} {:.1} s", at - last);
+                last = *at;
+                part
+            })
+            .collect::<Vec<_>>()
+            .join(", ")
+    }
 }
 
 impl Boot {
@@ -151,6 +171,7 @@ pub fn boot(
     let seen = Arc::clone(&last_output);
     let reader = std::thread::spawn(move || {
         let mut all = Vec::new();
+        let mut marks = Vec::new();
         let mut buf = [0u8; 8192];
         while let Ok(n) = stdout.read(&mut buf) {
             if n == 0 {
@@ -158,9 +179,22 @@ pub fn boot(
             }
             seen.store(started.elapsed().as_millis() as u64, Ordering::Relaxed);
             let _ = file.write_all(&buf[..n]);
+            let line_start = all.iter().rposition(|b| *b == b'\n').map_or(0, |i| i + 1);
             all.extend_from_slice(&buf[..n]);
+            // Host time of each marker line completed by this read.
+            let secs = started.elapsed().as_secs_f64();
+            for line in all[line_start..].split(|b| *b == b'\n').rev().skip(1) {
+                let line = String::from_utf8_lossy(line);
+                let line = line.trim_end();
+                if line.starts_with(marker::UP) {
+                    marks.push(("boot".to_owned(), secs));
+                } else if let Some(rest) = line.strip_prefix("LAB-END ") {
+                    let name = rest.split_whitespace().next().unwrap_or(rest);
+                    marks.push((name.to_owned(), secs));
+                }
+            }
         }
-        all
+        (all, marks)
     });
     let errors = std::thread::spawn(move || {
         let mut text = String::new();
@@ -182,7 +216,9 @@ pub fn boot(
         }
         std::thread::sleep(Duration::from_millis(50));
     };
-    let bytes = reader.join().unwrap_or_default();
+    let (bytes, mut marks) = reader.join().unwrap_or_default();
+    // Lines completed by one read were pushed last first.
+    marks.sort_by(|a, b| a.1.total_cmp(&b.1));
     let qemu_errors = errors.join().unwrap_or_default();
     let console = String::from_utf8_lossy(&bytes).replace('\r', "");
     let done = console.lines().any(|l| l.trim_end() == marker::DONE);
@@ -199,6 +235,7 @@ pub fn boot(
         done,
         timed_out,
         secs: started.elapsed().as_secs_f64(),
+        marks,
     })
 }
 
