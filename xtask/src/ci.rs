@@ -84,8 +84,10 @@ const STEPS: &[Step] = &[
         abi,
     ),
     ("cross-architecture check", crate::cross::main),
-    ("miri: parser tests", crate::fuzz::miri),
-    ("fuzz: every parser, bounded", fuzz),
+    (
+        "miri: parser tests, beside fuzz: every parser, bounded",
+        miri_beside_fuzz,
+    ),
     ("feature bindgen", feature_bindgen),
     ("lab (QEMU guests)", lab),
 ];
@@ -332,8 +334,27 @@ fn public_api() -> Result {
     crate::public_api::main(&[])
 }
 
-fn fuzz() -> Result {
-    crate::fuzz::main(crate::fuzz::CI_SECONDS)
+/// Miri and the fuzzers each keep one CPU busy (Miri interprets on one
+/// thread, each libFuzzer run is one process) for about four minutes, in
+/// their own target directories: run side by side on two CPUs they take
+/// the longer one's time, not the sum. Both run to the end; each failure
+/// is named.
+fn miri_beside_fuzz() -> Result {
+    // The toolchain, Miri and cargo-fuzz first, one after the other: two
+    // rustup or cargo-install runs at once on one toolchain could collide.
+    crate::fuzz::ensure_tools()?;
+    shell::rustup_components("nightly", &["miri", "rust-src"])?;
+    let miri = std::thread::spawn(crate::fuzz::miri);
+    let fuzz = crate::fuzz::main(crate::fuzz::CI_SECONDS).map_err(|e| format!("fuzz: {e}"));
+    let miri = miri
+        .join()
+        .unwrap_or_else(|_| Err("the miri thread panicked".to_owned()))
+        .map_err(|e| format!("miri: {e}"));
+    match (miri, fuzz) {
+        (Ok(()), Ok(())) => Ok(()),
+        (Err(e), Ok(())) | (Ok(()), Err(e)) => Err(e),
+        (Err(a), Err(b)) => Err(format!("{a}; {b}")),
+    }
 }
 
 fn bindgen_check() -> Result {

@@ -24,7 +24,8 @@ const TARGETS: &[&str] = &[
 /// The per-target time `cargo xtask ci` gives.
 pub const CI_SECONDS: u32 = 25;
 
-fn ensure_tools() -> Result {
+/// The nightly toolchain and cargo-fuzz, installed when missing.
+pub fn ensure_tools() -> Result {
     if shell::output(Command::new("rustup").args(["run", "nightly", "rustc", "--version"])).is_err()
     {
         shell::step("installing the nightly toolchain (cargo-fuzz needs it)");
