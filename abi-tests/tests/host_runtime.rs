@@ -62,6 +62,9 @@ fn c_program_output() -> BTreeMap<String, String> {
 
 #[test]
 fn every_fact_agrees_between_rustc_and_the_system_c_compiler() {
+    if !support::pinned("every_fact_agrees_between_rustc_and_the_system_c_compiler") {
+        return;
+    }
     let c = c_program_output();
     let arch = ARCHES.iter().find(|a| a.file == ARCH_FILE).unwrap();
     let facts = abi_tests::arch_facts(&support::repo(), arch).unwrap();

@@ -18,6 +18,9 @@ fn mutate(facts: &mut abi_tests::facts::Facts, label: &str, by: i128) {
 
 #[test]
 fn each_injected_error_is_reported_by_name() {
+    if !support::pinned("each_injected_error_is_reported_by_name") {
+        return;
+    }
     for file in ["x86_64", "powerpc64"] {
         let arch = ARCHES.iter().find(|a| a.file == file).unwrap();
         let mut facts = abi_tests::arch_facts(&support::repo(), arch).unwrap();
@@ -65,6 +68,9 @@ fn each_injected_error_is_reported_by_name() {
 
 #[test]
 fn the_unmutated_facts_pass_so_the_failures_above_are_the_mutations() {
+    if !support::pinned("the_unmutated_facts_pass_so_the_failures_above_are_the_mutations") {
+        return;
+    }
     let arch = ARCHES.iter().find(|a| a.file == "x86_64").unwrap();
     let facts = abi_tests::arch_facts(&support::repo(), arch).unwrap();
     let compiler = Compiler {

@@ -9,6 +9,30 @@ pub fn repo() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..")
 }
 
+/// Whether clang and the pinned headers were given (`ABI_TESTS_CLANG`,
+/// `ABI_TESTS_HEADERS`, which `cargo xtask abi` and `cargo xtask ci` set).
+/// Without them (a plain `cargo test --workspace`) the test cannot run:
+/// this prints why on stderr, which libtest does not capture, in the skip
+/// report's form (`SKIPPED NAME (needs ...): ...`), and the test returns.
+pub fn pinned(test: &str) -> bool {
+    let missing: Vec<&str> = ["ABI_TESTS_HEADERS", "ABI_TESTS_CLANG"]
+        .into_iter()
+        .filter(|var| std::env::var_os(var).is_none())
+        .collect();
+    if missing.is_empty() {
+        return true;
+    }
+    // Straight to stderr: libtest captures eprintln! of a passing test.
+    use std::io::Write;
+    let line = format!(
+        "SKIPPED {test} (needs the pinned kernel headers and clang): {} not set; \
+         `cargo xtask abi` (or `cargo xtask ci`) fetches the headers and runs this with them\n",
+        missing.join(" and ")
+    );
+    let _ = std::io::stderr().lock().write_all(line.as_bytes());
+    false
+}
+
 /// The pinned header tree (`.../usr/include`), from `ABI_TESTS_HEADERS`.
 pub fn headers() -> PathBuf {
     std::env::var_os("ABI_TESTS_HEADERS")
