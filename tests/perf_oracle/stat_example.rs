@@ -17,14 +17,7 @@ use std::os::unix::process::CommandExt;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-const WORKLOAD: [&str; 6] = [
-    "dd",
-    "if=/dev/zero",
-    "of=/dev/null",
-    "bs=4M",
-    "count=16",
-    "status=none",
-];
+use crate::stat_support::DD_FIXED_BUFFER as WORKLOAD;
 
 /// page-faults of one run of the workload, measured directly: the
 /// command held before exec by the workload launcher, opened with

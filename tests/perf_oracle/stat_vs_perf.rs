@@ -215,17 +215,8 @@ const FAULT_SPREAD: f64 = 8.0;
 #[test]
 fn page_faults_of_a_fixed_mapping_match_perf() {
     let Some(perf) = perf() else { return };
-    let args = [
-        "-x,",
-        "-e",
-        "page-faults,minor-faults",
-        "dd",
-        "if=/dev/zero",
-        "of=/dev/null",
-        "bs=4M",
-        "count=16",
-        "status=none",
-    ];
+    let mut args = vec!["-x,", "-e", "page-faults,minor-faults"];
+    args.extend(crate::stat_support::DD_FIXED_BUFFER);
     for _ in 0..3 {
         let theirs = by_event(&perf_csv(&perf, &args));
         let ours = by_event(&ours_csv(&args));

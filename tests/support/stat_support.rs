@@ -101,3 +101,14 @@ pub fn wait_until_in_poll(pid: u32) {
         std::thread::sleep(std::time::Duration::from_millis(5));
     }
 }
+
+/// `dd` through one 4 MiB buffer, 16 times: a workload of fixed page faults
+/// (the buffer's 1024 and dd's own), shared by the stat tests that count them.
+pub const DD_FIXED_BUFFER: [&str; 6] = [
+    "dd",
+    "if=/dev/zero",
+    "of=/dev/null",
+    "bs=4M",
+    "count=16",
+    "status=none",
+];
