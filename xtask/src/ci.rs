@@ -89,19 +89,23 @@ const STEPS: &[Step] = &[
         miri_beside_fuzz,
     ),
     ("feature bindgen", feature_bindgen),
-    ("lab (QEMU guests)", lab),
 ];
+
+/// The lab's name in the summary: it runs beside the steps above.
+const LAB: &str = "lab (QEMU guests), beside the steps above";
 
 /// Runs every step and reports.
 pub fn main() -> Result {
     shell::step("installing what CI needs");
     shell::apt_install(PACKAGES)?;
     shell::rustup_components("stable", &["rustfmt", "clippy"])?;
-    let mut summary = Vec::new();
     let started = Instant::now();
+    let lab = Lab::start()?;
+    let mut summary = Vec::new();
     for (name, run) in STEPS {
         shell::step(name);
         let t = Instant::now();
+        let cpu = CpuTime::now();
         let result = match run() {
             // The archive, not the project, kept the step from running (a
             // pinned header package gone or unreachable): listed at the end.
@@ -118,12 +122,34 @@ pub fn main() -> Result {
         if let Err(e) = &result {
             eprintln!("step `{name}` failed: {e}");
         }
-        summary.push((name, result.is_ok(), t.elapsed().as_secs_f64()));
+        summary.push((*name, result.is_ok(), t.elapsed().as_secs_f64(), cpu.busy()));
     }
-    eprintln!("\n==> summary ({:.0} s)", started.elapsed().as_secs_f64());
-    for (name, ok, secs) in &summary {
+    shell::step(LAB);
+    let t = Instant::now();
+    let cpu = CpuTime::now();
+    let result = lab.finish();
+    if let Err(e) = &result {
+        eprintln!("step `{LAB}` failed: {e}");
+    }
+    eprintln!(
+        "the lab ended {:.0} s after the other steps",
+        t.elapsed().as_secs_f64()
+    );
+    summary.push((
+        LAB,
+        result.is_ok(),
+        started.elapsed().as_secs_f64(),
+        cpu.busy(),
+    ));
+    eprintln!(
+        "\n==> summary ({:.0} s; the lab ran beside the other steps from their start, \
+         so its time is the whole run's; busy: the machine's CPUs in use during the step, \
+         the lab's included)",
+        started.elapsed().as_secs_f64()
+    );
+    for (name, ok, secs, busy) in &summary {
         eprintln!(
-            "  {:<4} {secs:>6.1} s  {name}",
+            "  {:<4} {secs:>6.1} s  busy {busy}  {name}",
             if *ok { "ok" } else { "FAIL" }
         );
     }
@@ -134,7 +160,7 @@ pub fn main() -> Result {
             eprintln!("  - {note}");
         }
     }
-    let failed: Vec<&str> = summary.iter().filter(|s| !s.1).map(|s| *s.0).collect();
+    let failed: Vec<&str> = summary.iter().filter(|s| !s.1).map(|s| s.0).collect();
     if failed.is_empty() {
         Ok(())
     } else {
@@ -392,14 +418,114 @@ fn bindgen_check_can_fail() -> Result {
     }
 }
 
-/// The verification lab: real kernels in QEMU (`cargo xtask lab`).
-fn lab() -> Result {
-    let report = crate::lab::run(std::iter::empty())?;
-    NOTES
-        .lock()
-        .expect("no panic while holding it")
-        .extend(report.notes);
-    Ok(())
+/// The verification lab (`cargo xtask lab --no-host`), a child process
+/// beside the other steps: its kernels download and its guests boot while
+/// the host compiles and tests, so the machine's CPUs are busy where a
+/// step alone leaves them idle (waiting on the network, on a test's
+/// sleep, on one crate at a time). Its host column is left out: the
+/// `test` step runs the same test binaries on the host. It writes its own
+/// log, printed whole when it ends, so the steps' output stays readable.
+struct Lab {
+    child: std::process::Child,
+    log: std::path::PathBuf,
+}
+
+impl Lab {
+    fn start() -> Result<Lab> {
+        shell::step("starting the lab (QEMU guests) beside the other steps");
+        // apt and rustup are not for two at once: the lab's host tools
+        // now, before the steps run theirs.
+        crate::lab::install_host_tools()?;
+        let dir = shell::root().join("target/ci");
+        std::fs::create_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+        let log = dir.join("lab.log");
+        let file = std::fs::File::create(&log).map_err(|e| format!("{}: {e}", log.display()))?;
+        let err = file
+            .try_clone()
+            .map_err(|e| format!("{}: {e}", log.display()))?;
+        let exe = std::env::current_exe().map_err(|e| format!("this program's path: {e}"))?;
+        let child = Command::new(exe)
+            .args(["lab", "--no-host"])
+            .current_dir(shell::root())
+            .stdin(std::process::Stdio::null())
+            .stdout(file)
+            .stderr(err)
+            .spawn()
+            .map_err(|e| format!("cannot start the lab: {e}"))?;
+        eprintln!(
+            "the lab runs as pid {}, its log: {}",
+            child.id(),
+            log.display()
+        );
+        Ok(Lab { child, log })
+    }
+
+    /// Waits for the lab, prints its log and returns its verdict; the notes
+    /// of a passing run (its `  note: ...` lines) go to the end.
+    fn finish(mut self) -> Result {
+        let status = self
+            .child
+            .wait()
+            .map_err(|e| format!("waiting for the lab: {e}"))?;
+        let log = std::fs::read_to_string(&self.log).unwrap_or_default();
+        eprintln!("{log}");
+        if !status.success() {
+            return Err(format!(
+                "the lab failed ({status}): its log is printed above ({})",
+                self.log.display()
+            ));
+        }
+        let notes = log
+            .lines()
+            .filter_map(|l| l.strip_prefix("  note: "))
+            .map(str::to_owned);
+        NOTES
+            .lock()
+            .expect("no panic while holding it")
+            .extend(notes);
+        Ok(())
+    }
+}
+
+/// The machine's CPU time so far (/proc/stat's first line, in clock ticks):
+/// busy and all.
+#[derive(Clone, Copy)]
+struct CpuTime {
+    busy: u64,
+    all: u64,
+}
+
+impl CpuTime {
+    fn now() -> CpuTime {
+        let stat = std::fs::read_to_string("/proc/stat").unwrap_or_default();
+        let ticks: Vec<u64> = stat
+            .lines()
+            .next()
+            .unwrap_or_default()
+            .split_whitespace()
+            .skip(1)
+            .filter_map(|t| t.parse().ok())
+            .collect();
+        let all = ticks.iter().take(8).sum();
+        // idle and iowait
+        let idle: u64 = ticks.iter().skip(3).take(2).sum();
+        CpuTime {
+            busy: all - idle,
+            all,
+        }
+    }
+
+    /// Since `self`: the CPUs busy on average, as `1.7/2`.
+    fn busy(self) -> String {
+        let now = CpuTime::now();
+        let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
+        let all = now.all.saturating_sub(self.all);
+        if all == 0 {
+            return "?".to_owned();
+        }
+        let share = now.busy.saturating_sub(self.busy) as f64 / all as f64;
+        format!("{:.1}/{cpus}", share * cpus as f64)
+    }
 }
 
 fn find(haystack: &[u8], needle: &[u8]) -> Option<usize> {

@@ -49,7 +49,8 @@ use std::time::{Duration, Instant};
 /// `cargo xtask lab --help`.
 pub const USAGE: &str =
     "usage: cargo xtask lab [--only ARCH[:KERNEL]]... [--break] [--no-newest] [--offline]
-                       [--strict] [--update-pins] [--jobs N] [--timeout SECS]
+                       [--strict] [--update-pins] [--no-host] [--jobs N]
+                       [--timeout SECS]
   Boots pinned Debian kernels and sid's newest under QEMU: x86_64 and aarch64
   (emulated PMUv3) 5.10, 6.1, 6.12; riscv64 (SBI PMU) 6.12; s390x (big-endian),
   armhf (ARMv7 PMU), ppc64el (POWER10 PMU) and mips64el (no PMU) 6.1; i386
@@ -74,6 +75,8 @@ pub const USAGE: &str =
   --strict       any unavailable guest fails the run
   --update-pins  check every pin against its suite's signed index and rewrite
                  xtask/src/lab/pins.rs where Debian has moved on; boots nothing
+  --no-host      no host column (`cargo xtask ci` runs the same test binaries
+                 on the host in its `test` step, and runs the lab beside it)
   --jobs N       guests booted at a time (default: the number of CPUs)
   --timeout SECS a guest whose console is silent this long is stopped as hung
                  (default 600); one that keeps printing may run 4x that";
@@ -87,6 +90,7 @@ struct Args {
     offline: bool,
     strict: bool,
     update_pins: bool,
+    host: bool,
     timeout: Duration,
 }
 
@@ -100,6 +104,7 @@ impl Args {
             offline: false,
             strict: false,
             update_pins: false,
+            host: true,
             timeout: Duration::from_secs(600),
         };
         let mut args = args.peekable();
@@ -116,6 +121,7 @@ impl Args {
                 "--offline" => parsed.offline = true,
                 "--strict" => parsed.strict = true,
                 "--update-pins" => parsed.update_pins = true,
+                "--no-host" => parsed.host = false,
                 "--jobs" => {
                     parsed.jobs = args
                         .next()
@@ -152,6 +158,14 @@ pub fn main(args: impl Iterator<Item = String>) -> Result {
         eprintln!("  note: {note}");
     }
     Ok(())
+}
+
+/// Installs what the lab needs on the host (QEMU, cross linkers, rustup
+/// targets) for every architecture: `cargo xtask ci` does it before it
+/// starts the lab beside its other steps, since two apt or rustup runs at
+/// once would collide.
+pub fn install_host_tools() -> Result {
+    install::host_tools(&Arch::ALL)
 }
 
 /// Runs the lab and returns what a passing run should still tell.
@@ -237,7 +251,7 @@ pub fn run(args: impl Iterator<Item = String>) -> Result<Report> {
             ));
             kernels::fetch(&source, pins::KERNELS, pins::BUSYBOX, args.newest, &arches)
         });
-        let host = scope.spawn(|| host_column(&work));
+        let host = args.host.then(|| scope.spawn(|| host_column(&work)));
         let fetched = fetching.join().expect("the fetch does not panic");
         let guests: Vec<guests::Guest> = guests::for_kernels(&fetched.kernels)
             .into_iter()
@@ -266,10 +280,13 @@ pub fn run(args: impl Iterator<Item = String>) -> Result<Report> {
         let columns = pipeline.boot_all(&guests, args.jobs, initrd, |guest, initrd| {
             run_guest(guest, initrd, &work, &args)
         });
-        let host = host.join().expect("the host column does not panic");
+        let host = host.map(|h| h.join().expect("the host column does not panic"));
         (fetched, guests, unavailable, host, columns)
     });
-    let mut columns = vec![host?];
+    let mut columns = Vec::new();
+    if let Some(host) = host {
+        columns.push(host?);
+    }
     columns.extend(guest_columns?);
     let mut notes: Vec<String> = fetched.stale.clone();
     notes.extend(
