@@ -127,12 +127,14 @@ fn attrs(a: &Args) -> Vec<Wanted> {
     let mut out = Vec::new();
     if a.events.is_empty() {
         // perf 6.1's evsel__new_cycles: user space only when the kernel may
-        // not be profiled (paranoid > 1 without CAP_PERFMON), the guest
-        // excluded (its event_attr_init), the highest precision.
+        // not be profiled (paranoid > 1 without CAP_PERFMON), the highest
+        // precision, and the guest not excluded: bookworm's perf 6.1.187
+        // leaves `exclude_guest` 0 on its default event (its message names
+        // `cpu-clock:ppp` after the fallback, where a set bit would make
+        // it `cpu-clock:pppH`), while events written with `-e` still get
+        // it (below).
         let user_only = !kernel_allowed();
-        let cycles = Attr::new(Event::Hardware(Hardware::CpuCycles))
-            .exclude_guest(true)
-            .exclude_kernel(user_only);
+        let cycles = Attr::new(Event::Hardware(Hardware::CpuCycles)).exclude_kernel(user_only);
         let name = if user_only { "cycles:u" } else { "cycles" };
         out.push((name.to_string(), setup(cycles), true));
     }
