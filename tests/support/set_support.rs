@@ -192,12 +192,20 @@ pub fn run_workers(n: usize) -> ! {
 
 /// `churn`: `stable` threads that on `go G` make G getpid calls, and two
 /// threads that start and end short-lived threads (which also call getpid)
-/// all the time.
+/// all the time. In a lab guest they rest 2 ms after each thread: there
+/// all vCPUs share one host thread (`-icount`), and two churners that
+/// never rest took most of it from the attaching thread (an attach took 1
+/// s to 12 s on a loaded host), while a thread still starts and ends
+/// every millisecond, many times per attach.
 pub fn run_churn(stable: usize) -> ! {
+    let rest = crate::lab_support::lab_guest().then(|| std::time::Duration::from_millis(2));
     for _ in 0..2 {
-        std::thread::spawn(|| loop {
+        std::thread::spawn(move || loop {
             let t = std::thread::spawn(|| getpids(3));
             let _ = t.join();
+            if let Some(rest) = rest {
+                std::thread::sleep(rest);
+            }
         });
     }
     run_workers(stable)

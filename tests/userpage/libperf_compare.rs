@@ -11,7 +11,7 @@ use crate::userpage_pmu::{
 
 /// libperf's `perf_evsel__read` (the kernel's `tools/lib/perf`, which
 /// takes the user-space path itself) against `CounterReader::read`: the
-/// same cycles event, the same bracketing instruction counter, 10^5 reads
+/// same cycles event, the same bracketing instruction counter, 10^4 reads
 /// each. `libperf-read` (bench/c/libperf_read.c) is built and put beside
 /// the test binaries by `cargo xtask lab` for these guests. The crate's
 /// read must cost no more instructions than libperf's, and libperf's

@@ -1,6 +1,6 @@
 //! The instruction cost of one counter read in the lab's aarch64 and
 //! riscv64 guests (`-icount shift=0`: every guest instruction counts
-//! once): 10^5 reads through `read(2)` and 10^5 through
+//! once): 10^4 reads through `read(2)` and 10^4 through
 //! `CounterReader::read`, each batch bracketed by a second counter of the
 //! thread's user and kernel instructions; each guest prints one
 //! `LAB-BENCH` line (BENCHMARKS.md section 6). `libperf_compare.rs`
@@ -15,8 +15,13 @@ use perf_event_core::userpage::{
 };
 use std::io::Error;
 
-/// Reads per measured batch of [`read_cost`].
-pub(crate) const COST_READS: u64 = 100_000;
+/// Reads per measured batch of [`read_cost`]. Every guest instruction
+/// counts once (`-icount`), so a read's cost is the same in each
+/// iteration, and the bracketing `read(2)` (a few thousand instructions,
+/// the same for every side compared) adds well under one instruction per
+/// read at 10^4; 10^5 reads took 13-37 s of an aarch64 guest's time for
+/// the same numbers.
+pub(crate) const COST_READS: u64 = 10_000;
 
 /// Opens a user+kernel instructions counter on this thread (read(2) only).
 fn open_all_modes_instructions() -> libc::c_int {

@@ -6,7 +6,8 @@
 //! a POWER10 PMU (read(2) only), mips64el (no PMU) and i386 (32-bit x86,
 //! no PMU) complete the ioctl encodings; x86_64, aarch64 and i386 also
 //! boot Linux 5.10. Guests have 4 CPUs (armhf and mips64el: 1, see
-//! `Arch::cpus`). The host runs the same tests as the first column.
+//! `Arch::cpus`). The host runs the same tests as the first column (unless
+//! `--no-host`).
 //!
 //! - `install.rs`: QEMU and rustup targets on the host
 //! - `pins.rs`: the pinned Debian kernels and busybox (pool path, size,
