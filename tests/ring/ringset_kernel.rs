@@ -75,7 +75,7 @@ fn drain_ordered_accounts_for_every_event_in_time_order_as_the_held_records_do()
     per_cpu_rings_merged(true);
 }
 
-/// Every CPU's worker fires two tracepoints N times into per-CPU rings,
+/// Every CPU's worker fires two tracepoints n times into per-CPU rings,
 /// merged round by round while they run (`internal`: through
 /// `RingSet::drain_ordered`): every event accounted for, in time order.
 fn per_cpu_rings_merged(internal: bool) {
@@ -83,8 +83,15 @@ fn per_cpu_rings_merged(internal: bool) {
         return;
     };
     let cpus = cpus();
-    const N: u32 = 20_000;
-    let w = workers(&cpus, N, None, &[prctl, getppid]);
+    // Each CPU's two tracepoints fill its 4-page ring many times over
+    // either way (a record is 40 bytes); a lab guest emulates every one of
+    // them (40-46 s for 20,000 on s390x 6.1 on a loaded host).
+    let n: u32 = if crate::lab_support::lab_guest() {
+        5_000
+    } else {
+        20_000
+    };
+    let w = workers(&cpus, n, None, &[prctl, getppid]);
     let mut entries = Vec::new();
     for &(cpu, tid) in &w.tids {
         for (event, attr) in [&prctl_attr, &getppid_attr].into_iter().enumerate() {
@@ -125,9 +132,10 @@ fn per_cpu_rings_merged(internal: bool) {
     };
     w.go.wait();
     let mut finished = 0;
-    let deadline = Instant::now() + Duration::from_secs(60);
+    // A hang guard only, far beyond any pace: a guest's slowest run took 46 s.
+    let deadline = Instant::now() + Duration::from_secs(600);
     while finished < cpus.len() {
-        assert!(Instant::now() < deadline, "workers did not finish");
+        assert!(Instant::now() < deadline, "workers did not finish in 600 s");
         set.wait(1).unwrap();
         tally.round(&mut set, false);
         finished += w.done.try_iter().count();
@@ -146,7 +154,7 @@ fn per_cpu_rings_merged(internal: bool) {
         h.join().unwrap();
     }
 
-    let generated = u64::from(N) + 1;
+    let generated = u64::from(n) + 1;
     let mut total = 0;
     for (r, ring) in set.rings().iter().enumerate() {
         let (_, cpu, _, _) = set.entry(ring.entries()[0]).unwrap();
@@ -220,10 +228,14 @@ fn pollhup_arrives_when_the_monitored_process_exits_and_the_rest_drains() {
     }
     // SAFETY: writing one byte from a local buffer releases the child.
     assert_eq!(unsafe { libc::write(pipe[1], [1u8].as_ptr().cast(), 1) }, 1);
-    let deadline = Instant::now() + Duration::from_secs(20);
+    // A hang guard only: the child has exited, the hang-ups are due.
+    let deadline = Instant::now() + Duration::from_secs(600);
     let mut hung_up = Vec::new();
     while !set.all_gone() {
-        assert!(Instant::now() < deadline, "no POLLHUP; got {hung_up:?}");
+        assert!(
+            Instant::now() < deadline,
+            "no POLLHUP in 600 s; got {hung_up:?}"
+        );
         hung_up.extend_from_slice(&set.wait(100).unwrap().hung_up);
     }
     hung_up.sort();

@@ -99,6 +99,12 @@ pub fn main() -> Result {
     shell::step("installing what CI needs");
     shell::apt_install(PACKAGES)?;
     shell::rustup_components("stable", &["rustfmt", "clippy"])?;
+    // Debug builds with line tables only (file and line in backtraces and
+    // panics, no variable or type information, which no step reads): the
+    // full debug info of every test binary, example and bench was a large
+    // part of the `test` step's compile and link time. Every cargo the steps
+    // start inherits it, so their builds share one set of artifacts.
+    std::env::set_var("CARGO_PROFILE_DEV_DEBUG", "line-tables-only");
     let started = Instant::now();
     let lab = Lab::start()?;
     let mut summary = Vec::new();
@@ -226,20 +232,41 @@ fn test() -> Result {
 /// loom's under `--cfg loom`. Its own target directory, so the changed
 /// RUSTFLAGS do not invalidate the other steps' builds.
 fn loom() -> Result {
+    let mut cmd = shell::cargo(None);
+    cmd.args([
+        "test",
+        "--release",
+        "--package",
+        "perf-event-core",
+        "--test",
+        "userpage_loom",
+    ]);
+    // `--cfg loom` changes every crate's flags, so this build compiles all
+    // of the package's dependencies and dev-dependencies again, in
+    // release. The model runs only loom (with what it calls while it
+    // explores) and the crate's reader: everything else unoptimized, which
+    // is a fraction of the build's time.
+    cmd.args(["--config", "profile.release.package.\"*\".opt-level=0"]);
+    for package in LOOM_RUNS {
+        cmd.arg("--config")
+            .arg(format!("profile.release.package.{package}.opt-level=3"));
+    }
     shell::run(
-        shell::cargo(None)
-            .args([
-                "test",
-                "--release",
-                "--package",
-                "perf-event-core",
-                "--test",
-                "userpage_loom",
-            ])
-            .env("RUSTFLAGS", "--cfg loom")
+        cmd.env("RUSTFLAGS", "--cfg loom")
             .env("CARGO_TARGET_DIR", shell::root().join("target/loom")),
     )
 }
+
+/// The dependencies the loom model runs (loom's own), optimized; the
+/// workspace's packages keep the release profile.
+const LOOM_RUNS: &[&str] = &[
+    "loom",
+    "generator",
+    "scoped-tls",
+    "tracing",
+    "tracing-core",
+    "tracing-subscriber",
+];
 
 fn abi() -> Result {
     crate::abi::main(&["--check".to_owned()])
@@ -281,7 +308,11 @@ fn example() -> Result {
 }
 
 /// perf-event-criterion with the oldest (0.5) and the newest (0.8)
-/// criterion it supports, each a short run of its bench.
+/// criterion it supports, each a short run of its bench. What is checked is
+/// that the adapter builds and measures with each, not how fast criterion
+/// analyses: the registry packages (criterion and its plotting,
+/// serialization and thread-pool dependencies, most of the step's build)
+/// are compiled unoptimized, the workspace's own packages optimized.
 fn criterion_adapter() -> Result {
     run_all(
         [("criterion-0_5", "oldest"), ("criterion-0_8", "newest")].map(|(feature, bench)| {
@@ -294,6 +325,8 @@ fn criterion_adapter() -> Result {
                 feature,
                 "--bench",
                 bench,
+                "--config",
+                "profile.bench.package.\"*\".opt-level=0",
                 "--",
                 "--quick",
                 "--noplot",
@@ -542,10 +575,12 @@ fn find(haystack: &[u8], needle: &[u8]) -> Option<usize> {
 /// compiled with the feature is the library the `test` step tested, and
 /// running the whole suite again would test the same code twice. What the
 /// feature can break on its own is what runs here: the build (build.rs,
-/// libclang), clippy on every target with the generated file (the tests
-/// and examples compile against it), the equality and layout tests, the
-/// library's unit tests and the `abi` area (the layout, bindgen's names and
-/// bit-field setters, the ioctls, against the kernel).
+/// libclang), clippy on the library with the generated file included, the
+/// equality and layout tests, the library's unit tests and the `abi` area
+/// (the layout, bindgen's names and bit-field setters, the ioctls, against
+/// the kernel). The other tests and the examples see only the library's
+/// items, which the equality proves the same: linting them again with the
+/// feature would check the same code twice.
 fn feature_bindgen() -> Result {
     let set = headers::pinned()?;
     let libclang = std::env::var("LIBCLANG_PATH").unwrap_or_else(|_| LIBCLANG.to_owned());
@@ -562,7 +597,7 @@ fn feature_bindgen() -> Result {
         "clippy",
         "--features",
         "bindgen",
-        "--all-targets",
+        "--lib",
         "--",
         "-D",
         "warnings",

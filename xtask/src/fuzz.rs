@@ -39,7 +39,15 @@ pub fn ensure_tools() -> Result {
     }
     if shell::output(shell::cargo(Some("nightly")).args(["fuzz", "--version"])).is_err() {
         shell::step("installing cargo-fuzz");
-        shell::run(shell::cargo(Some("stable")).args(["install", "cargo-fuzz", "--locked"]))?;
+        // Unoptimized, as shell::cargo_install builds its tools: it only
+        // starts cargo.
+        shell::run(shell::cargo(Some("stable")).args([
+            "install",
+            "cargo-fuzz",
+            "--locked",
+            "--config",
+            "profile.release.opt-level=0",
+        ]))?;
     }
     Ok(())
 }

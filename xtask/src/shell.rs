@@ -221,5 +221,17 @@ pub fn cargo_install(name: &str, version: &str) -> Result {
         return Ok(());
     }
     step(&format!("installing {program} {version}"));
-    run(cargo(None).args(["install", "--locked", &program, "--version", version]))
+    // Unoptimized (the release profile's other settings kept): these tools
+    // read a few megabytes and start cargo, which takes them seconds either
+    // way, while optimizing their hundreds of dependencies took a fresh
+    // machine's CI over 11 minutes for cargo-public-api alone.
+    run(cargo(None).args([
+        "install",
+        "--locked",
+        "--config",
+        "profile.release.opt-level=0",
+        &program,
+        "--version",
+        version,
+    ]))
 }
