@@ -128,12 +128,19 @@ pub fn main() -> Result {
         if let Err(e) = &result {
             eprintln!("step `{name}` failed: {e}");
         }
-        summary.push((*name, result.is_ok(), t.elapsed().as_secs_f64(), cpu.busy()));
+        summary.push((
+            *name,
+            result.is_ok(),
+            t.elapsed().as_secs_f64(),
+            cpu.busy(),
+            cpu.own_secs(),
+        ));
     }
     shell::step(LAB);
     let t = Instant::now();
     let cpu = CpuTime::now();
     let result = lab.finish();
+    let lab_cpu = cpu.own_secs();
     if let Err(e) = &result {
         eprintln!("step `{LAB}` failed: {e}");
     }
@@ -146,16 +153,18 @@ pub fn main() -> Result {
         result.is_ok(),
         started.elapsed().as_secs_f64(),
         cpu.busy(),
+        lab_cpu,
     ));
+    let all_cpu: f64 = summary.iter().map(|s| s.4).sum();
     eprintln!(
-        "\n==> summary ({:.0} s; the lab ran beside the other steps from their start, \
-         so its time is the whole run's; busy: the machine's CPUs in use during the step, \
-         the lab's included)",
+        "\n==> summary ({:.0} s, {all_cpu:.0} CPU-s; the lab ran beside the other steps \
+         from their start, so its time is the whole run's; cpu: CPU seconds the step spent \
+         itself; busy: the machine's CPUs in use during the step, the lab's included)",
         started.elapsed().as_secs_f64()
     );
-    for (name, ok, secs, busy) in &summary {
+    for (name, ok, secs, busy, cpu) in &summary {
         eprintln!(
-            "  {:<4} {secs:>6.1} s  busy {busy}  {name}",
+            "  {:<4} {secs:>6.1} s  cpu {cpu:>6.0} s  busy {busy}  {name}",
             if *ok { "ok" } else { "FAIL" }
         );
     }
@@ -520,13 +529,20 @@ impl Lab {
     }
 }
 
-/// The machine's CPU time so far (/proc/stat's first line, in clock ticks):
-/// busy and all.
+/// CPU time so far, in clock ticks: the machine's (/proc/stat's first
+/// line) busy and in all, and this process's with its waited-for children
+/// (/proc/self/stat: utime, stime, cutime, cstime), which is what a step
+/// spent itself: the lab, a child not waited for until the end, is not in
+/// the other steps' share.
 #[derive(Clone, Copy)]
 struct CpuTime {
     busy: u64,
     all: u64,
+    own: u64,
 }
+
+/// Clock ticks per second of /proc's times (USER_HZ, 100 on Linux).
+const USER_HZ: f64 = 100.0;
 
 impl CpuTime {
     fn now() -> CpuTime {
@@ -542,10 +558,30 @@ impl CpuTime {
         let all = ticks.iter().take(8).sum();
         // idle and iowait
         let idle: u64 = ticks.iter().skip(3).take(2).sum();
+        let own = std::fs::read_to_string("/proc/self/stat")
+            .unwrap_or_default()
+            .rsplit_once(')')
+            .map_or(0, |(_, fields)| {
+                // After the command's closing parenthesis: state is field 3,
+                // utime..cstime are fields 14-17.
+                fields
+                    .split_whitespace()
+                    .skip(11)
+                    .take(4)
+                    .filter_map(|t| t.parse::<u64>().ok())
+                    .sum()
+            });
         CpuTime {
             busy: all - idle,
             all,
+            own,
         }
+    }
+
+    /// Since `self`: CPU seconds this process and its waited-for children
+    /// spent.
+    fn own_secs(self) -> f64 {
+        CpuTime::now().own.saturating_sub(self.own) as f64 / USER_HZ
     }
 
     /// Since `self`: the CPUs busy on average, as `1.7/2`.
@@ -622,6 +658,30 @@ fn feature_bindgen() -> Result {
 
 #[cfg(test)]
 mod tests {
+    /// /proc/self/stat's fields are read where they are: spinning adds to
+    /// this process's own CPU time, and a waited-for child's time counts.
+    #[test]
+    fn cpu_time_counts_this_process_and_its_children() {
+        let before = super::CpuTime::now();
+        let mut x = 0u64;
+        for i in 0..200_000_000u64 {
+            x = std::hint::black_box(x.wrapping_add(i));
+        }
+        assert!(before.own_secs() > 0.0, "200M additions took no CPU time");
+        let child = super::CpuTime::now();
+        let status = std::process::Command::new("sh")
+            .args(["-c", "i=0; while [ $i -lt 200000 ]; do i=$((i+1)); done"])
+            .status()
+            .unwrap();
+        assert!(status.success());
+        // The shell loop takes about 0.3 s; this thread only waits.
+        assert!(
+            child.own_secs() >= 0.05,
+            "the child's CPU time is counted: {} s",
+            child.own_secs()
+        );
+    }
+
     #[test]
     fn docs_rs_targets_come_from_the_manifest() {
         let targets = super::docs_rs_targets().unwrap();
