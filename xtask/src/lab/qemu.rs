@@ -73,6 +73,10 @@ pub fn command(guest: &Guest, initrd: &Path, dtb: Option<&Path>, break_switch: b
     // which TCG emulates at a high cost and which change nothing the tests
     // look at (kernel 5.2 and later).
     append.push_str("panic=-1 loglevel=3 mitigations=off rdinit=/init");
+    if !guest.arch.boot_params().is_empty() {
+        append.push(' ');
+        append.push_str(guest.arch.boot_params());
+    }
     if break_switch {
         append.push(' ');
         append.push_str(BREAK_SWITCH);
