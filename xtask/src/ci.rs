@@ -2,6 +2,8 @@
 //! what it needs. Every step runs; a summary with timings ends the output and
 //! any failed step fails the task.
 
+use crate::ci_lab::Lab;
+use crate::cpu_time::CpuTime;
 use crate::generate;
 use crate::headers;
 use crate::shell::{self, Result};
@@ -12,7 +14,7 @@ use std::time::Instant;
 
 /// What a step that passed still has to tell at the end of the run (the
 /// lab's unavailable guests and stale pins).
-static NOTES: Mutex<Vec<String>> = Mutex::new(Vec::new());
+pub(crate) static NOTES: Mutex<Vec<String>> = Mutex::new(Vec::new());
 
 /// Debian packages the steps need: clang and libclang >= 16 for bindgen and
 /// the ABI checks (clang 14 does not know loongarch64), diff for
@@ -460,143 +462,6 @@ fn bindgen_check_can_fail() -> Result {
     }
 }
 
-/// The verification lab (`cargo xtask lab --no-host`), a child process
-/// beside the other steps: its kernels download and its guests boot while
-/// the host compiles and tests, so the machine's CPUs are busy where a
-/// step alone leaves them idle (waiting on the network, on a test's
-/// sleep, on one crate at a time). Its host column is left out: the
-/// `test` step runs the same test binaries on the host. It writes its own
-/// log, printed whole when it ends, so the steps' output stays readable.
-struct Lab {
-    child: std::process::Child,
-    log: std::path::PathBuf,
-}
-
-impl Lab {
-    fn start() -> Result<Lab> {
-        shell::step("starting the lab (QEMU guests) beside the other steps");
-        // apt and rustup are not for two at once: the lab's host tools
-        // now, before the steps run theirs.
-        crate::lab::install_host_tools()?;
-        let dir = shell::root().join("target/ci");
-        std::fs::create_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
-        let log = dir.join("lab.log");
-        let file = std::fs::File::create(&log).map_err(|e| format!("{}: {e}", log.display()))?;
-        let err = file
-            .try_clone()
-            .map_err(|e| format!("{}: {e}", log.display()))?;
-        let exe = std::env::current_exe().map_err(|e| format!("this program's path: {e}"))?;
-        let child = Command::new(exe)
-            .args(["lab", "--no-host"])
-            .current_dir(shell::root())
-            .stdin(std::process::Stdio::null())
-            .stdout(file)
-            .stderr(err)
-            .spawn()
-            .map_err(|e| format!("cannot start the lab: {e}"))?;
-        eprintln!(
-            "the lab runs as pid {}, its log: {}",
-            child.id(),
-            log.display()
-        );
-        Ok(Lab { child, log })
-    }
-
-    /// Waits for the lab, prints its log and returns its verdict; the notes
-    /// of a passing run (its `  note: ...` lines) go to the end.
-    fn finish(mut self) -> Result {
-        let status = self
-            .child
-            .wait()
-            .map_err(|e| format!("waiting for the lab: {e}"))?;
-        let log = std::fs::read_to_string(&self.log).unwrap_or_default();
-        eprintln!("{log}");
-        if !status.success() {
-            return Err(format!(
-                "the lab failed ({status}): its log is printed above ({})",
-                self.log.display()
-            ));
-        }
-        let notes = log
-            .lines()
-            .filter_map(|l| l.strip_prefix("  note: "))
-            .map(str::to_owned);
-        NOTES
-            .lock()
-            .expect("no panic while holding it")
-            .extend(notes);
-        Ok(())
-    }
-}
-
-/// CPU time so far, in clock ticks: the machine's (/proc/stat's first
-/// line) busy and in all, and this process's with its waited-for children
-/// (/proc/self/stat: utime, stime, cutime, cstime), which is what a step
-/// spent itself: the lab, a child not waited for until the end, is not in
-/// the other steps' share.
-#[derive(Clone, Copy)]
-struct CpuTime {
-    busy: u64,
-    all: u64,
-    own: u64,
-}
-
-/// Clock ticks per second of /proc's times (USER_HZ, 100 on Linux).
-const USER_HZ: f64 = 100.0;
-
-impl CpuTime {
-    fn now() -> CpuTime {
-        let stat = std::fs::read_to_string("/proc/stat").unwrap_or_default();
-        let ticks: Vec<u64> = stat
-            .lines()
-            .next()
-            .unwrap_or_default()
-            .split_whitespace()
-            .skip(1)
-            .filter_map(|t| t.parse().ok())
-            .collect();
-        let all = ticks.iter().take(8).sum();
-        // idle and iowait
-        let idle: u64 = ticks.iter().skip(3).take(2).sum();
-        let own = std::fs::read_to_string("/proc/self/stat")
-            .unwrap_or_default()
-            .rsplit_once(')')
-            .map_or(0, |(_, fields)| {
-                // After the command's closing parenthesis: state is field 3,
-                // utime..cstime are fields 14-17.
-                fields
-                    .split_whitespace()
-                    .skip(11)
-                    .take(4)
-                    .filter_map(|t| t.parse::<u64>().ok())
-                    .sum()
-            });
-        CpuTime {
-            busy: all - idle,
-            all,
-            own,
-        }
-    }
-
-    /// Since `self`: CPU seconds this process and its waited-for children
-    /// spent.
-    fn own_secs(self) -> f64 {
-        CpuTime::now().own.saturating_sub(self.own) as f64 / USER_HZ
-    }
-
-    /// Since `self`: the CPUs busy on average, as `1.7/2`.
-    fn busy(self) -> String {
-        let now = CpuTime::now();
-        let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
-        let all = now.all.saturating_sub(self.all);
-        if all == 0 {
-            return "?".to_owned();
-        }
-        let share = now.busy.saturating_sub(self.busy) as f64 / all as f64;
-        format!("{:.1}/{cpus}", share * cpus as f64)
-    }
-}
-
 fn find(haystack: &[u8], needle: &[u8]) -> Option<usize> {
     haystack.windows(needle.len()).position(|w| w == needle)
 }
@@ -658,30 +523,6 @@ fn feature_bindgen() -> Result {
 
 #[cfg(test)]
 mod tests {
-    /// /proc/self/stat's fields are read where they are: spinning adds to
-    /// this process's own CPU time, and a waited-for child's time counts.
-    #[test]
-    fn cpu_time_counts_this_process_and_its_children() {
-        let before = super::CpuTime::now();
-        let mut x = 0u64;
-        for i in 0..200_000_000u64 {
-            x = std::hint::black_box(x.wrapping_add(i));
-        }
-        assert!(before.own_secs() > 0.0, "200M additions took no CPU time");
-        let child = super::CpuTime::now();
-        let status = std::process::Command::new("sh")
-            .args(["-c", "i=0; while [ $i -lt 200000 ]; do i=$((i+1)); done"])
-            .status()
-            .unwrap();
-        assert!(status.success());
-        // The shell loop takes about 0.3 s; this thread only waits.
-        assert!(
-            child.own_secs() >= 0.05,
-            "the child's CPU time is counted: {} s",
-            child.own_secs()
-        );
-    }
-
     #[test]
     fn docs_rs_targets_come_from_the_manifest() {
         let targets = super::docs_rs_targets().unwrap();

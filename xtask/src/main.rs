@@ -7,6 +7,8 @@ mod options;
 mod abi;
 mod archive;
 mod ci;
+mod ci_lab;
+mod cpu_time;
 mod cross;
 mod debian;
 mod fuzz;
