@@ -32,10 +32,17 @@ impl EventFd {
     /// [`ReadFormat::size`] for the group's member count.
     pub fn read_into<'b>(&self, buf: &'b mut [u8]) -> Result<Reading<'b>, ReadError> {
         let n = self.read(buf).map_err(ReadError::Errno)?;
-        if n == 0 {
+        self.parse_read(&buf[..n])
+    }
+
+    /// Parses the `n` bytes one [`EventFd::read`] returned (0: the
+    /// end-of-file of a pinned event in error state) with this fd's
+    /// read_format.
+    pub fn parse_read<'b>(&self, bytes: &'b [u8]) -> Result<Reading<'b>, ReadError> {
+        if bytes.is_empty() {
             return Err(ReadError::EndOfFile);
         }
-        self.read_format().parse(&buf[..n])
+        self.read_format().parse(bytes)
     }
 
     /// Reads a single event's count and times (for a group leader, the

@@ -8,8 +8,8 @@ use super::types::c_int;
 use core::fmt;
 
 pub use libc::{
-    E2BIG, EACCES, EAGAIN, EBADF, EBUSY, EFAULT, EINTR, EINVAL, EMFILE, ENFILE, ENOBUFS, ENODEV,
-    ENOENT, ENOMEM, ENOSPC, ENOSYS, ENOTTY, ENXIO, EOPNOTSUPP, EOVERFLOW, EPERM, ESRCH,
+    E2BIG, EACCES, EAGAIN, EBADF, EBUSY, ECHILD, EFAULT, EINTR, EINVAL, EMFILE, ENFILE, ENOBUFS,
+    ENODEV, ENOENT, ENOMEM, ENOSPC, ENOSYS, ENOTTY, ENXIO, EOPNOTSUPP, EOVERFLOW, EPERM, ESRCH,
 };
 
 /// The calling thread's `errno`: read right after a call that returned
@@ -40,6 +40,7 @@ impl Errno {
             EAGAIN => "EAGAIN",
             EBADF => "EBADF",
             EBUSY => "EBUSY",
+            ECHILD => "ECHILD",
             EFAULT => "EFAULT",
             EINTR => "EINTR",
             EINVAL => "EINVAL",

@@ -7,7 +7,7 @@
 //! With it: `nr; [time_enabled]; [time_running]; { value; [id]; [lost] } x nr`.
 
 use crate::byte_order::ByteOrder;
-use crate::linux::errno::{Errno, ENOSPC};
+use crate::linux::errno::{Errno, ECHILD, ENOSPC};
 use crate::sys;
 use core::fmt;
 
@@ -155,7 +155,9 @@ impl ReadFormat {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ReadError {
     /// `read(2)` failed with this errno (EBADF: the fd is closed or not an
-    /// event; ENOSPC: the buffer is smaller than the group's read).
+    /// event; ENOSPC: the buffer is smaller than the group's read; ECHILD:
+    /// an inherited copy of the group no longer matches the group, see
+    /// [`ReadError::is_inherited_group_mismatch`]).
     Errno(Errno),
     /// `read(2)` returned 0: a pinned event that could not be scheduled is
     /// in error state and reads end-of-file until re-enabled (since Linux
@@ -195,6 +197,18 @@ pub enum ReadError {
 }
 
 impl ReadError {
+    /// `ECHILD` from a `PERF_FORMAT_GROUP` read of an inherited group: an
+    /// inherited copy of the group (in a child task) does not have the
+    /// parent group's members, and the kernel refuses to sum over it
+    /// (since Linux 6.6, and the stable kernels the fix went back to, 4.14
+    /// on). Before Linux 5.13 a child task's exit detaches its copy before
+    /// taking it off the parent's list, so a read beside a thread's exit
+    /// sees this for a moment: read again. (The event set does, a bounded
+    /// number of times.)
+    pub const fn is_inherited_group_mismatch(&self) -> bool {
+        matches!(self, ReadError::Errno(Errno(ECHILD)))
+    }
+
     /// A short, fixed description of what is wrong (for errors that embed it).
     pub const fn reason(&self) -> &'static str {
         match self {
@@ -218,6 +232,12 @@ impl fmt::Display for ReadError {
                     "read: {e}: the buffer is smaller than the group's read size"
                 )
             }
+            ReadError::Errno(e) if e.0 == ECHILD => write!(
+                f,
+                "read: {e}: an inherited copy of this group (in a child task) does not match \
+                 the group, so the kernel will not sum it; a child task exiting leaves it so \
+                 for a moment before Linux 5.13: read again"
+            ),
             ReadError::Errno(e) => write!(f, "read: {e}"),
             ReadError::EndOfFile => f.write_str(
                 "read returned end-of-file: the pinned event could not be put on the PMU and \

@@ -11,7 +11,7 @@ use crate::fd::EventFd;
 use crate::linux::errno as os;
 use crate::linux::errno::Errno;
 use crate::open::OpenError;
-use crate::read_format::Counts;
+use crate::read_format::{Counts, ReadError, Reading};
 use crate::sys;
 use std::collections::HashMap;
 
@@ -31,6 +31,33 @@ const GROUP_READ_FORMAT: u64 = sys::PERF_FORMAT_GROUP as u64;
 /// How many times a process's threads are re-scanned before the set gives
 /// up waiting for a stable list (threads still appearing are reported).
 const MAX_SCANS: usize = 64;
+
+/// How many times a group read that met an inherited copy being torn
+/// down ([`ReadError::is_inherited_group_mismatch`]) is tried again: the
+/// first few after a yield, the rest after 1 ms each (the exiting task
+/// finishes its teardown without anything the reader holds).
+const MISMATCH_TRIES: u32 = 200;
+
+/// One `read(2)` of a group instance, again while an exiting child task's
+/// inherited copy is half torn down (before Linux 5.13, `ECHILD` for a
+/// moment after a thread's exit); any other failure is returned at once.
+fn read_group<'b>(leader: &EventFd, buf: &'b mut [u8]) -> Result<Reading<'b>, ReadError> {
+    let mut tries = 0;
+    let n = loop {
+        match leader.read(buf).map_err(ReadError::Errno) {
+            Err(e) if e.is_inherited_group_mismatch() && tries < MISMATCH_TRIES => {
+                tries += 1;
+                if tries <= 10 {
+                    std::thread::yield_now();
+                } else {
+                    std::thread::sleep(std::time::Duration::from_millis(1));
+                }
+            }
+            read => break read?,
+        }
+    };
+    leader.parse_read(&buf[..n])
+}
 
 /// One event of the set, with how opening it went.
 #[derive(Debug)]
@@ -414,7 +441,7 @@ impl EventSet {
             if self.buf.len() < need {
                 self.buf.resize(need, 0);
             }
-            let reading = match leader.read_into(&mut self.buf[..need]) {
+            let reading = match read_group(leader, &mut self.buf[..need]) {
                 Ok(r) => r,
                 Err(failure) => {
                     return Err(SetError::Read {
