@@ -1,4 +1,6 @@
-//! No fd leaks from open and drop. The count of the process's fds is only
+//! No fd leaks from open and drop: 10,000 times on the host, 1,000 in the
+//! lab's guests (each open and close is kernel work emulated there; a leak
+//! shows from the first few, in the fd count and the fd numbers). The count of the process's fds is only
 //! meaningful while no other test opens fds, so the test re-runs this test
 //! binary with `--exact` for itself alone (the other tests of its area
 //! binary run meanwhile in the parent) and does the check in that child.
@@ -19,7 +21,12 @@ fn check_alone() {
     let attr = Attr::new(Event::Software(Software::CpuClock)).disabled(true);
     let before = open_fds();
     let mut highest = 0;
-    for _ in 0..10_000 {
+    let times = if crate::lab_support::lab_guest() {
+        1_000
+    } else {
+        10_000
+    };
+    for _ in 0..times {
         let fd = open(&attr, Scope::this_thread(), None, OpenFlags::new()).unwrap();
         highest = highest.max(fd.raw());
         drop(fd);
@@ -33,7 +40,7 @@ fn check_alone() {
 }
 
 #[test]
-fn opening_and_dropping_10000_events_leaks_no_fd() {
+fn opening_and_dropping_events_leaks_no_fd() {
     if std::env::var_os(ALONE_VAR).is_some() {
         check_alone();
         return;

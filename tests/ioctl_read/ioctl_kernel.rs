@@ -226,9 +226,18 @@ fn inherit_counts_a_childs_work() {
 
 #[test]
 fn enable_on_exec_starts_counting_at_exec() {
-    // The shell is held before exec by the crate's launcher.
-    let script = "i=0; while [ $i -lt 20000 ]; do i=$((i+1)); done";
-    let mut child = Workload::hold(&["/bin/sh", "-c", script]).unwrap();
+    // The shell is held before exec by the crate's launcher. Its loop runs
+    // for well over 1 ms of task-clock: 20,000 rounds on the host, 5,000 in
+    // a lab guest (every instruction emulated: 20,000 took 9-11 s of host
+    // time on mips64el and riscv64; under `-icount` a guest's nanosecond is
+    // one instruction, and a round is thousands).
+    let rounds = if crate::lab_support::lab_guest() {
+        5_000
+    } else {
+        20_000
+    };
+    let script = format!("i=0; while [ $i -lt {rounds} ]; do i=$((i+1)); done");
+    let mut child = Workload::hold(&["/bin/sh", "-c", &script]).unwrap();
     let attr = Attr::new(Event::Software(Software::TaskClock))
         .disabled(true)
         .enable_on_exec(true);

@@ -41,21 +41,12 @@ const HOST_AREAS: &[&str] = &["source_tree", "simulated", "perf_oracle", "unpriv
 #[cfg(test)]
 const SINGLE_FILE_TESTS: &[&str] = &["userpage_loom"];
 
-/// Dev-dependencies (and theirs) that no test area of [`TARGETS`] uses:
-/// built without optimization for the guests.
-const UNUSED_IN_GUESTS: &[&str] = &[
-    "proptest",
-    "regex-syntax",
-    "rand",
-    "rand_core",
-    "rand_xorshift",
-    "chacha20",
-    "num-traits",
-    "unarray",
-    "cpp_demangle",
-    "rustc-demangle",
-    "mio",
-];
+/// The cfg every guest build sets: the manifest builds no
+/// dev-dependency under it (`[target.'cfg(not(perf_event_core_lab_guest))'
+/// .dev-dependencies]`), since no test area of [`TARGETS`] uses one
+/// (proptest and what it pulls in, the sample example's demanglers, mio):
+/// a fifth of each architecture's build.
+pub const GUEST_CFG: &str = "--cfg perf_event_core_lab_guest";
 
 /// The toolchain that builds the standard library of the targets rustup
 /// serves none for ([`Arch::build_std`]).
@@ -117,18 +108,11 @@ pub fn build_guest(arch: Arch) -> Result<Vec<TestBinary>> {
     // A build from scratch (CI's fresh clone): incremental caches only cost
     // time there (about a tenth of the build's CPU time).
     .env("CARGO_PROFILE_DEV_INCREMENTAL", "false");
-    // Dev-dependencies no kernel-facing test area calls (proptest and what
-    // it pulls in; the sample example's demanglers; mio for the ringset_mio
-    // example) are compiled for every guest architecture all the same:
-    // unoptimized, they cost a quarter of the time (a fifth of each
-    // architecture's build at opt-level 2) and the guests never run them.
-    for package in UNUSED_IN_GUESTS {
-        cmd.arg("--config")
-            .arg(format!("profile.dev.package.{package}.opt-level=0"));
-    }
-    if let Some(flags) = arch.rustflags() {
-        cmd.env(var("RUSTFLAGS"), flags);
-    }
+    let flags = match arch.rustflags() {
+        Some(flags) => format!("{GUEST_CFG} {flags}"),
+        None => GUEST_CFG.to_owned(),
+    };
+    cmd.env(var("RUSTFLAGS"), flags);
     for t in TARGETS {
         cmd.args(["--test", t]);
     }
