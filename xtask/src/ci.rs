@@ -138,6 +138,7 @@ pub fn main() -> Result {
             cpu.own_secs(),
         ));
     }
+    lab.steps_done();
     shell::step(LAB);
     let t = Instant::now();
     let cpu = CpuTime::now();
