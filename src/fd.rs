@@ -35,7 +35,7 @@ impl EventFd {
         self.parse_read(&buf[..n])
     }
 
-    /// Parses the `n` bytes one [`EventFd::read`] returned (0: the
+    /// Parses the bytes one [`EventFd::read`] returned (none: the
     /// end-of-file of a pinned event in error state) with this fd's
     /// read_format.
     pub fn parse_read<'b>(&self, bytes: &'b [u8]) -> Result<Reading<'b>, ReadError> {
