@@ -75,11 +75,16 @@ impl<W: Write> Writer<W> {
     /// perf report needs to resolve kernel addresses. Nothing is written
     /// when /proc/kallsyms hides the addresses.
     pub fn write_kernel_mmap(&mut self) -> io::Result<()> {
-        let kallsyms = std::fs::read_to_string("/proc/kallsyms").unwrap_or_default();
-        let text = kallsyms.lines().find_map(|l| {
-            let mut w = l.split_whitespace();
-            let (addr, _, name) = (w.next()?, w.next()?, w.next()?);
-            (name == "_text").then(|| u64::from_str_radix(addr, 16).ok())?
+        // Line by line, up to `_text` (among the first lines): the whole
+        // file is over a hundred thousand lines the kernel formats on read.
+        let text = std::fs::File::open("/proc/kallsyms").ok().and_then(|f| {
+            io::BufRead::lines(io::BufReader::new(f))
+                .map_while(Result::ok)
+                .find_map(|l| {
+                    let mut w = l.split_whitespace();
+                    let (addr, _, name) = (w.next()?, w.next()?, w.next()?);
+                    (name == "_text").then(|| u64::from_str_radix(addr, 16).ok())?
+                })
         });
         let Some(start) = text.filter(|&a| a != 0) else {
             return Ok(());

@@ -3,11 +3,11 @@
 //! way (`read_cost::read_costs`), and libperf's value checked against
 //! its own `read(2)` of the same counter.
 
-use crate::lab_support;
-use crate::read_cost::{read_costs, COST_READS};
-use crate::userpage_pmu::{
+use super::read_cost::{read_costs, COST_READS};
+use super::userpage_pmu::{
     pmu_with_user_access, riscv64_pmu_with_user_access, CONFIG1_LONG, CONFIG1_USER,
 };
+use crate::lab_support;
 
 /// libperf's `perf_evsel__read` (the kernel's `tools/lib/perf`, which
 /// takes the user-space path itself) against `CounterReader::read`: the

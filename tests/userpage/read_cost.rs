@@ -6,7 +6,7 @@
 //! `LAB-BENCH` line (BENCHMARKS.md section 6). `libperf_compare.rs`
 //! measures libperf's read the same way through [`read_costs`].
 
-use crate::userpage_pmu::{
+use super::userpage_pmu::{
     open, open_attr, pmu_with_user_access, riscv64_pmu_with_user_access, CONFIG1_LONG, CONFIG1_USER,
 };
 use perf_event_core::sys;

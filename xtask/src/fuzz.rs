@@ -1,7 +1,7 @@
 //! `cargo xtask fuzz [SECONDS]`: each cargo-fuzz target of `fuzz/` (record
 //! and read_format parsers with their decoders, sysfs format specs, event
 //! strings, tracefs `format` files with raw-payload decoding) for a
-//! bounded time (default 25 s) on the checked-in corpus. New corpus
+//! bounded time (default 10 s) on the checked-in corpus. New corpus
 //! entries go to `target/fuzz-corpus/<target>` and crash inputs to
 //! `target/fuzz-artifacts/<target>/`, so the tree stays clean; a crash
 //! fails the task with the input's path and the command that reproduces it.
@@ -22,7 +22,7 @@ const TARGETS: &[&str] = &[
 ];
 
 /// The per-target time `cargo xtask ci` gives.
-pub const CI_SECONDS: u32 = 25;
+pub const CI_SECONDS: u32 = 10;
 
 /// The nightly toolchain and cargo-fuzz, installed when missing.
 pub fn ensure_tools() -> Result {

@@ -1,7 +1,8 @@
 //! The guests' initramfs: an uncompressed `newc` cpio archive (the format
 //! the kernel unpacks, `Documentation/driver-api/early-userspace/
-//! buffer-format.rst`) holding busybox, the test binaries and a small init
-//! that runs them between markers on the serial console and powers off.
+//! buffer-format.rst`) holding busybox, the test binary and a small init
+//! that runs each test area between markers on the serial console and
+//! powers off.
 
 use super::testbins::TestBinary;
 use crate::shell::Result;
@@ -11,7 +12,7 @@ use std::path::Path;
 pub mod marker {
     /// `LAB-GUEST-UP kernel=<uname -r> machine=<uname -m>`.
     pub const UP: &str = "LAB-GUEST-UP";
-    /// `LAB-BEGIN <binary>`: a test binary starts.
+    /// `LAB-BEGIN <area>`: a test area starts.
     pub const BEGIN: &str = "LAB-BEGIN";
     /// `LAB-END <binary> rc=<exit status>`: it ended.
     pub const END: &str = "LAB-END";
@@ -25,9 +26,13 @@ pub mod marker {
 /// `PERF_EVENT_CORE_LAB_BREAK=1` (`cargo xtask lab --break`).
 pub const BREAK_SWITCH: &str = "perf_event_core_lab_break=1";
 
-/// The init script for a list of test binaries (run in this order).
+/// The init script for a list of test areas (run in this order), each
+/// with its binary and filter.
 pub fn init_script(binaries: &[TestBinary]) -> String {
-    let names: Vec<&str> = binaries.iter().map(|b| b.name.as_str()).collect();
+    let runs: String = binaries
+        .iter()
+        .map(|b| format!("run {} /lab/{} {}\n", b.name, b.guest_file(), b.filter()))
+        .collect();
     format!(
         r#"#!/bin/busybox sh
 # perf-event-core lab guest init, written by `cargo xtask lab`.
@@ -54,12 +59,13 @@ for arg in $(cat /proc/cmdline); do
         echo "{info} break switch on: tests fail on purpose"
     fi
 done
-for t in {names}; do
-    echo "{begin} $t"
-    /lab/$t --test-threads=1 --nocapture
-    echo "{end} $t rc=$?"
-done
-echo "{done}"
+# run AREA BINARY FILTER: one area's tests, between markers.
+run() {{
+    echo "{begin} $1"
+    "$2" "$3" --test-threads=1 --nocapture
+    echo "{end} $1 rc=$?"
+}}
+{runs}echo "{done}"
 poweroff -f
 "#,
         up = marker::UP,
@@ -68,7 +74,7 @@ poweroff -f
         begin = marker::BEGIN,
         end = marker::END,
         done = marker::DONE,
-        names = names.join(" "),
+        runs = runs,
     )
 }
 
@@ -90,13 +96,17 @@ pub fn write(
     cpio.entry("dev/console", 0o020_600, &[], (5, 1));
     cpio.entry("bin/busybox", 0o100_755, &read(busybox)?, (0, 0));
     cpio.entry("init", 0o100_755, init_script(binaries).as_bytes(), (0, 0));
+    // Every area runs from the same binary: it is written once.
+    let mut written = std::collections::BTreeSet::new();
     for b in binaries {
-        cpio.entry(
-            &format!("lab/{}", b.name),
-            0o100_755,
-            &read(&b.path)?,
-            (0, 0),
-        );
+        if written.insert(b.guest_file()) {
+            cpio.entry(
+                &format!("lab/{}", b.guest_file()),
+                0o100_755,
+                &read(&b.path)?,
+                (0, 0),
+            );
+        }
     }
     for (name, path) in extra {
         cpio.entry(&format!("lab/{name}"), 0o100_755, &read(path)?, (0, 0));
@@ -178,15 +188,17 @@ mod tests {
     }
 
     #[test]
-    fn init_runs_every_binary_between_markers() {
-        let bins = [TestBinary {
-            name: "kernel_abi".into(),
-            path: "/x".into(),
-        }];
+    fn init_runs_every_area_between_markers() {
+        let bins = ["abi", "set"].map(|area| TestBinary {
+            name: area.into(),
+            path: "/target/lab_areas-0123".into(),
+        });
         let init = init_script(&bins);
-        assert!(init.contains("for t in kernel_abi; do"));
-        assert!(init.contains("/lab/$t --test-threads=1 --nocapture"));
-        assert!(init.contains("echo \"LAB-END $t rc=$?\""));
+        assert!(init
+            .contains("\nrun abi /lab/lab_areas-0123 abi::\nrun set /lab/lab_areas-0123 set::\n"));
+        assert!(init.contains("echo \"LAB-BEGIN $1\""));
+        assert!(init.contains("\"$2\" \"$3\" --test-threads=1 --nocapture"));
+        assert!(init.contains("echo \"LAB-END $1 rc=$?\""));
         assert!(init.ends_with("poweroff -f\n"));
     }
 }

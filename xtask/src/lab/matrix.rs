@@ -322,11 +322,11 @@ pub fn verdict(columns: &[Column], planned: &[Need]) -> Vec<String> {
         };
         for t in TARGETS {
             match run.binaries.iter().find(|b| b.name == *t) {
-                None => errors.push(format!("{}: test binary `{t}` never started", c.label)),
+                None => errors.push(format!("{}: test area `{t}` never started", c.label)),
                 Some(b) => errors.extend(
                     b.problems
                         .iter()
-                        .map(|p| format!("{}: test binary `{t}` {p}", c.label)),
+                        .map(|p| format!("{}: test area `{t}` {p}", c.label)),
                 ),
             }
         }

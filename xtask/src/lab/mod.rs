@@ -15,7 +15,7 @@
 //! - `kernels.rs`: fetching them without apt into a content-addressed
 //!   cache; what cannot be had is `unavailable`, with its reason
 //! - `guests.rs`: architectures, CPU models, what each guest provides
-//! - `testbins.rs`: static test binaries per architecture
+//! - `testbins.rs`: a static test binary per architecture (every area)
 //! - `deb_cache.rs`: the content-addressed cache of files from .debs
 //! - `initramfs.rs`: the newc archive and its init
 //! - `pipeline.rs`: builds and boots overlapping, guests as their
@@ -26,7 +26,7 @@
 mod deb_cache;
 #[cfg(test)]
 mod fetch_tests;
-mod guests;
+pub(crate) mod guests;
 mod initramfs;
 mod install;
 mod kernels;
@@ -356,7 +356,7 @@ fn host_column(work: &Path) -> Result<Column> {
     let mut log = String::new();
     for b in &binaries {
         let out = Command::new(&b.path)
-            .args(["--test-threads=1", "--nocapture"])
+            .args([b.filter().as_str(), "--test-threads=1", "--nocapture"])
             .current_dir(shell::root())
             .stdin(Stdio::null())
             .output()
@@ -420,7 +420,7 @@ fn run_guest(guest: &guests::Guest, initrd: &Path, work: &Path, args: &Args) -> 
     let mut hung = None;
     if boot.done {
         eprintln!(
-            "{}: kernel {} ran {} binaries, {tests} tests in {:.1} s ({}; log {})",
+            "{}: kernel {} ran {} test areas, {tests} tests in {:.1} s ({}; log {})",
             guest.label,
             run.kernel,
             run.binaries.len(),
@@ -455,8 +455,8 @@ fn run_guest(guest: &guests::Guest, initrd: &Path, work: &Path, args: &Args) -> 
             let last = run
                 .binaries
                 .last()
-                .map_or("before the first test binary".to_owned(), |b| {
-                    format!("in test binary `{}`", b.name)
+                .map_or("before the first test area".to_owned(), |b| {
+                    format!("in test area `{}`", b.name)
                 });
             eprintln!(
                 "{}: sid's newest kernel hung here ({why}, {last}); its results are left \

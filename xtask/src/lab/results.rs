@@ -103,6 +103,9 @@ pub fn parse_binary(name: &str, output: &str, rc: Option<i32>) -> BinaryRun {
             pending = None;
         }
     }
+    // libtest's names are `<area>::<file>::<test>` in the lab's binary;
+    // the area is the run's name, the test `<file>::<test>`.
+    let prefix = format!("{name}::");
     for (test, w) in &results {
         let outcome = match (*w, not_applicable.remove(test)) {
             ("FAILED", _) => Outcome::Failed,
@@ -110,7 +113,15 @@ pub fn parse_binary(name: &str, output: &str, rc: Option<i32>) -> BinaryRun {
             (_, Some((need, reason))) => Outcome::NotApplicable { need, reason },
             _ => Outcome::Passed,
         };
-        run.tests.insert(test.clone(), outcome);
+        match test.strip_prefix(&prefix) {
+            Some(own) => {
+                run.tests.insert(own.to_owned(), outcome);
+            }
+            None => run.problems.push(format!(
+                "ran `{test}`, which is not in area `{name}` (the filter `{prefix}` \
+                 matched it): rename its file or module"
+            )),
+        }
     }
     for test in not_applicable.keys() {
         run.problems.push(format!(
@@ -222,9 +233,9 @@ mod tests {
     use super::*;
 
     const OUTPUT: &str =
-        "\nrunning 3 tests\ntest a ... \nLAB-NOT-APPLICABLE a needs=aarch64-pmu: no PMU\nok\n\
-        test b ... ok\ntest c ... \nthread 'c' panicked at x.rs:1:1:\nboom\nFAILED\n\n\
-        failures:\n    c\n\ntest result: FAILED. 2 passed; 1 failed; 0 ignored; 0 measured; \
+        "\nrunning 3 tests\ntest t::a ... \nLAB-NOT-APPLICABLE t::a needs=aarch64-pmu: no PMU\nok\n\
+        test t::b ... ok\ntest t::c ... \nthread 't::c' panicked at x.rs:1:1:\nboom\nFAILED\n\n\
+        failures:\n    t::c\n\ntest result: FAILED. 2 passed; 1 failed; 0 ignored; 0 measured; \
         0 filtered out; finished in 0.00s\n";
 
     #[test]
@@ -247,9 +258,9 @@ mod tests {
     /// writes to stderr land between libtest's lines.
     #[test]
     fn skip_lines_on_the_console_leave_the_outcomes_alone() {
-        let console = "\nrunning 2 tests\ntest a ... \n\
-            LAB-NOT-APPLICABLE a needs=tracefs: not mounted\n\
-            SKIPPED a (needs tracefs): not mounted\nok\ntest b ... ok\n\n\
+        let console = "\nrunning 2 tests\ntest t::a ... \n\
+            LAB-NOT-APPLICABLE t::a needs=tracefs: not mounted\n\
+            SKIPPED t::a (needs tracefs): not mounted\nok\ntest t::b ... ok\n\n\
             test result: ok. 2 passed; 0 failed; 0 ignored; 0 measured; 0 filtered out; \
             finished in 0.00s\n\n1 test of this binary was SKIPPED here: 1 needs tracefs\n";
         let run = parse_binary("t", console, Some(0));
@@ -268,8 +279,22 @@ mod tests {
     fn a_crash_or_a_miscount_is_a_problem() {
         assert!(!parse_binary("t", OUTPUT, None).problems.is_empty());
         assert!(!parse_binary("t", OUTPUT, Some(0)).problems.is_empty());
-        let glued = OUTPUT.replace("test b ... ok", "test b ... no newlineok");
+        let glued = OUTPUT.replace("test t::b ... ok", "test t::b ... no newlineok");
         assert!(!parse_binary("t", &glued, Some(101)).problems.is_empty());
+    }
+
+    /// An area's run takes its tests by the filter `<area>::`: a test of
+    /// another area that the filter also matched is a problem, not a row.
+    #[test]
+    fn a_test_outside_the_runs_area_is_a_problem() {
+        let foreign = OUTPUT.replace("test t::b ... ok", "test u::t::b ... ok");
+        let run = parse_binary("t", &foreign, Some(101));
+        assert!(!run.tests.contains_key("b"));
+        assert!(
+            run.problems.iter().any(|p| p.contains("`u::t::b`")),
+            "{:?}",
+            run.problems
+        );
     }
 
     #[test]
