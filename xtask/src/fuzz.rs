@@ -39,8 +39,9 @@ pub fn ensure_tools() -> Result {
     }
     if shell::output(shell::cargo(Some("nightly")).args(["fuzz", "--version"])).is_err() {
         shell::step("installing cargo-fuzz");
-        // Unoptimized, as shell::cargo_install builds its tools: it only
-        // starts cargo.
+        // Unoptimized (the release profile's other settings kept): it only
+        // starts cargo, while optimizing its dependencies takes minutes of
+        // a fresh machine's CI.
         shell::run(shell::cargo(Some("stable")).args([
             "install",
             "cargo-fuzz",

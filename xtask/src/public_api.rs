@@ -1,8 +1,8 @@
 //! `cargo xtask public-api [--bless]`: the public API of perf-event-core
 //! against the checked-in snapshot `public-api/perf-event-core.txt`.
 //!
-//! The listing is `cargo public-api` (installed at a pinned version by this
-//! task) over the rustdoc JSON of the nightly toolchain, default features
+//! The listing is cargo-public-api's `-sss` (its `public-api` library, at a
+//! pinned version) over the rustdoc JSON of the nightly toolchain, default features
 //! (`bindgen` changes how `sys` is made, not what it contains), for the
 //! host target. Any difference fails with a unified diff, so a rename or
 //! removal in `sys` after a regeneration, or in the typed layers, is a
@@ -13,8 +13,6 @@ use crate::shell::{self, Result};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-/// The pinned `cargo-public-api` release.
-const CARGO_PUBLIC_API: &str = "0.52.0";
 /// The snapshot, relative to the workspace root.
 pub const SNAPSHOT: &str = "public-api/perf-event-core.txt";
 /// The command that regenerates the snapshot, for messages.
@@ -45,19 +43,34 @@ pub fn main(args: &[String]) -> Result {
     compare(&snapshot, &api)
 }
 
-/// The public API of the crate whose manifest is given, one item a line.
+/// The public API of the crate whose manifest is given, one item a line:
+/// rustdoc's JSON from the nightly toolchain (`cargo rustdoc --lib ...
+/// --output-format json --cap-lints warn`, what cargo-public-api runs),
+/// listed by the `public-api` library without blanket, auto-trait and
+/// auto-derived impls (cargo-public-api's `-sss`). The library, not the
+/// cargo-public-api command: installing that took 130 CPU-s of a fresh
+/// machine's CI for its command-line layer.
 pub fn listing(manifest: &Path) -> Result<String> {
     shell::rustup_toolchain("nightly")?;
-    shell::cargo_install("public-api", CARGO_PUBLIC_API)?;
     let target = shell::root().join("target/public-api");
-    shell::output(
+    shell::run(
         shell::cargo(Some("nightly"))
-            .arg("public-api")
+            .args(["rustdoc", "--lib", "--quiet", "--color", "never"])
             .arg("--manifest-path")
             .arg(manifest)
-            .args(["--color", "never", "-sss", "--target-dir"])
-            .arg(&target),
-    )
+            .arg("--target-dir")
+            .arg(&target)
+            .args(["--", "-Z", "unstable-options", "--output-format", "json"])
+            .args(["--cap-lints", "warn"]),
+    )?;
+    let json = target.join("doc/perf_event_core.json");
+    let api = public_api::Builder::from_rustdoc_json(&json)
+        .omit_blanket_impls(true)
+        .omit_auto_trait_impls(true)
+        .omit_auto_derived_impls(true)
+        .build()
+        .map_err(|e| format!("listing the public API from {}: {e}", json.display()))?;
+    Ok(api.items().map(|item| format!("{item}\n")).collect())
 }
 
 /// Fails with a unified diff when `api` is not the snapshot.

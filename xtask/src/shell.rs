@@ -206,32 +206,3 @@ pub fn rustup_toolchain(toolchain: &str) -> Result {
     step(&format!("installing the Rust {toolchain} toolchain"));
     run(Command::new("rustup").args(["toolchain", "install", toolchain, "--profile", "minimal"]))
 }
-
-/// Installs a cargo subcommand at an exact version with `cargo install
-/// --locked` when `cargo-<name> --version` does not report that version.
-pub fn cargo_install(name: &str, version: &str) -> Result {
-    let program = format!("cargo-{name}");
-    let current = Command::new(&program)
-        .arg("--version")
-        .stdin(Stdio::null())
-        .output()
-        .map(|o| String::from_utf8_lossy(&o.stdout).into_owned())
-        .unwrap_or_default();
-    if current.split_whitespace().any(|w| w == version) {
-        return Ok(());
-    }
-    step(&format!("installing {program} {version}"));
-    // Unoptimized (the release profile's other settings kept): these tools
-    // read a few megabytes and start cargo, which takes them seconds either
-    // way, while optimizing their hundreds of dependencies took a fresh
-    // machine's CI over 11 minutes for cargo-public-api alone.
-    run(cargo(None).args([
-        "install",
-        "--locked",
-        "--config",
-        "profile.release.opt-level=0",
-        &program,
-        "--version",
-        version,
-    ]))
-}

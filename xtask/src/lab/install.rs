@@ -2,8 +2,8 @@
 //! Rust targets the guest test binaries are built for (static musl linked
 //! by the toolchain's own `rust-lld`; static glibc linked by Debian's cross
 //! gcc where rustup serves no musl target; for mips64el, which rustup does
-//! not serve, nightly's `rust-src`), and `dtc` for the armhf guests'
-//! device tree.
+//! not serve, nightly's `rust-src`), `dtc` for the armhf guests' device
+//! tree, and `xz` and `zstd` for the x86 kernels' ELF (`pvh.rs`).
 //!
 //! On Debian bookworm QEMU comes from bookworm-backports: bookworm's own
 //! qemu-system 7.2 would replace the qemu-utils 10.0 from backports that
@@ -28,6 +28,10 @@ fn packages(arches: &[Arch]) -> Vec<&'static str> {
         if *arch == Arch::Armhf {
             packages.push("device-tree-compiler");
         }
+        if arch.pvh() {
+            // The kernel's ELF out of its image (`pvh.rs`).
+            packages.extend_from_slice(&["xz-utils", "zstd"]);
+        }
         if let (_, Some(cross)) = arch.linker() {
             packages.extend_from_slice(cross);
         }
@@ -48,6 +52,9 @@ fn missing_tools(arches: &[Arch]) -> Vec<&'static str> {
         }
         if *arch == Arch::Armhf {
             tools.push("dtc");
+        }
+        if arch.pvh() {
+            tools.extend_from_slice(&["xz", "zstd"]);
         }
         tools.extend(super::libperf::tools(*arch));
     }

@@ -21,6 +21,8 @@
 //! - `pipeline.rs`: builds and boots overlapping, guests as their
 //!   architecture is built
 //! - `qemu.rs`: boot, timeout, console capture
+//! - `pvh.rs`: x86 kernels booted as their ELF (PVH entry), not
+//!   decompressed under TCG
 //! - `results.rs`, `matrix.rs`: parsing, the matrix, the verdict
 
 mod deb_cache;
@@ -34,6 +36,7 @@ mod libperf;
 mod matrix;
 mod pins;
 mod pipeline;
+mod pvh;
 mod qemu;
 mod results;
 mod testbins;
@@ -405,8 +408,17 @@ fn run_guest(guest: &guests::Guest, initrd: &Path, work: &Path, args: &Args) -> 
     } else {
         None
     };
+    let kernel = if guest.arch.pvh() {
+        pvh::boot_image(
+            &guest.kernel.image,
+            &work.join(format!("{}.vmlinux", guest.label.replace(' ', "-"))),
+        )
+    } else {
+        guest.kernel.image.clone()
+    };
     let boot = qemu::boot(
         guest,
+        &kernel,
         initrd,
         dtb.as_deref(),
         args.break_guests,

@@ -61,9 +61,16 @@ impl Boot {
     }
 }
 
-/// The QEMU command line for a guest; `dtb` replaces the board's own
-/// device tree (armhf, see [`a15_pmu_dtb`]).
-pub fn command(guest: &Guest, initrd: &Path, dtb: Option<&Path>, break_switch: bool) -> Command {
+/// The QEMU command line for a guest booting `kernel` (its image, or the
+/// ELF of `pvh.rs`); `dtb` replaces the board's own device tree (armhf,
+/// see [`a15_pmu_dtb`]).
+pub fn command(
+    guest: &Guest,
+    kernel: &Path,
+    initrd: &Path,
+    dtb: Option<&Path>,
+    break_switch: bool,
+) -> Command {
     let mut append = String::new();
     if let Some(console) = guest.arch.console() {
         append.push_str(&format!("console={console} "));
@@ -92,7 +99,7 @@ pub fn command(guest: &Guest, initrd: &Path, dtb: Option<&Path>, break_switch: b
         cmd.arg("-dtb").arg(dtb);
     }
     cmd.arg("-kernel")
-        .arg(&guest.kernel.image)
+        .arg(kernel)
         .arg("-initrd")
         .arg(initrd)
         .args(["-append", &append]);
@@ -155,13 +162,14 @@ pub fn a15_pmu_dtb(guest: &Guest, prefix: &Path) -> Result<std::path::PathBuf> {
 /// Boots a guest, writing its console to `log`.
 pub fn boot(
     guest: &Guest,
+    kernel: &Path,
     initrd: &Path,
     dtb: Option<&Path>,
     break_switch: bool,
     log: &Path,
     timeout: Duration,
 ) -> Result<Boot> {
-    let mut cmd = command(guest, initrd, dtb, break_switch);
+    let mut cmd = command(guest, kernel, initrd, dtb, break_switch);
     eprintln!("$ {}", shell::show(&cmd));
     let started = Instant::now();
     let mut child = cmd
