@@ -9,18 +9,49 @@
 use crate::sample_support::{
     build_sample, hot, ok, perf_report, rows, sample, sample_binary, scratch, tools_here,
 };
+use crate::stat_support::wait_until_in_poll;
 use std::os::unix::process::ExitStatusExt;
 use std::process::{Command, Stdio};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
-/// Runs `cmd` for `after`, sends it SIGINT, returns its output.
-fn interrupted(mut cmd: Command, after: Duration) -> std::process::Output {
-    let child = cmd
+/// CPU time (clock ticks, `utime + stime` of /proc/PID/stat) the workload
+/// runs while a tool records it before the Ctrl-C: half a second at 100
+/// ticks per second, about 2,000 cpu-clock samples at perf's default 4 kHz.
+const RECORDED_TICKS: u64 = 50;
+
+/// The CPU time `pid` has used, in clock ticks.
+fn cpu_ticks(pid: u32) -> u64 {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap();
+    // After the command name's `)`: state is field 3, utime 14, stime 15.
+    let rest = &stat[stat.rfind(')').unwrap() + 2..];
+    let fields: Vec<&str> = rest.split_whitespace().collect();
+    fields[11].parse::<u64>().unwrap() + fields[12].parse::<u64>().unwrap()
+}
+
+/// Runs `cmd` (perf record or the sample example), waits until it records
+/// (asleep in its poll with its events open) and the workload `work` has
+/// run for [`RECORDED_TICKS`] more, checks that the tool is still
+/// recording, sends it SIGINT and returns its output. Order, not time: the
+/// signal comes after the tool is ready and the workload has been sampled,
+/// however slow the machine (a fixed 2 s once came before perf record had
+/// set up under a loaded machine, which left an empty file).
+fn interrupted(mut cmd: Command, work: u32) -> std::process::Output {
+    let mut child = cmd
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    std::thread::sleep(after);
+    wait_until_in_poll(child.id());
+    let from = cpu_ticks(work);
+    let hung = Instant::now() + Duration::from_secs(120);
+    while cpu_ticks(work) < from + RECORDED_TICKS {
+        assert!(Instant::now() < hung, "hung: workload {work} got no CPU");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    assert!(
+        child.try_wait().unwrap().is_none(),
+        "the tool ended by itself while the workload ran"
+    );
     // SAFETY: signalling our own child.
     unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
     child.wait_with_output().unwrap()
@@ -41,10 +72,10 @@ fn ctrl_c_during_p_prints_the_report_as_perf_keeps_its_data() {
     let mut perf = Command::new("perf");
     perf.args(["record", "-q", "-e", "cpu-clock", "-p", &pid, "-o"])
         .arg(&data);
-    let perf = interrupted(perf, Duration::from_secs(2));
+    let perf = interrupted(perf, work.id());
     let mut ours = Command::new(sample_binary());
     ours.args(["-e", "cpu-clock", "-p", &pid]);
-    let ours = interrupted(ours, Duration::from_secs(2));
+    let ours = interrupted(ours, work.id());
     let _ = work.kill();
     let _ = work.wait();
 
@@ -68,8 +99,8 @@ fn ctrl_c_during_p_prints_the_report_as_perf_keeps_its_data() {
 }
 
 /// `-a` with no command records until Ctrl-C, as `perf record -a` does:
-/// still recording after 1.5 s, then the report of what was recorded and
-/// death by SIGINT.
+/// still recording after the workload ran for [`RECORDED_TICKS`], then the
+/// report of what was recorded and death by SIGINT.
 #[test]
 fn all_cpus_without_a_command_records_until_ctrl_c_as_perf() {
     if !tools_here() {
@@ -84,20 +115,16 @@ fn all_cpus_without_a_command_records_until_ctrl_c_as_perf() {
     let mut perf = Command::new("perf");
     perf.args(["record", "-q", "-a", "-e", "cpu-clock", "-o"])
         .arg(&data);
-    let perf = interrupted(perf, Duration::from_millis(1500));
-    let start = std::time::Instant::now();
+    let perf = interrupted(perf, work.id());
     let mut ours = Command::new(sample_binary());
     ours.args(["-a", "-e", "cpu-clock"]);
-    let ours = interrupted(ours, Duration::from_millis(1500));
-    let took = start.elapsed();
+    let ours = interrupted(ours, work.id());
     let _ = work.kill();
     let _ = work.wait();
 
     let text = String::from_utf8_lossy(&ours.stdout);
     assert_eq!(perf.status.signal(), Some(libc::SIGINT), "perf record -a");
     assert_eq!(ours.status.signal(), Some(libc::SIGINT), "{text}");
-    // A lower bound (we waited 1.5 s before the signal): no load breaks it.
-    assert!(took >= Duration::from_millis(1500), "{took:?}");
     // The hot loop is in the report: how large its share of the machine's
     // samples is depends on what else ran (the suite's builds, the lab
     // guests' load), not on the tool.

@@ -384,7 +384,8 @@ fn sigterm_to_the_tool_ends_it_at_once_as_perf() {
     // without waiting for its command (here one that never ends by itself:
     // waiting for it would hang the test).
     let mut child = spawn(&["-x,", "-e", "task-clock", "sleep", "1000"], true);
-    std::thread::sleep(Duration::from_millis(300));
+    // Once it counts (asleep in its poll), not after a fixed time.
+    crate::stat_support::wait_until_running(child.id(), "sleep");
     signal(child.id() as i32, libc::SIGTERM);
     // Not wait_with_output: the orphaned `sleep` keeps stderr open.
     let status = wait_or_hang(&mut child);
@@ -403,9 +404,13 @@ fn sigint_to_the_tool_alone_lets_every_run_finish_as_perf() {
         &["-x,", "-e", "task-clock", "-r", "3", "sleep", "0.3"],
         false,
     );
-    std::thread::sleep(Duration::from_millis(100));
+    // Once it counts the first run (asleep in its poll, its SIGINT
+    // handler in place), not after a fixed time that a loaded machine can
+    // outlast before the tool is set up.
+    crate::stat_support::wait_until_running(child.id(), "sleep");
     signal(child.id() as i32, libc::SIGINT);
     let out = child.wait_with_output().unwrap();
+    // A lower bound (three runs of `sleep 0.3`): no load breaks it.
     assert!(start.elapsed() >= Duration::from_millis(850));
     assert_eq!(out.status.code(), Some(0));
     let text = String::from_utf8(out.stderr).unwrap();
@@ -418,7 +423,7 @@ fn sigint_to_the_tool_alone_lets_every_run_finish_as_perf() {
 #[test]
 fn ctrl_c_to_the_process_group_stops_the_command_and_prints_the_counts() {
     let child = spawn(&["-e", "task-clock,cs", "sleep", "5"], true);
-    std::thread::sleep(Duration::from_millis(300));
+    crate::stat_support::wait_until_running(child.id(), "sleep");
     // As the terminal does: SIGINT to every process of the group. That the
     // command was stopped, not waited for, is the report's first line.
     signal(-(child.id() as i32), libc::SIGINT);

@@ -74,7 +74,8 @@ pub fn voluntary_switches(pid: u32) -> u64 {
 }
 
 /// Whether the main thread of `pid` is blocked in `poll(2)` / `ppoll(2)`
-/// (`/proc/PID/syscall` names the system call a sleeping task is in).
+/// or `epoll_wait(2)` and its kin (`/proc/PID/syscall` names the system
+/// call a sleeping task is in).
 pub fn in_poll(pid: u32) -> bool {
     std::fs::read_to_string(format!("/proc/{pid}/syscall")).is_ok_and(|s| {
         s.split_whitespace()
@@ -84,19 +85,63 @@ pub fn in_poll(pid: u32) -> bool {
 }
 
 #[cfg(target_arch = "x86_64")]
-const POLLS: [libc::c_long; 2] = [libc::SYS_poll, libc::SYS_ppoll];
+const POLLS: [libc::c_long; 5] = [
+    libc::SYS_poll,
+    libc::SYS_ppoll,
+    libc::SYS_epoll_wait,
+    libc::SYS_epoll_pwait,
+    libc::SYS_epoll_pwait2,
+];
 #[cfg(not(target_arch = "x86_64"))]
-const POLLS: [libc::c_long; 1] = [libc::SYS_ppoll];
+const POLLS: [libc::c_long; 3] = [
+    libc::SYS_ppoll,
+    libc::SYS_epoll_pwait,
+    libc::SYS_epoll_pwait2,
+];
 
-/// Waits until the stat example `pid` sleeps in its poll: it has opened
-/// and enabled its events and waits for an exit or a signal. Panics only
-/// when it never gets there (a hang guard, not a time bound).
+/// Waits until the tool `pid` (the stat or sample example, perf) sleeps in
+/// its poll: it has opened and enabled its events and waits for data, an
+/// exit or a signal. Panics only when it never gets there (a hang guard,
+/// not a time bound).
 pub fn wait_until_in_poll(pid: u32) {
     let hung = std::time::Instant::now() + std::time::Duration::from_secs(120);
     while !in_poll(pid) {
         assert!(
             std::time::Instant::now() < hung,
-            "hung: stat {pid} never reached its poll"
+            "hung: {pid} never reached its poll"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+}
+
+/// Waits until the tool `pid` sleeps waiting for its command (in a poll,
+/// see [`in_poll`], or in `wait4(2)` / `waitid(2)`) and its child has
+/// executed `comm` (the child's /proc/PID/comm): the tool counts, and a
+/// signal sent then reaches the command itself, not the tool's fork
+/// before its exec. A hang guard, not a time bound.
+pub fn wait_until_running(pid: u32, comm: &str) {
+    let waits = || {
+        in_poll(pid)
+            || std::fs::read_to_string(format!("/proc/{pid}/syscall")).is_ok_and(|s| {
+                s.split_whitespace().next().is_some_and(|n| {
+                    n.parse::<libc::c_long>()
+                        .is_ok_and(|n| [libc::SYS_wait4, libc::SYS_waitid].contains(&n))
+                })
+            })
+    };
+    let hung = std::time::Instant::now() + std::time::Duration::from_secs(120);
+    let runs = || {
+        std::fs::read_to_string(format!("/proc/{pid}/task/{pid}/children"))
+            .unwrap_or_default()
+            .split_whitespace()
+            .any(|c| {
+                std::fs::read_to_string(format!("/proc/{c}/comm")).is_ok_and(|n| n.trim() == comm)
+            })
+    };
+    while !(runs() && waits()) {
+        assert!(
+            std::time::Instant::now() < hung,
+            "hung: {pid} never waited for its command `{comm}`"
         );
         std::thread::sleep(std::time::Duration::from_millis(5));
     }
