@@ -77,10 +77,16 @@ pub fn voluntary_switches(pid: u32) -> u64 {
 /// or `epoll_wait(2)` and its kin (`/proc/PID/syscall` names the system
 /// call a sleeping task is in).
 pub fn in_poll(pid: u32) -> bool {
+    blocked_in(pid, &POLLS)
+}
+
+/// Whether the main thread of `pid` sleeps in one of `calls`
+/// (`/proc/PID/syscall`'s first field).
+fn blocked_in(pid: u32, calls: &[libc::c_long]) -> bool {
     std::fs::read_to_string(format!("/proc/{pid}/syscall")).is_ok_and(|s| {
         s.split_whitespace()
             .next()
-            .is_some_and(|n| n.parse::<libc::c_long>().is_ok_and(|n| POLLS.contains(&n)))
+            .is_some_and(|n| n.parse::<libc::c_long>().is_ok_and(|n| calls.contains(&n)))
     })
 }
 
@@ -120,15 +126,7 @@ pub fn wait_until_in_poll(pid: u32) {
 /// signal sent then reaches the command itself, not the tool's fork
 /// before its exec. A hang guard, not a time bound.
 pub fn wait_until_running(pid: u32, comm: &str) {
-    let waits = || {
-        in_poll(pid)
-            || std::fs::read_to_string(format!("/proc/{pid}/syscall")).is_ok_and(|s| {
-                s.split_whitespace().next().is_some_and(|n| {
-                    n.parse::<libc::c_long>()
-                        .is_ok_and(|n| [libc::SYS_wait4, libc::SYS_waitid].contains(&n))
-                })
-            })
-    };
+    let waits = || in_poll(pid) || blocked_in(pid, &[libc::SYS_wait4, libc::SYS_waitid]);
     let hung = std::time::Instant::now() + std::time::Duration::from_secs(120);
     let runs = || {
         std::fs::read_to_string(format!("/proc/{pid}/task/{pid}/children"))
