@@ -26,8 +26,14 @@
 //!   process) it creates after the monitor is opened, with the attr's
 //!   `inherit` bit. A child's counts are added to the group when it exits,
 //!   and a read sums the children still running (`perf_event_read_value`
-//!   walks the child events), so a region that starts and joins threads
-//!   counts all of their work. Threads that existed before the monitor was
+//!   walks the child events), so a region counts all of the work of the
+//!   threads it started once the kernel has reaped them. A joined thread
+//!   may not be reaped yet: musl's `pthread_join` returns before the
+//!   thread makes its exit system call, and a group read while the kernel
+//!   tears an exiting child's group down (the leader is detached and added
+//!   back first, then each member) misses the members not yet added back
+//!   (seen on Linux 6.12). For exact counts, read once the threads are gone
+//!   from `/proc/self/task`. Threads that existed before the monitor was
 //!   opened are not counted (use `PerThread` for them). Always the
 //!   `read(2)` path: a counter register holds only the current thread's
 //!   count, and the kernel refuses to map the page of an inherited per-task

@@ -351,3 +351,19 @@ pub fn additions(n: u64) -> u64 {
     }
     acc + left
 }
+
+/// Returns once the kernel has reaped each thread of `tids` (its
+/// `/proc/self/task/TID` is gone, which `release_task` does after the
+/// thread's perf exit has added its inherited counts back to the parent
+/// events). `pthread_join` is not enough: musl wakes the joiner before the
+/// thread makes its exit system call, and a group read while the kernel
+/// tears a child's group down (leader first, then each member) misses the
+/// member not yet added back. A wait for an event, not for a time.
+pub fn wait_until_reaped(tids: &[libc::pid_t]) {
+    for tid in tids {
+        let task = format!("/proc/self/task/{tid}");
+        while std::path::Path::new(&task).exists() {
+            std::thread::sleep(std::time::Duration::from_millis(1));
+        }
+    }
+}
