@@ -3,14 +3,14 @@
 //! access; bit 0: 64-bit counter), the page of a thread's own hardware event
 //! shows `cap_user_rdpmc = 1` and an index (32: PMCCNTR_EL0 for cycles;
 //! 1..=31: PMEVCNTR<index-1>_EL0), and the reader must take the instruction
-//! path and agree with `read(2)` within 0.1 %, over five loops of growing
-//! length.
+//! path over five loops of growing length, each `read(2)` between the
+//! user-space reads taken just before and after it.
 //!
 //! On riscv64 (SBI PMU with Sscofpmf, Linux 6.6+ with `perf_user_access`
 //! = 1, the default) the page of a thread's own user-only cycles or
 //! instructions event shows `cap_user_rdpmc = 1`, `pmc_width` 64 and an
 //! index whose counter CSR (`0xC00 + index - 1`) user space reads with
-//! `csrr`; the same five loops must agree with `read(2)` within 0.1 %.
+//! `csrr`; the same five loops, each `read(2)` bracketed the same way.
 //!
 //! On 32-bit Arm the ARMv7 PMU counts cycles and instructions, but arm32
 //! gives user space no counter access: the page says `cap_user_rdpmc = 0`,
@@ -39,8 +39,6 @@ use crate::lab_support;
 pub(crate) const CONFIG1_LONG: u64 = 1 << 0;
 /// `attr.config1` bit 1 of the arm64 PMU: user-space access (`rdpmc`).
 pub(crate) const CONFIG1_USER: u64 = 1 << 1;
-/// The agreement required between the instruction path and `read(2)`.
-const TOLERANCE: f64 = 0.001;
 /// Iterations of the first measured loop; each next loop doubles it.
 const FIRST_LOOP: u64 = 200_000;
 
@@ -140,8 +138,25 @@ fn spin(iterations: u64) {
     }
 }
 
-fn within(user: u64, syscall: u64) -> bool {
-    (user as f64 - syscall as f64).abs() <= TOLERANCE * syscall as f64
+/// The instruction path, then `read(2)`, then the instruction path again:
+/// the kernel's count must lie between the two user-space reads (a counter
+/// only grows), whatever ran between them. An agreement within a share
+/// failed where the PMU counts the kernel too: QEMU's riscv64 cycles
+/// counter has no mode filter, and an interrupt between two reads added
+/// 3,369 cycles to one delta of 1.2 million (0.27 %, against 0.1 %).
+fn bracket(
+    name: &str,
+    reader: &CounterReader<UserPage, RawCounterFd>,
+) -> (CounterReading, u64, CounterReading) {
+    let user = reader.read().expect("read");
+    let direct = reader.fd().read_counts_checked();
+    let after = reader.read().expect("read");
+    assert!(
+        user.counts.value <= direct && direct <= after.counts.value,
+        "{name}: read(2) {direct} is not between the user-space reads around it \
+         ({user:?}, {after:?})"
+    );
+    (user, direct, after)
 }
 
 /// Whether this is a riscv64 machine whose PMU user space may read; if
@@ -248,42 +263,32 @@ fn check_on_pmu(name: &str, config: u32, config1: u64, expect_index: Option<u32>
         );
     }
 
-    let read_both = || -> (CounterReading, u64) {
-        let user = reader.read().expect("read");
-        let direct = reader.fd().read_counts_checked();
-        (user, direct)
-    };
-    let (mut user_before, mut fd_before) = read_both();
+    let mut user_before = reader.read().expect("read");
     let mut last_delta = 0;
     for step in 0..5 {
         spin(FIRST_LOOP << step);
-        let (user, direct) = read_both();
-        match user.path {
-            ReadPath::Counter { index, .. } => assert_eq!(index, snap.index, "{name}"),
-            other => panic!("{name}: loop {step} read through {other:?}"),
+        let (user, direct, after) = bracket(name, &reader);
+        for read in [&user, &after] {
+            match read.path {
+                ReadPath::Counter { index, .. } => assert_eq!(index, snap.index, "{name}"),
+                other => panic!("{name}: loop {step} read through {other:?}"),
+            }
         }
         let user_delta = user.counts.value - user_before.counts.value;
-        let fd_delta = direct - fd_before;
         println!(
-            "{name}: loop {step}: user-space {} (delta {user_delta}), read(2) {direct} \
-             (delta {fd_delta}), index {}, pmc_width {}",
-            user.counts.value, snap.index, snap.pmc_width
+            "{name}: loop {step}: user-space {} (delta {user_delta}), read(2) {direct}, \
+             user-space again {}, index {}, pmc_width {}",
+            user.counts.value, after.counts.value, snap.index, snap.pmc_width
         );
-        assert!(
-            within(user_delta, fd_delta),
-            "{name}: loop {step}: user-space delta {user_delta} vs read(2) delta {fd_delta}"
-        );
-        assert!(
-            within(user.counts.value, direct),
-            "{name}: loop {step}: user-space {} vs read(2) {direct}",
-            user.counts.value
-        );
+        // Each loop doubles the last: its delta is larger whatever else
+        // the counter saw (an interrupt's cycles are thousands, a loop's
+        // growth a million).
         assert!(
             user_delta > last_delta,
             "{name}: loop {step}: delta {user_delta} not above the previous {last_delta}"
         );
         last_delta = user_delta;
-        (user_before, fd_before) = (user, direct);
+        user_before = user;
     }
     drop(reader);
     // SAFETY: the fd opened above, no longer used.
@@ -372,14 +377,9 @@ fn user_read_right_after_reset_agrees_with_read() {
             let r = unsafe { libc::ioctl(fd, sys::PERF_EVENT_IOC_RESET as _, 0) };
             assert_eq!(r, 0, "RESET: {}", Error::last_os_error());
             spin(FIRST_LOOP);
-            let user = reader.read().expect("read");
-            let direct = reader.fd().read_counts_checked();
+            let (user, direct, _) = bracket(name, &reader);
             println!("cycles {name} after RESET {round}: user-space {user:?}, read(2) {direct}");
             assert!(user.used_counter(), "{user:?}");
-            assert!(
-                user.counts.value <= direct && within(user.counts.value, direct),
-                "{user:?} vs {direct}"
-            );
         }
         drop(reader);
         // SAFETY: the fd opened above, no longer used.
@@ -388,8 +388,8 @@ fn user_read_right_after_reset_agrees_with_read() {
 }
 
 /// riscv64: user-only cycles on the SBI PMU; the reader must take the
-/// `csrr` path (cap_user_rdpmc, a nonzero index, pmc_width 64) and agree
-/// with `read(2)` within 0.1 % over five loops.
+/// `csrr` path (cap_user_rdpmc, a nonzero index, pmc_width 64) over five
+/// loops, each `read(2)` between the user-space reads around it.
 #[test]
 fn riscv64_user_read_of_cycles() {
     if riscv64_pmu_with_user_access() {
@@ -433,14 +433,9 @@ fn riscv64_user_read_right_after_reset_agrees_with_read() {
         let r = unsafe { libc::ioctl(fd, sys::PERF_EVENT_IOC_RESET as _, 0) };
         assert_eq!(r, 0, "RESET: {}", Error::last_os_error());
         spin(FIRST_LOOP);
-        let user = reader.read().expect("read");
-        let direct = reader.fd().read_counts_checked();
+        let (user, direct, _) = bracket("instructions", &reader);
         println!("instructions after RESET {round}: user-space {user:?}, read(2) {direct}");
         assert!(user.used_counter(), "{user:?}");
-        assert!(
-            user.counts.value <= direct && within(user.counts.value, direct),
-            "{user:?} vs {direct}"
-        );
     }
     drop(reader);
     // SAFETY: the fd opened above, no longer used.

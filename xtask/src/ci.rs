@@ -96,31 +96,40 @@ const STEPS: &[Step] = &[
 /// The lab's name in the summary: it runs beside the steps above.
 const LAB: &str = "lab (QEMU guests), beside the steps above";
 
+/// How every build of CI compiles, set for each cargo the steps start (the
+/// lab's guest builds included) and exported by `.ci/run` before it builds
+/// xtask itself: a setting that differs gives a dependency another
+/// metadata hash, and the test step compiled xtask's dependencies (bindgen,
+/// public-api, serde) a second time. A unit test keeps `.ci/run` equal.
+///
+/// - Debug builds with line tables only: file and line in backtraces and
+///   panics, no variable or type information, which no step reads (the
+///   full debug info was a large part of the `test` step's compile and
+///   link time).
+/// - No incremental compilation: CI builds a fresh clone and never edits,
+///   so its caches are never read (about a tenth of a workspace package's
+///   compile time, as measured for the lab's guest builds).
+/// - Four codegen units per crate instead of 256 (a non-incremental dev
+///   build) or 16 (release): each unit compiles again the inline and
+///   generic code it uses, so fewer units cost less CPU in all, and CI's two
+///   CPUs are always busy (the lab runs beside every step). The `set` and
+///   `ring` test binaries with their dependencies: 55.3 CPU-s with 256
+///   units, 45.3 with 4 (44.5 with 1), and less wall time too.
+pub(crate) const BUILD_SETTINGS: &[(&str, &str)] = &[
+    ("CARGO_PROFILE_DEV_DEBUG", "line-tables-only"),
+    ("CARGO_INCREMENTAL", "0"),
+    ("CARGO_PROFILE_DEV_CODEGEN_UNITS", "4"),
+    ("CARGO_PROFILE_RELEASE_CODEGEN_UNITS", "4"),
+];
+
 /// Runs every step and reports.
 pub fn main() -> Result {
     shell::step("installing what CI needs");
     shell::apt_install(PACKAGES)?;
     shell::rustup_components("stable", &["rustfmt", "clippy"])?;
-    // Debug builds with line tables only (file and line in backtraces and
-    // panics, no variable or type information, which no step reads): the
-    // full debug info of every test binary, example and bench was a large
-    // part of the `test` step's compile and link time. Every cargo the steps
-    // start inherits it, so their builds share one set of artifacts.
-    std::env::set_var("CARGO_PROFILE_DEV_DEBUG", "line-tables-only");
-    // CI builds from a fresh clone and never edits: incremental compilation
-    // only writes caches no later build reads (about a tenth of a
-    // workspace package's compile time, as measured for the lab's guest
-    // builds). Release builds are not incremental anyway.
-    std::env::set_var("CARGO_INCREMENTAL", "0");
-    // Four codegen units per crate instead of 256 (a non-incremental dev
-    // build) or 16 (release): each unit compiles again the inline and
-    // generic code it uses, so fewer units cost less CPU in all, and CI's
-    // two CPUs are always busy (the lab runs beside every step). Measured on
-    // the `set` and `ring` test binaries with their dependencies: 55.3 CPU-s
-    // with 256 units, 45.3 with 4 (44.5 with 1), and less wall time too.
-    // The lab's guest builds (opt-level 2) inherit it.
-    std::env::set_var("CARGO_PROFILE_DEV_CODEGEN_UNITS", "4");
-    std::env::set_var("CARGO_PROFILE_RELEASE_CODEGEN_UNITS", "4");
+    for (name, value) in BUILD_SETTINGS {
+        std::env::set_var(name, value);
+    }
     let started = Instant::now();
     let lab = Lab::start()?;
     let mut summary = Vec::new();
@@ -555,6 +564,21 @@ fn feature_bindgen() -> Result {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn ci_run_exports_the_build_settings_before_building_xtask() {
+        let script = std::fs::read_to_string(crate::shell::root().join(".ci/run")).unwrap();
+        let exec = script
+            .find("exec cargo xtask ci")
+            .expect("`exec cargo xtask ci` in .ci/run");
+        for (name, value) in super::BUILD_SETTINGS {
+            let export = format!("export {name}={value}\n");
+            let at = script
+                .find(&export)
+                .unwrap_or_else(|| panic!(".ci/run lacks `{}`", export.trim()));
+            assert!(at < exec, "`{}` after the xtask build", export.trim());
+        }
+    }
+
     #[test]
     fn docs_rs_targets_come_from_the_manifest() {
         let targets = super::docs_rs_targets().unwrap();
