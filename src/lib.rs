@@ -42,49 +42,32 @@
 //! - [`fallback`]: perf's fallbacks in one place (a `:P` event's precision,
 //!   cycles -> cpu-clock without a PMU, `:u` under `perf_event_paranoid`,
 //!   flags an old kernel lacks), each one taken returned as a value; used
-//!   by `monitor` and `set`.
+//!   by `monitor` and by perf-event-host's event sets.
 //! - [`ring`], [`record`]: the mmap ring buffer (wrap-safe, zero-copy,
 //!   overwrite snapshots, AUX area) and every PERF_RECORD type.
 //! - [`monitor`]: self-monitoring for harnesses: a group kept enabled and
 //!   read around a region (counter instruction, or one PERF_FORMAT_GROUP
-//!   `read(2)`), on this thread, its new threads (inherit) or a thread
-//!   set; with std, named counters and `monitor::stats`, the
-//!   harness-agnostic measuring API (the criterion adapter is the
-//!   `perf-event-criterion` crate).
+//!   `read(2)`), on this thread or its new threads (inherit); named
+//!   counters, thread lists and statistics over it are perf-event-host's
+//!   `measure` (the criterion adapter is the `perf-event-criterion`
+//!   crate).
 //! - [`userpage`]: lock-free reads of a counter through its mmap'ed
 //!   `perf_event_mmap_page` (the seqlock protocol, `rdpmc` / `mrs` / `csrr`,
 //!   time extrapolation and scaling), falling back to `read(2)`.
 //!
-//! With feature `std` (the modules below allocate):
-//!
-#![cfg_attr(
-    feature = "std",
-    doc = "- [`features`]: which flags and attr size the running kernel accepts,
-  found by opening cheap events.
-- [`sysfs`]: PMUs, format bit ranges, event aliases, tracefs ids, kprobe /
-  uprobe events, system limits.
-- [`parse`]: perf-style event strings to attrs and groups.
-- [`perf_data`]: perf.data in and out: a writer (file with rounds and
-  feature sections, or perf's pipe format) and a reader of perf's files
-  (either byte order), records parsed by [`record`].
-- [`ringset`]: many rings read as one: one epoll wait (POLLHUP when a
-  target exits), records identified by sample id, a time-ordered merge
-  holding records in their rings, loss accounting per ring and event.
-- [`set`]: event sets: groups on every CPU, every thread of a running
-  process and every core type, one fd table, read together and aggregated.
-- [`workload`]: a command held before `exec`, released when the counters
-  are ready, its exit waking the waiter (pidfd) with no polling period."
-)]
-#![cfg_attr(
-    not(feature = "std"),
-    doc = "`features`, `sysfs`, `parse`, `perf_data`, `ringset`, `set` and `workload` (not in this build: feature `std` is off)."
-)]
+//! The std-only layers built on this crate are their own packages:
+//! `perf-event-host` (sysfs discovery, perf's event strings, event and ring
+//! sets, the workload launcher, named counters and measuring statistics,
+//! the `stat` example) and `perf-data-file` (perf.data in and out, the
+//! `sample` example).
 //!
 //! ## Features
 //!
-//! - `std` (default): the std-only modules above and std trait impls.
-//!   Without it the crate is `#![no_std]` and allocation-free, on the same
-//!   Linux targets.
+//! - `std` (default): std trait impls (`Error`, `AsFd`, conversions to
+//!   `std::io::Error`), and the two items that allocate: the process calls
+//!   of `linux::process` (perf-event-host's workload launcher is built on
+//!   them) and `fallback::renamed`. Without it the crate is `#![no_std]`
+//!   and allocation-free, on the same Linux targets.
 //! - `bindgen`: generate [`sys`] at build time from the installed kernel
 //!   headers instead of using the vendored bindings (needs libclang).
 #![cfg_attr(not(feature = "std"), no_std)]
@@ -98,29 +81,15 @@ pub mod byte_order;
 pub mod event;
 pub mod fallback;
 pub mod fd;
-#[cfg(feature = "std")]
-pub mod features;
 pub mod linux;
 pub mod migration;
 pub mod monitor;
 pub mod open;
-#[cfg(feature = "std")]
-pub mod parse;
-#[cfg(feature = "std")]
-pub mod perf_data;
 pub mod read_format;
 pub mod record;
 pub mod ring;
-#[cfg(feature = "std")]
-pub mod ringset;
-#[cfg(feature = "std")]
-pub mod set;
 pub mod sys;
-#[cfg(feature = "std")]
-pub mod sysfs;
 pub mod userpage;
-#[cfg(feature = "std")]
-pub mod workload;
 
 /// The README's examples, compiled and run as doctests (`cargo test --doc`).
 #[cfg(all(doctest, feature = "std"))]

@@ -1,12 +1,13 @@
 //! A `harness = false` bench with no framework: perf events per iteration
-//! through `perf_event_core::monitor::stats` in a few lines.
+//! through `perf_event_host::measure::stats` in a few lines.
 //!
 //! ```sh
 //! cargo bench -p bench --bench counts
 //! ```
 
-use perf_event_core::monitor::stats::{measure, Runs};
-use perf_event_core::monitor::{Counter, Threads};
+use perf_event_core::monitor::Threads;
+use perf_event_host::measure::stats::{measure, Runs};
+use perf_event_host::measure::Counter;
 use std::hint::black_box;
 
 fn sum_of_squares(n: u64) -> u64 {

@@ -1,13 +1,14 @@
 //! divan times the benchmarks; then the same functions are measured in perf
-//! events with `perf_event_core::monitor::stats` (divan has no pluggable
+//! events with `perf_event_host::measure::stats` (divan has no pluggable
 //! measurement, so the counts come as a second table).
 //!
 //! ```sh
 //! cargo bench -p bench --bench divan_counts
 //! ```
 
-use perf_event_core::monitor::stats::{measure, Runs};
-use perf_event_core::monitor::{Counter, Threads};
+use perf_event_core::monitor::Threads;
+use perf_event_host::measure::stats::{measure, Runs};
+use perf_event_host::measure::Counter;
 use std::hint::black_box;
 
 #[divan::bench(args = [1_000, 100_000])]

@@ -1,9 +1,9 @@
 //! A perf.data writer for a ring set of one event, as the bench binaries
 //! that record to a file start it (`ringset`, `record_vs_perf`).
 
+use perf_data_file::{Event, Features, Writer};
 use perf_event_core::attr::Attr;
-use perf_event_core::perf_data::{Event, Features, Writer};
-use perf_event_core::ringset::RingSet;
+use perf_event_host::ringset::RingSet;
 use std::fs::File;
 use std::path::Path;
 

@@ -11,7 +11,7 @@ use perf_event::{Builder, Counter, Group, ReadFormat};
 use perf_event_core::attr::Attr;
 use perf_event_core::event::{Event, Software};
 use perf_event_core::open::{open, OpenFlags, Scope};
-use perf_event_core::set::{BudgetPolicy, Cpus, EventSet, EventSpec, Target, ThreadSet};
+use perf_event_host::set::{BudgetPolicy, Cpus, EventSet, EventSpec, Target, ThreadSet};
 use std::hint::black_box;
 use std::sync::mpsc;
 

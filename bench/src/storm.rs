@@ -45,7 +45,7 @@ pub fn tracepoint_id(group: &str, name: &str) -> u64 {
 /// `available_parallelism` reads, shrinks to one CPU once the reader pins
 /// itself, and the storm would then share the reader's CPU).
 pub fn cpus() -> Vec<usize> {
-    let cpus = perf_event_core::set::Cpus::read().expect("/sys/devices/system/cpu/online");
+    let cpus = perf_event_host::set::Cpus::read().expect("/sys/devices/system/cpu/online");
     cpus.online()
         .as_slice()
         .iter()

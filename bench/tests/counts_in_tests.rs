@@ -1,9 +1,10 @@
 //! A test suite that asserts perf event counts per iteration with
-//! `perf_event_core::monitor::stats`: here, page faults of a function that
+//! `perf_event_host::measure::stats`: here, page faults of a function that
 //! touches fresh pages (a software event, on every machine).
 
-use perf_event_core::monitor::stats::{measure, Runs};
-use perf_event_core::monitor::{Counter, Threads};
+use perf_event_core::monitor::Threads;
+use perf_event_host::measure::stats::{measure, Runs};
+use perf_event_host::measure::Counter;
 
 const PAGES: usize = 16;
 

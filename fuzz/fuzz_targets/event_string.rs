@@ -4,8 +4,8 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use perf_event_core::parse::{parse, Resolver};
-use perf_event_core::sysfs::{Alias, Format, Pmu, TracepointError};
+use perf_event_host::parse::{parse, Resolver};
+use perf_event_host::sysfs::{Alias, Format, Pmu, TracepointError};
 use std::sync::OnceLock;
 
 struct Fixture {

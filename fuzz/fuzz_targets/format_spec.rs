@@ -4,7 +4,7 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use perf_event_core::sysfs::{Alias, CpuList, Format, Scale, TermLexer};
+use perf_event_host::sysfs::{Alias, CpuList, Format, Scale, TermLexer};
 
 fuzz_target!(|data: &[u8]| {
     let Ok(text) = std::str::from_utf8(data) else {

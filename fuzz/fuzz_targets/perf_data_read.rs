@@ -4,7 +4,7 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use perf_event_core::perf_data::PerfData;
+use perf_data_file::PerfData;
 
 fuzz_target!(|data: &[u8]| {
     let Ok(file) = PerfData::from_bytes(data.to_vec()) else {

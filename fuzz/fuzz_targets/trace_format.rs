@@ -8,7 +8,7 @@
 
 use libfuzzer_sys::fuzz_target;
 use perf_event_core::byte_order::ByteOrder;
-use perf_event_core::sysfs::{TraceFormat, TraceValue};
+use perf_event_host::sysfs::{TraceFormat, TraceValue};
 
 fuzz_target!(|data: &[u8]| {
     let Some((&flags, rest)) = data.split_first() else {

@@ -56,11 +56,12 @@
 //! `Measurement::end` cannot return an error.
 //!
 //! For statistics outside criterion (divan, `harness = false`, tests) use
-//! [`perf_event_core::monitor::stats`].
+//! [`perf_event_host::measure::stats`].
 
 use perf_event_core::monitor::Monitor;
-pub use perf_event_core::monitor::{Counter, CounterError, Threads};
+pub use perf_event_core::monitor::Threads;
 use perf_event_core::userpage::CounterReading;
+pub use perf_event_host::measure::{Counter, CounterError};
 
 /// A criterion measurement counting one perf event (see the crate docs).
 #[derive(Debug)]

@@ -1,5 +1,5 @@
 //! Processes: a child held before `exec`, pipes, `pidfd_open(2)`,
-//! `waitid(2)` / `wait4(2)` and `kill(2)` — what [`crate::workload`] is
+//! `waitid(2)` / `wait4(2)` and `kill(2)` — what perf-event-host's `workload` is
 //! built on. With feature `std` only (the fds are [`OwnedFd`]s, the argv
 //! [`CString`]s).
 //!

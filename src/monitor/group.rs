@@ -113,8 +113,9 @@ impl<const N: usize> CounterFd for GroupFd<N> {
 /// disabled, `read_format` exactly [`READ_FORMAT`] (the group read decodes
 /// that layout), `inherit` as asked, each event under `policy` (its
 /// attempt, with the final attr and the fallbacks taken, is written to
-/// `attempts`).
-pub(super) fn open_group<const N: usize>(
+/// `attempts`). The building block of [`Monitor`](super::Monitor) and of
+/// a monitor over a list of threads (perf-event-host's `PerThread`).
+pub fn open_group<const N: usize>(
     attempts: &mut [Attempt; N],
     scope: Scope,
     inherit: bool,

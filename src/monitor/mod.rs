@@ -34,11 +34,11 @@
 //!   back first, then each member) misses the members not yet added back
 //!   (seen on Linux 6.12). For exact counts, read once the threads are gone
 //!   from `/proc/self/task`. Threads that existed before the monitor was
-//!   opened are not counted (use `PerThread` for them). Always the
+//!   opened are not counted (use perf-event-host's `PerThread` for them). Always the
 //!   `read(2)` path: a counter register holds only the current thread's
 //!   count, and the kernel refuses to map the page of an inherited per-task
 //!   event.
-//! - `PerThread` (std): the same group opened on each thread of a given
+//! - `PerThread` (perf-event-host): the same group opened on each thread of a given
 //!   list of thread ids; a read sums one group read per thread.
 //!
 //! # Kernel limits
@@ -66,23 +66,14 @@
 //! # Ok::<(), perf_event_core::monitor::MonitorError>(())
 //! ```
 //!
-//! std adds `PerThread`, `Counter` (named events with errors that say
-//! which software event works where a hardware one is missing) and
-//! `stats`, the harness-agnostic measuring API.
+//! perf-event-host's `measure` module adds, with std, `PerThread`,
+//! `Counter` (named events with errors that say which software event works
+//! where a hardware one is missing) and `stats`, the harness-agnostic
+//! measuring API.
 
-#[cfg(feature = "std")]
-mod counter;
 mod group;
-#[cfg(feature = "std")]
-pub mod stats;
-#[cfg(feature = "std")]
-mod threads;
 
-#[cfg(feature = "std")]
-pub use counter::{Counter, CounterError, CounterErrorKind};
-pub use group::{GroupFd, MAX_EVENTS};
-#[cfg(feature = "std")]
-pub use threads::PerThread;
+pub use group::{open_group, GroupFd, MAX_EVENTS};
 
 use crate::abi::KernelVersion;
 use crate::attr::Attr;
@@ -221,7 +212,7 @@ pub fn between<const N: usize>(
 }
 
 /// What a monitor holds before its first read: a count of 0 with no time.
-const UNREAD: CounterReading = CounterReading {
+pub const UNREAD: CounterReading = CounterReading {
     counts: crate::read_format::Counts::with_times(0, 0, 0),
     path: ReadPath::Syscall {
         reason: FallbackReason::NotOnPmu,

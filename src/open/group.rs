@@ -1,5 +1,5 @@
-//! [`GroupOpen`]: the one way the crate opens the members of a group (the
-//! monitor's fixed array and the event set's placements both use it).
+//! [`GroupOpen`]: the one way to open the members of a group (the
+//! monitor's fixed array and perf-event-host's event sets both use it).
 
 use super::{open, OpenError, OpenFlags, Scope};
 use crate::abi::bitfield::attr as flag;
@@ -17,7 +17,7 @@ use crate::fd::EventFd;
 /// its `inherit` bit. The caller keeps the fds, and decides which members
 /// to skip or retry with another attr.
 #[derive(Clone, Copy, Debug)]
-pub(crate) struct GroupOpen {
+pub struct GroupOpen {
     scope: Scope,
     read_format: u64,
     inherit: bool,
@@ -26,7 +26,7 @@ pub(crate) struct GroupOpen {
 impl GroupOpen {
     /// A group on `scope` whose members get `read_format` bits and
     /// `inherit` as given.
-    pub(crate) const fn new(scope: Scope, read_format: u64, inherit: bool) -> GroupOpen {
+    pub const fn new(scope: Scope, read_format: u64, inherit: bool) -> GroupOpen {
         GroupOpen {
             scope,
             read_format,
@@ -37,7 +37,7 @@ impl GroupOpen {
     /// Opens `attr` as the group's leader (`leader` `None`) or as a member
     /// of the group `leader` leads, with `flags` ([`OpenFlags::new`], or a
     /// fallback's without CLOEXEC).
-    pub(crate) fn open(
+    pub fn open(
         &self,
         attr: &Attr,
         leader: Option<&EventFd>,

@@ -5,7 +5,7 @@ mod error;
 mod group;
 
 pub use error::{Access, AccessCause, FailureContext, OpenError, PreSyscall};
-pub(crate) use group::GroupOpen;
+pub use group::GroupOpen;
 
 use crate::attr::{Attr, Diagnosis};
 use crate::fd::EventFd;

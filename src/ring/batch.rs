@@ -104,7 +104,6 @@ impl<'b> RawRecord<'b> {
     /// walk already delivered ([`RawRecord::at`] checked its header then):
     /// only that its header still says `len` is checked. `None` if not, or
     /// if the bytes fall outside `data` (never a panic).
-    #[cfg(feature = "std")] // the ring set's merge only
     #[inline]
     pub(crate) fn known(data: &'b [u8], pos: u64, len: usize) -> Option<RawRecord<'b>> {
         let at = (pos as usize) & data.len().wrapping_sub(1);

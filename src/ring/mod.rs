@@ -314,10 +314,11 @@ impl RingBuffer {
     /// The record of `len` bytes at `pos`, one [`RingBuffer::peek`] returned
     /// and that has not been committed: as [`RingBuffer::record_at`] (the
     /// position is checked against the current `data_tail` / `data_head`)
-    /// but the header is only compared with `len`, not checked again.
-    #[cfg(feature = "std")] // the ring set's merge only
+    /// but the header is only compared with `len`, not checked again: the
+    /// cheap second look of a merge that holds records in their rings
+    /// (perf-event-host's ring set).
     #[inline]
-    pub(crate) fn record_known(&self, pos: u64, len: usize) -> Result<RawRecord<'_>, RingError> {
+    pub fn record_known(&self, pos: u64, len: usize) -> Result<RawRecord<'_>, RingError> {
         let (head, tail) = (self.head(), self.tail());
         let used = (head as usize).wrapping_sub(tail as usize) as u64;
         let ahead = (pos as usize).wrapping_sub(tail as usize) as u64;

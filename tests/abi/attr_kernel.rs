@@ -130,12 +130,12 @@ fn validation_errors_never_reach_the_kernel() {
 
 #[test]
 fn kernel_feature_probe_agrees_with_the_version_table() {
-    let features = perf_event_core::features::KernelFeatures::detect();
+    let features = perf_event_host::features::KernelFeatures::detect();
     println!("{features}");
     let k = running();
     assert_eq!(features.attr_size, kernel_attr_size(k));
     for (name, since, support) in &features.flags {
-        use perf_event_core::features::Support;
+        use perf_event_host::features::Support;
         // exclude_* and precise_ip may be refused by software events; flags
         // newer than the kernel must be refused, older ones known.
         if !k.at_least(*since) {
@@ -173,7 +173,7 @@ fn linux_5_10_accepts_ver6_and_names_what_is_newer() {
         return;
     }
     use perf_event_core::abi::AttrSize;
-    use perf_event_core::features::{KernelFeatures, Support};
+    use perf_event_host::features::{KernelFeatures, Support};
 
     // VER6: an attr of 120 bytes with aux_sample_size set passes the size
     // check (E2BIG would come first); the kernel may still refuse AUX

@@ -10,7 +10,7 @@ use perf_event_core::attr::Attr;
 use perf_event_core::event::{BreakpointType, Event, Software};
 use perf_event_core::fd::{disable_thread_events, enable_thread_events, EventFd};
 use perf_event_core::open::{open, OpenFlags, Scope};
-use perf_event_core::workload::Workload;
+use perf_event_host::workload::Workload;
 use std::sync::atomic::Ordering;
 
 /// The sys_enter_prctl tracepoint, or `None` (with the lab's not-applicable

@@ -13,7 +13,8 @@ use kernel_support::{additions, tracefs, tracepoint_id, wait_until_reaped};
 use lab_support::{not_applicable, Need};
 use perf_event_core::attr::Attr;
 use perf_event_core::event::{Event, Software};
-use perf_event_core::monitor::{Counter, Monitor, PerThread, Threads};
+use perf_event_core::monitor::{Monitor, Threads};
+use perf_event_host::measure::{Counter, PerThread};
 use std::sync::{Arc, Barrier};
 
 const CALLS: u64 = 1000;

@@ -17,7 +17,7 @@
 use crate::lab_support;
 use crate::stat_support;
 
-use perf_event_core::parse::{parse, Modifiers, System};
+use perf_event_host::parse::{parse, Modifiers, System};
 use stat_support::tracefs_usable;
 use std::collections::BTreeMap;
 use std::process::Command;

@@ -14,9 +14,9 @@ use crate::lab_support;
 use crate::sample_support::perf_on;
 
 use lab_support::{not_applicable, Need};
-use perf_event_core::perf_data::PerfData;
+use perf_data_file::PerfData;
 use perf_event_core::record::{Callchain, Context, Record, RegNames, RegsArch};
-use perf_event_core::sysfs::{TraceFormat, TraceValue, Tracefs};
+use perf_event_host::sysfs::{TraceFormat, TraceValue, Tracefs};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;

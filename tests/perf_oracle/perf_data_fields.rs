@@ -12,7 +12,7 @@ use crate::perf_data_printed::{
 };
 use crate::perf_data_side_band::{side_band_text, Names};
 use crate::perf_data_support::PERF_MAX_STACK;
-use perf_event_core::perf_data::{FileAttr, PerfData};
+use perf_data_file::{FileAttr, PerfData};
 use perf_event_core::read_format::{ReadFormat, Reading};
 use perf_event_core::record::{Context, Record, RegNames, Regs, RegsArch, Sample, Weight};
 use perf_event_core::sys;

@@ -19,8 +19,8 @@ use crate::lab_support;
 use crate::perf_data_fields::{compare, perf_record, Output};
 use crate::perf_data_perfs_files::perfs_header_agrees;
 use crate::sample_support::{hot, hot_fixed, one_busy_test_at_a_time, scratch, tools_here};
-use perf_event_core::perf_data::PerfData;
-use perf_event_core::sysfs::Tracefs;
+use perf_data_file::PerfData;
+use perf_event_host::sysfs::Tracefs;
 use std::path::Path;
 
 /// One recording: perf record's options and what to compare.

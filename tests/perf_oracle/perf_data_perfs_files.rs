@@ -12,7 +12,7 @@ use crate::sample_support::{
     build_sample, hot, ok, one_busy_test_at_a_time, perf_report, rows, sample_binary, scratch,
     tools_here,
 };
-use perf_event_core::perf_data::PerfData;
+use perf_data_file::PerfData;
 use std::path::Path;
 use std::process::{Command, Stdio};
 

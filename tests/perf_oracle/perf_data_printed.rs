@@ -5,7 +5,7 @@
 //! against the crate's.
 
 use crate::sample_support::perf_on;
-use perf_event_core::perf_data::PerfData;
+use perf_data_file::PerfData;
 use std::collections::BTreeMap;
 use std::path::Path;
 

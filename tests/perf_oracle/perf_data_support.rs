@@ -4,7 +4,7 @@
 //! with the crate's reader.
 
 use crate::sample_support::{build_sample, hot, ok, one_busy_test_at_a_time, rows, sample_binary};
-use perf_event_core::perf_data::PerfData;
+use perf_data_file::PerfData;
 use perf_event_core::record::{Context, Record};
 use std::collections::HashMap;
 use std::path::Path;
@@ -140,7 +140,7 @@ pub fn crate_samples(file: &PerfData) -> (Vec<Line>, usize) {
 }
 
 /// How perf prints a CPU of the topology.
-pub fn cpu_line(i: usize, c: &perf_event_core::perf_data::CpuPlace, die: Option<&u32>) -> String {
+pub fn cpu_line(i: usize, c: &perf_data_file::CpuPlace, die: Option<&u32>) -> String {
     match die {
         Some(d) => format!(
             "# CPU {i}: Core ID {}, Die ID {d}, Socket ID {}",

@@ -18,7 +18,7 @@ use crate::sample_support::{
     build_sample, hot, ok, one_busy_test_at_a_time, perf_report, rows, sample_binary, scratch,
     tools_here,
 };
-use perf_event_core::perf_data::{Features, PerfData};
+use perf_data_file::{Features, PerfData};
 use std::os::unix::process::ExitStatusExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -489,7 +489,7 @@ fn a_tracepoint_recording_reads_in_perf_with_its_fields() {
     if !tools_here() {
         return;
     }
-    let Ok(tracefs) = perf_event_core::sysfs::Tracefs::find() else {
+    let Ok(tracefs) = perf_event_host::sysfs::Tracefs::find() else {
         let why = "tracefs is not mounted (mount -t tracefs nodev /sys/kernel/tracing)";
         crate::lab_support::not_applicable(crate::lab_support::Need::Tracefs, why);
         return;

@@ -124,7 +124,15 @@ fn perf_report(data: &Path) -> Rows {
 
 fn sample_example() -> Command {
     let mut c = Command::new(env!("CARGO"));
-    c.args(["run", "--quiet", "--example", "sample", "--"]);
+    c.args([
+        "run",
+        "--quiet",
+        "-p",
+        "perf-data-file",
+        "--example",
+        "sample",
+        "--",
+    ]);
     c
 }
 

@@ -108,14 +108,31 @@ fn build_hot(dir: &Path, name: &str, extra: &[&str]) -> PathBuf {
 /// `cargo run --release --example sample -- ARGS`.
 pub fn sample() -> Command {
     let mut c = Command::new(env!("CARGO"));
-    c.args(["run", "--quiet", "--release", "--example", "sample", "--"]);
+    c.args([
+        "run",
+        "--quiet",
+        "--release",
+        "-p",
+        "perf-data-file",
+        "--example",
+        "sample",
+        "--",
+    ]);
     c
 }
 
 /// Builds the optimized example (so that timing starts with the tool).
 pub fn build_sample() {
     let st = Command::new(env!("CARGO"))
-        .args(["build", "--quiet", "--release", "--example", "sample"])
+        .args([
+            "build",
+            "--quiet",
+            "--release",
+            "-p",
+            "perf-data-file",
+            "--example",
+            "sample",
+        ])
         .status()
         .unwrap();
     assert!(st.success(), "cargo build --release --example sample");

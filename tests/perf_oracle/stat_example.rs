@@ -11,7 +11,7 @@ use crate::stat_support;
 use perf_event_core::attr::Attr;
 use perf_event_core::event::{Event, Software};
 use perf_event_core::open::{open, OpenFlags, Scope};
-use perf_event_core::workload::Workload;
+use perf_event_host::workload::Workload;
 use stat_support::*;
 use std::os::unix::process::CommandExt;
 use std::process::{Command, Stdio};

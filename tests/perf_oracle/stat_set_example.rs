@@ -13,7 +13,7 @@ use std::time::Duration;
 
 fn online_cpus() -> usize {
     let text = std::fs::read_to_string("/sys/devices/system/cpu/online").unwrap();
-    perf_event_core::sysfs::CpuList::parse(&text).unwrap().len()
+    perf_event_host::sysfs::CpuList::parse(&text).unwrap().len()
 }
 
 #[test]

@@ -1,5 +1,5 @@
 //! Records captured on a big-endian machine (an s390x QEMU guest running
-//! `examples/record_dump`; `tests/fixtures/s390x/capture.sh` made the
+//! `perf-event-host/examples/record_dump`; `tests/fixtures/s390x/capture.sh` made the
 //! fixture) parsed here in their foreign byte order: every value this crate
 //! decodes (header, sample fields, read values, callchain segments, s390
 //! registers by name, user stack, tracepoint fields by name, side-band
@@ -13,7 +13,7 @@ mod describe;
 use crate::{kernel_support, lab_support};
 
 use perf_event_core::record::{self, ByteOrder, RegNames, RegsArch, SampleLayout};
-use perf_event_core::sysfs::TraceFormat;
+use perf_event_host::sysfs::TraceFormat;
 
 fn unhex(s: &str) -> Vec<u8> {
     (0..s.len() / 2)
@@ -114,7 +114,7 @@ fn a_native_capture_replays_to_its_own_values() {
 /// guest's values.
 #[test]
 fn s390x_records_in_a_big_endian_perf_data_file_read_to_the_guests_values() {
-    use perf_event_core::perf_data::PerfData;
+    use perf_data_file::PerfData;
     let text = include_str!("fixtures/s390x/records.txt");
     let field = |key: &str| text.lines().find_map(|l| l.strip_prefix(key)).unwrap();
     let attr = unhex(field("ATTR "));

@@ -11,8 +11,8 @@ use perf_event_core::attr::Attr;
 use perf_event_core::open::{open, OpenFlags, Scope};
 use perf_event_core::record::{Record, SampleLayout};
 use perf_event_core::ring::RawRecord;
-use perf_event_core::ringset::{Entry, Held, Options, RingSet, RingSetError, Sharing};
 use perf_event_core::sys;
+use perf_event_host::ringset::{Entry, Held, Options, RingSet, RingSetError, Sharing};
 use ringset_support::*;
 use std::collections::HashMap;
 use std::time::{Duration, Instant};
@@ -405,7 +405,7 @@ fn two_events_of_one_thread_share_a_ring_and_are_told_apart_by_id() {
 /// the set's own event index.
 #[test]
 fn a_ring_set_over_an_event_set_reads_every_cpu_s_samples() {
-    use perf_event_core::set::{BudgetPolicy, CpuSet, EventSet, EventSpec, Target, ThreadSet};
+    use perf_event_host::set::{BudgetPolicy, CpuSet, EventSet, EventSpec, Target, ThreadSet};
     let Some((prctl_attr, getppid_attr)) = tracepoints() else {
         return;
     };
@@ -544,7 +544,7 @@ fn rings_of_this_thread(attr: &Attr, n: usize) -> RingSet {
 /// its id, in time order, the attrs with their ids.
 #[test]
 fn a_ring_set_written_through_the_merge_reads_back_in_time_order() {
-    use perf_event_core::perf_data::{Event, Features, PerfData, Writer};
+    use perf_data_file::{Event, Features, PerfData, Writer};
     let Some((prctl_attr, _)) = tracepoints() else {
         return;
     };

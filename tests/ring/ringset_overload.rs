@@ -4,12 +4,12 @@
 
 use crate::ringset_support;
 
+use perf_data_file::{Event, Features, PerfData, Writer};
 use perf_event_core::linux::mmap::page_size;
 use perf_event_core::open::{open, OpenFlags, Scope};
-use perf_event_core::perf_data::{Event, Features, PerfData, Writer};
 use perf_event_core::record::{Record, SampleLayout};
-use perf_event_core::ringset::{Entry, Options, RingSet};
 use perf_event_core::sys;
+use perf_event_host::ringset::{Entry, Options, RingSet};
 use ringset_support::*;
 
 #[test]

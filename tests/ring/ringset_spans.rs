@@ -8,7 +8,7 @@ use crate::ringset_support::*;
 use perf_event_core::open::{open, OpenFlags, Scope};
 use perf_event_core::record::SampleLayout;
 use perf_event_core::ring::RawRecord;
-use perf_event_core::ringset::{Drained, Entry, Options, RingSet};
+use perf_event_host::ringset::{Drained, Entry, Options, RingSet};
 
 #[derive(Default)]
 struct Both {

@@ -11,7 +11,7 @@ use crate::set_support;
 use perf_event_core::attr::Attr;
 use perf_event_core::event::{Event, Software};
 use perf_event_core::read_format::Scaled;
-use perf_event_core::set::{
+use perf_event_host::set::{
     aggregate, fds_in_use, AggrKey, AggrMode, AggrValue, BudgetPolicy, Cpus, EventSet, EventSpec,
     EventStatus, HybridNames, PlacedCounts, SetError, Target,
 };
@@ -574,7 +574,7 @@ fn failed_leader_never_leaves_members_alone_unsupported_member_reported() {
     // A PMU type no kernel has: ENOENT everywhere.
     let bogus = || EventSpec::new("bogus", Attr::new(Event::pmu(0x7fff_fff0, 0)));
     let me = Target::Threads {
-        threads: perf_event_core::set::ThreadSet::from_tids([set_support::gettid()]),
+        threads: perf_event_host::set::ThreadSet::from_tids([set_support::gettid()]),
         cpus: None,
         inherit: false,
     };

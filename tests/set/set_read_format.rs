@@ -9,8 +9,8 @@ use crate::lab_support;
 use perf_event_core::attr::Attr;
 use perf_event_core::event::{Event, Software};
 use perf_event_core::linux::system::gettid;
-use perf_event_core::set::{BudgetPolicy, EventSet, EventSpec, Target, ThreadSet};
 use perf_event_core::sys;
+use perf_event_host::set::{BudgetPolicy, EventSet, EventSpec, Target, ThreadSet};
 
 const GROUP: u64 = sys::PERF_FORMAT_GROUP as u64;
 const TIMES: u64 =

@@ -30,8 +30,8 @@ use crate::lab_support::{self, Need};
 use perf_event_core::attr::Attr;
 use perf_event_core::event::{Event, Hardware};
 use perf_event_core::open::{open, OpenFlags, Scope};
-use perf_event_core::set::{BudgetPolicy, Cpus, EventSet, EventSpec, Target};
-use perf_event_core::workload::Workload;
+use perf_event_host::set::{BudgetPolicy, Cpus, EventSet, EventSpec, Target};
+use perf_event_host::workload::Workload;
 
 const TEST: &str = "static_instruction_count_per_task_and_cpu_wide_window_ends_at_the_exit";
 /// Iterations of `kernel_support::additions` (3 instructions each).

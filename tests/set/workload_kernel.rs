@@ -1,4 +1,4 @@
-//! The workload launcher (`perf_event_core::workload`) against the
+//! The workload launcher (`perf_event_host::workload`) against the
 //! running kernel: a child burning a known amount of CPU, counted per task
 //! (`enable_on_exec`) and CPU-wide (enabled right before the release,
 //! disabled when the exit wakes us); an exec failure reported as perf
@@ -11,8 +11,8 @@ use crate::set_support;
 
 use perf_event_core::attr::Attr;
 use perf_event_core::event::{Event, Software};
-use perf_event_core::set::{BudgetPolicy, Cpus, EventSet, EventSpec, SetError, Target, ThreadSet};
-use perf_event_core::workload::{Workload, WorkloadError};
+use perf_event_host::set::{BudgetPolicy, Cpus, EventSet, EventSpec, SetError, Target, ThreadSet};
+use perf_event_host::workload::{Workload, WorkloadError};
 use std::time::Duration;
 
 const BURN_TEST: &str = "burn_counted_per_task_and_cpu_wide_window_ends_at_exit";

@@ -7,8 +7,8 @@ use crate::attr_want;
 use crate::sysfs_support;
 
 use attr_want::*;
-use perf_event_core::parse::{parse, Builtin, System};
-use perf_event_core::sysfs::{Pmus, Tracefs};
+use perf_event_host::parse::{parse, Builtin, System};
+use perf_event_host::sysfs::{Pmus, Tracefs};
 use sysfs_support::*;
 
 const fn cache(cache: u64, op: u64, result: u64) -> Want {

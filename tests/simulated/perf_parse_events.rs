@@ -24,9 +24,9 @@ use crate::sysfs_support;
 
 use attr_want::*;
 use perf_cases::{EVENTS, EVENTS_PMU};
-use perf_event_core::parse::{parse, System};
 use perf_event_core::sys;
-use perf_event_core::sysfs::{Pmus, Tracefs};
+use perf_event_host::parse::{parse, System};
+use perf_event_host::sysfs::{Pmus, Tracefs};
 use sysfs_support::*;
 
 /// Tracepoint ids of the fixture tracefs.

@@ -10,12 +10,12 @@ use crate::sysfs_support;
 use perf_event_core::attr::Attr;
 use perf_event_core::event::{Cache, CacheOp, CacheResult, Event, Hardware, Software};
 use perf_event_core::read_format::{Counts, Scaled};
-use perf_event_core::set::{
+use perf_event_core::sys;
+use perf_event_host::set::{
     aggregate, AggrKey, AggrMode, AggrValue, CorePmus, CpuProblem, Cpus, EventInfo, EventSpec,
     HybridNames, PlacedCounts, Placement, RejectedCpu, PMU_TYPE_SHIFT,
 };
-use perf_event_core::sys;
-use perf_event_core::sysfs::{CpuList, Pmus};
+use perf_event_host::sysfs::{CpuList, Pmus};
 use sysfs_support::Tree;
 
 /// A 16 P-core-thread + 8 E-core machine (i9-12900K): types as the kernel
@@ -326,7 +326,7 @@ fn per_cpu_counts(cpus: impl Iterator<Item = u32>) -> Vec<PlacedCounts> {
     .collect()
 }
 
-fn keyed(lines: &[perf_event_core::set::Aggregate]) -> Vec<(AggrKey, u64)> {
+fn keyed(lines: &[perf_event_host::set::Aggregate]) -> Vec<(AggrKey, u64)> {
     lines
         .iter()
         .map(|l| (l.key.clone(), l.counts.value))
@@ -335,8 +335,8 @@ fn keyed(lines: &[perf_event_core::set::Aggregate]) -> Vec<(AggrKey, u64)> {
 
 #[test]
 fn two_sockets_smt_per_core_die_socket_node() {
-    use perf_event_core::set::{aggregate_topology, TopologyLevel};
-    use perf_event_core::sysfs::Topology;
+    use perf_event_host::set::{aggregate_topology, TopologyLevel};
+    use perf_event_host::sysfs::Topology;
     let tree = Tree::new("set-topo-2s");
     // 2 sockets x 2 cores x 2 SMT threads; siblings numbered as Intel
     // does (cpu N and N+4 share a core); one die per socket; 2 nodes.
@@ -396,8 +396,8 @@ fn two_sockets_smt_per_core_die_socket_node() {
 
 #[test]
 fn hybrid_without_die_id_and_numa_is_one_die_one_node() {
-    use perf_event_core::set::{aggregate_topology, TopologyLevel};
-    use perf_event_core::sysfs::Topology;
+    use perf_event_host::set::{aggregate_topology, TopologyLevel};
+    use perf_event_host::sysfs::Topology;
     let tree = Tree::new("set-topo-hybrid");
     // Alder-Lake-like: P-cores 0-3 with SMT (core ids 0, 4), E-cores 4-7
     // each its own core (ids 8-11); no die_id (before 5.2), no node/.

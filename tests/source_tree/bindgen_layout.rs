@@ -63,7 +63,7 @@ fn vendored() -> String {
         "this target has no vendored bindings to compare with (feature `bindgen` is what \
          it builds with); run this test on an architecture listed in bindgen_options.rs"
     );
-    let path = format!("{}/src/sys/{VENDORED_FILE}.rs", env!("CARGO_MANIFEST_DIR"));
+    let path = format!("{}/src/sys/{VENDORED_FILE}.rs", crate::root().display());
     std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"))
 }
 

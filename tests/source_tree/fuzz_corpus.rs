@@ -3,16 +3,13 @@
 //! invariants the fuzz targets check: no panic, positions inside the input,
 //! renderings that parse back to the same value.
 
-use perf_event_core::parse::{parse, Builtin};
-use perf_event_core::sysfs::{Alias, CpuList, Format, Pmu, Pmus, TermLexer};
-use std::path::Path;
+use perf_event_host::parse::{parse, Builtin};
+use perf_event_host::sysfs::{Alias, CpuList, Format, Pmu, Pmus, TermLexer};
 
 mod ringset_check;
 
 fn corpus(target: &str) -> Vec<(String, Vec<u8>)> {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("fuzz/corpus")
-        .join(target);
+    let dir = crate::root().join("fuzz/corpus").join(target);
     let mut files: Vec<_> = std::fs::read_dir(&dir)
         .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
         .map(|f| f.unwrap().path())
@@ -89,7 +86,7 @@ fn ringset_merge_corpus_keeps_its_invariants() {
 
 #[test]
 fn perf_data_read_corpus_reads_and_mangled_copies_do_not_panic() {
-    use perf_event_core::perf_data::PerfData;
+    use perf_data_file::PerfData;
     let walk = |data: &[u8]| -> Option<usize> {
         let file = PerfData::from_bytes(data.to_vec()).ok()?;
         let mut n = 0;

@@ -5,7 +5,6 @@
 
 use perf_event_core::read_format::ReadFormat;
 use perf_event_core::record::{parse, ByteOrder, Record, SampleLayout};
-use std::path::Path;
 
 /// The record_parse target's input decoding (kept identical to it).
 fn record_parse(data: &[u8]) -> Option<bool> {
@@ -57,7 +56,7 @@ fn read_format_parse(data: &[u8]) -> Option<bool> {
 /// The trace_format target's input decoding (kept identical to it).
 fn trace_format(data: &[u8]) -> Option<bool> {
     use perf_event_core::byte_order::ByteOrder;
-    use perf_event_core::sysfs::{TraceFormat, TraceValue};
+    use perf_event_host::sysfs::{TraceFormat, TraceValue};
     let (&flags, rest) = data.split_first()?;
     if rest.len() < 2 {
         return None;
@@ -81,7 +80,7 @@ fn trace_format(data: &[u8]) -> Option<bool> {
 }
 
 fn inputs(dir: &str) -> Vec<(String, Vec<u8>)> {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("fuzz").join(dir);
+    let root = crate::root().join("fuzz").join(dir);
     let Ok(entries) = std::fs::read_dir(&root) else {
         return Vec::new();
     };

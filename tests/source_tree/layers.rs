@@ -37,7 +37,7 @@ fn layer(module: &str) -> Option<usize> {
 }
 
 fn src() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("src")
+    crate::root().join("src")
 }
 
 /// Every `.rs` file under `dir`.

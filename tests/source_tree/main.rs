@@ -12,3 +12,11 @@ mod fuzz_regressions;
 mod layers;
 mod skip_report;
 mod vendored;
+
+/// The workspace's root (this package is its `tests/` directory).
+fn root() -> std::path::PathBuf {
+    std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .expect("tests/ is a directory of the workspace")
+        .to_path_buf()
+}

@@ -62,7 +62,7 @@ const NOT_SKIPS: &[(&str, &str, &str)] = &[
 
 /// The repository's root.
 fn root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+    crate::root()
 }
 
 /// Every `.rs` file under `dir`.

@@ -2,7 +2,6 @@
 //! host run covers all architectures (`cargo xtask cross` compiles them).
 
 use std::collections::BTreeMap;
-use std::path::Path;
 
 /// (file stem, `__NR_perf_event_open` of that ABI).
 const SYSCALLS: &[(&str, i64)] = &[
@@ -40,7 +39,7 @@ const IOCTLS: &[&str] = &[
 ];
 
 fn vendored() -> BTreeMap<String, String> {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("src/sys");
+    let dir = crate::root().join("src/sys");
     std::fs::read_dir(&dir)
         .expect("src/sys")
         .map(|e| e.expect("dir entry").path())

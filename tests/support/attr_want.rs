@@ -131,7 +131,7 @@ impl Want {
     }
 }
 
-pub fn got(e: &perf_event_core::parse::ParsedEvent<'_, '_>) -> Want {
+pub fn got(e: &perf_event_host::parse::ParsedEvent<'_, '_>) -> Want {
     let raw = e.attr.to_raw();
     // SAFETY: the unions are plain u64 storage; every member is valid.
     let (config1, config2, period) = unsafe {

@@ -15,7 +15,14 @@ pub fn stat_binary() -> PathBuf {
             let exe = std::env::current_exe().unwrap();
             let profile_dir = exe.parent().unwrap().parent().unwrap().to_path_buf();
             let mut build = Command::new(env!("CARGO"));
-            build.args(["build", "--quiet", "--example", "stat"]);
+            build.args([
+                "build",
+                "--quiet",
+                "-p",
+                "perf-event-host",
+                "--example",
+                "stat",
+            ]);
             if profile_dir.ends_with("release") {
                 build.arg("--release");
             }

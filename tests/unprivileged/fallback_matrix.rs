@@ -276,7 +276,14 @@ fn sample_binary() -> PathBuf {
     let exe = std::env::current_exe().unwrap();
     let profile_dir = exe.parent().unwrap().parent().unwrap().to_path_buf();
     let mut build = Command::new(env!("CARGO"));
-    build.args(["build", "--quiet", "--example", "sample"]);
+    build.args([
+        "build",
+        "--quiet",
+        "-p",
+        "perf-data-file",
+        "--example",
+        "sample",
+    ]);
     if profile_dir.ends_with("release") {
         build.arg("--release");
     }

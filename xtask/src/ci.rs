@@ -272,7 +272,7 @@ fn loom() -> Result {
         "test",
         "--release",
         "--package",
-        "perf-event-core",
+        "perf-event-tests",
         "--test",
         "userpage_loom",
     ]);
@@ -325,11 +325,14 @@ fn abi() -> Result {
 }
 
 fn example() -> Result {
-    // The README's first command.
+    // The README's first command, then every other example, each in its
+    // package.
     let mut commands = vec![shell::cargo(None)];
     commands[0].args([
         "run",
         "--release",
+        "-p",
+        "perf-event-host",
         "--example",
         "stat",
         "--",
@@ -337,10 +340,11 @@ fn example() -> Result {
         "-l",
         "/",
     ]);
-    for (example, args) in [
-        ("printf", &[][..]),
-        ("watchpoint", &[][..]),
+    for (package, example, args) in [
+        ("perf-event-core", "printf", &[][..]),
+        ("perf-event-core", "watchpoint", &[][..]),
         (
+            "perf-data-file",
             "sample",
             &[
                 "sh",
@@ -348,12 +352,20 @@ fn example() -> Result {
                 "i=0; while [ $i -lt 20000 ]; do i=$((i+1)); done",
             ][..],
         ),
-        ("hello", &[][..]),
-        ("ringset_mio", &[][..]),
+        ("perf-event-core", "hello", &[][..]),
+        ("perf-event-host", "ringset_mio", &[][..]),
     ] {
         let mut cmd = shell::cargo(None);
-        cmd.args(["run", "--release", "--example", example, "--"])
-            .args(args);
+        cmd.args([
+            "run",
+            "--release",
+            "-p",
+            package,
+            "--example",
+            example,
+            "--",
+        ])
+        .args(args);
         commands.push(cmd);
     }
     run_all(commands)
@@ -546,20 +558,35 @@ fn feature_bindgen() -> Result {
     ]);
     with_env(&mut lint);
     shell::run(&mut lint)?;
-    let mut test = shell::cargo(None);
-    test.args([
+    // The core's unit tests, then the two test areas (the workspace's
+    // tests package, whose feature `bindgen` is the core's).
+    let mut unit = shell::cargo(None);
+    unit.args([
         "test",
+        "-p",
+        "perf-event-core",
         "--features",
         "bindgen",
         "--no-fail-fast",
         "--lib",
+    ]);
+    with_env(&mut unit);
+    let mut areas = shell::cargo(None);
+    areas.args([
+        "test",
+        "-p",
+        "perf-event-tests",
+        "--features",
+        "bindgen",
+        "--no-fail-fast",
         "--test",
         "source_tree",
         "--test",
         "abi",
     ]);
-    with_env(&mut test);
-    shell::run(&mut test)
+    with_env(&mut areas);
+    shell::run(&mut unit)?;
+    shell::run(&mut areas)
 }
 
 #[cfg(test)]

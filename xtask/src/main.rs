@@ -35,7 +35,7 @@ const USAGE: &str = "usage: cargo xtask <task>
                  boot Debian kernels 5.10 to 7.2 under QEMU (x86_64, aarch64 and riscv64
                  with PMUs, s390x, armhf), run the kernel-facing tests there, print the matrix
   public-api [--bless | --prove-it-fails]
-                 the public API vs the snapshot public-api/perf-event-core.txt (diff);
+                 the public API vs the snapshots public-api/PACKAGE.txt (diff);
                  --bless writes the snapshot after a deliberate change;
                  --prove-it-fails: a copy with one public item removed must fail
   links          every link of README/ARCHITECTURE/CONTRIBUTING/CHANGELOG leads into the package

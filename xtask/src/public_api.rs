@@ -1,5 +1,6 @@
-//! `cargo xtask public-api [--bless]`: the public API of perf-event-core
-//! against the checked-in snapshot `public-api/perf-event-core.txt`.
+//! `cargo xtask public-api [--bless]`: the public API of each published
+//! package of the workspace ([`PACKAGES`]) against its checked-in snapshot
+//! `public-api/PACKAGE.txt`.
 //!
 //! The listing is cargo-public-api's `-sss` (its `public-api` library, at a
 //! pinned version) over the rustdoc JSON of the nightly toolchain, default features
@@ -13,9 +14,21 @@ use crate::shell::{self, Result};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-/// The snapshot, relative to the workspace root.
-pub const SNAPSHOT: &str = "public-api/perf-event-core.txt";
-/// The command that regenerates the snapshot, for messages.
+/// The published packages: name and directory (relative to the workspace
+/// root), lowest layer first.
+pub const PACKAGES: &[(&str, &str)] = &[
+    ("perf-event-core", "."),
+    ("perf-event-host", "perf-event-host"),
+    ("perf-data-file", "perf-data-file"),
+    ("perf-event-criterion", "perf-event-criterion"),
+];
+
+/// The snapshot of `package`, relative to the workspace root.
+pub fn snapshot(package: &str) -> String {
+    format!("public-api/{package}.txt")
+}
+
+/// The command that regenerates the snapshots, for messages.
 pub const BLESS: &str = "cargo xtask public-api --bless";
 
 /// Compares (or with `--bless` writes) the snapshot.
@@ -26,31 +39,40 @@ pub fn main(args: &[String]) -> Result {
         [flag] if flag == "--prove-it-fails" => return can_fail(),
         _ => {
             return Err(format!(
-                "usage: cargo xtask public-api [--bless | --prove-it-fails]\n({BLESS} writes {SNAPSHOT})"
+                "usage: cargo xtask public-api [--bless | --prove-it-fails]\n({BLESS} writes public-api/PACKAGE.txt)"
             ))
         }
     };
     let root = shell::root();
-    let api = listing(&root.join("Cargo.toml"))?;
-    let snapshot = root.join(SNAPSHOT);
-    if bless {
-        std::fs::create_dir_all(snapshot.parent().expect("a file in a directory"))
-            .map_err(|e| e.to_string())?;
-        std::fs::write(&snapshot, &api).map_err(|e| format!("{SNAPSHOT}: {e}"))?;
-        eprintln!("wrote {SNAPSHOT} ({} lines)", api.lines().count());
-        return Ok(());
+    let mut failed = Vec::new();
+    for (package, dir) in PACKAGES {
+        let api = listing(&root.join(dir).join("Cargo.toml"), package)?;
+        let name = snapshot(package);
+        let file = root.join(&name);
+        if bless {
+            std::fs::create_dir_all(file.parent().expect("a file in a directory"))
+                .map_err(|e| e.to_string())?;
+            std::fs::write(&file, &api).map_err(|e| format!("{name}: {e}"))?;
+            eprintln!("wrote {name} ({} lines)", api.lines().count());
+        } else if let Err(e) = compare(&file, &api, package) {
+            failed.push(e);
+        }
     }
-    compare(&snapshot, &api)
+    if failed.is_empty() {
+        Ok(())
+    } else {
+        Err(failed.join("\n\n"))
+    }
 }
 
-/// The public API of the crate whose manifest is given, one item a line:
+/// The public API of `package`, whose manifest is given, one item a line:
 /// rustdoc's JSON from the nightly toolchain (`cargo rustdoc --lib ...
 /// --output-format json --cap-lints warn`, what cargo-public-api runs),
 /// listed by the `public-api` library without blanket, auto-trait and
 /// auto-derived impls (cargo-public-api's `-sss`). The library, not the
 /// cargo-public-api command: installing that took 130 CPU-s of a fresh
 /// machine's CI for its command-line layer.
-pub fn listing(manifest: &Path) -> Result<String> {
+pub fn listing(manifest: &Path, package: &str) -> Result<String> {
     shell::rustup_toolchain("nightly")?;
     let target = shell::root().join("target/public-api");
     shell::run(
@@ -63,7 +85,7 @@ pub fn listing(manifest: &Path) -> Result<String> {
             .args(["--", "-Z", "unstable-options", "--output-format", "json"])
             .args(["--cap-lints", "warn"]),
     )?;
-    let json = target.join("doc/perf_event_core.json");
+    let json = target.join(format!("doc/{}.json", package.replace('-', "_")));
     let api = public_api::Builder::from_rustdoc_json(&json)
         .omit_blanket_impls(true)
         .omit_auto_trait_impls(true)
@@ -73,18 +95,19 @@ pub fn listing(manifest: &Path) -> Result<String> {
     Ok(api.items().map(|item| format!("{item}\n")).collect())
 }
 
-/// Fails with a unified diff when `api` is not the snapshot.
-fn compare(snapshot: &Path, api: &str) -> Result {
+/// Fails with a unified diff when `api` is not `package`'s snapshot.
+fn compare(snapshot: &Path, api: &str, package: &str) -> Result {
+    let name = self::snapshot(package);
     let expected = std::fs::read_to_string(snapshot)
         .map_err(|e| format!("{}: {e}\nrun `{BLESS}` to create it", snapshot.display()))?;
     if expected == api {
         eprintln!(
-            "the public API matches {SNAPSHOT} ({} lines)",
+            "the public API of {package} matches {name} ({} lines)",
             api.lines().count()
         );
         return Ok(());
     }
-    let current = shell::root().join("target/xtask/public-api.current.txt");
+    let current = shell::root().join(format!("target/xtask/public-api.{package}.current.txt"));
     std::fs::create_dir_all(current.parent().expect("in target")).map_err(|e| e.to_string())?;
     std::fs::write(&current, api).map_err(|e| e.to_string())?;
     let diff = Command::new("diff")
@@ -95,7 +118,7 @@ fn compare(snapshot: &Path, api: &str) -> Result {
         .map(|o| String::from_utf8_lossy(&o.stdout).into_owned())
         .unwrap_or_else(|e| format!("(diff could not run: {e})"));
     Err(format!(
-        "the public API differs from {SNAPSHOT} (- snapshot, + now):\n{diff}\n\
+        "the public API of {package} differs from {name} (- snapshot, + now):\n{diff}\n\
          If the change is deliberate, run `{BLESS}` and record it in CHANGELOG.md."
     ))
 }
@@ -117,8 +140,12 @@ pub fn can_fail() -> Result {
         source.replacen(public, "pub(crate) const fn this_thread_on(", 1),
     )
     .map_err(|e| e.to_string())?;
-    let api = listing(&copy.join("Cargo.toml"))?;
-    match compare(&root.join(SNAPSHOT), &api) {
+    let api = listing(&copy.join("Cargo.toml"), "perf-event-core")?;
+    match compare(
+        &root.join(snapshot("perf-event-core")),
+        &api,
+        "perf-event-core",
+    ) {
         Err(e)
             if e.lines()
                 .any(|l| l.starts_with('-') && l.contains("this_thread_on")) =>
@@ -166,6 +193,18 @@ fn copy_of_crate(root: &Path) -> Result<PathBuf> {
         .find("\n[")
         .map_or(text.len(), |n| start + 1 + n);
     text.replace_range(start..end, "\n[workspace]\n");
+    // The packages above the core are its tests' path dependencies, not
+    // part of the copy (what `cargo publish` drops as well).
+    let text: String = text
+        .lines()
+        .filter(|l| {
+            !PACKAGES
+                .iter()
+                .skip(1)
+                .any(|(package, _)| l.starts_with(&format!("{package} = ")))
+        })
+        .map(|l| format!("{l}\n"))
+        .collect();
     std::fs::write(&manifest, text).map_err(|e| e.to_string())?;
     std::fs::copy(root.join("Cargo.lock"), copy.join("Cargo.lock")).map_err(|e| e.to_string())?;
     Ok(copy)

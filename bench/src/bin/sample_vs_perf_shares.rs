@@ -63,7 +63,15 @@ fn sample_binary() -> PathBuf {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap();
     let st = Command::new(env!("CARGO"))
         .current_dir(root)
-        .args(["build", "--quiet", "--release", "--example", "sample"])
+        .args([
+            "build",
+            "--quiet",
+            "--release",
+            "-p",
+            "perf-data-file",
+            "--example",
+            "sample",
+        ])
         .status()
         .unwrap();
     assert!(st.success(), "cargo build --release --example sample");

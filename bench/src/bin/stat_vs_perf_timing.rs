@@ -35,7 +35,7 @@ fn stat_example() -> PathBuf {
             "--quiet",
             "--release",
             "-p",
-            "perf-event-core",
+            "perf-event-host",
             "--example",
             "stat",
         ])

@@ -1,5 +1,5 @@
 //! A small capture of real records and one text line per record with every
-//! value this crate decodes from it. Shared by `examples/record_dump.rs`
+//! value this crate decodes from it. Shared by `perf-event-host/examples/record_dump.rs`
 //! (run where the records are made, e.g. in an s390x guest) and
 //! `tests/ring/foreign_records.rs` (the same bytes parsed on another machine in
 //! their foreign byte order): equal lines mean equal values.
@@ -13,7 +13,7 @@ use perf_event_core::record::{
 };
 use perf_event_core::ring::RingBuffer;
 use perf_event_core::sys;
-use perf_event_core::sysfs::{TraceFormat, TraceValue, Tracefs};
+use perf_event_host::sysfs::{TraceFormat, TraceValue, Tracefs};
 use std::fmt::Write;
 
 fn hex(b: &[u8]) -> String {

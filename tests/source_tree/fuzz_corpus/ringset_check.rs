@@ -11,7 +11,7 @@
 
 use perf_event_core::record::SampleLayout;
 use perf_event_core::ring::RawRecord;
-use perf_event_core::ringset::{Identify, KeyOffsets, Merge};
+use perf_event_host::ringset::{Identify, KeyOffsets, Merge};
 
 const FIELDS: [u64; 7] = [
     1 << 16, // IDENTIFIER

@@ -47,16 +47,18 @@ pub const LAB_TARGET: &str = "lab_areas";
 #[cfg(test)]
 const HOST_AREAS: &[&str] = &["source_tree", "simulated", "perf_oracle", "unprivileged"];
 
-/// The test targets that are single files, `tests/<name>.rs`: the loom
-/// model, built only with `--cfg loom` by its own CI step.
+/// The single files of `tests/`: the loom model, a test target built only
+/// with `--cfg loom` by its own CI step, and the tests package's empty
+/// library (`lib.rs`: a package needs one target that is not a test).
 #[cfg(test)]
-const SINGLE_FILE_TESTS: &[&str] = &["userpage_loom"];
+const SINGLE_FILE_TESTS: &[&str] = &["lib", "userpage_loom"];
 
-/// The cfg every guest build sets: the manifest builds no
-/// dev-dependency under it (`[target.'cfg(not(perf_event_core_lab_guest))'
-/// .dev-dependencies]`), since no test area of [`TARGETS`] uses one
-/// (proptest and what it pulls in, the sample example's demanglers, mio):
-/// a fifth of each architecture's build.
+/// The cfg every guest build sets: the tests package (tests/Cargo.toml)
+/// builds none of its host-only dependencies under it
+/// (`[target.'cfg(not(any(perf_event_core_lab_guest, loom)))'.dependencies]`),
+/// since no test area of [`TARGETS`] uses one (proptest and what it pulls
+/// in, perf-data-file and its ELF reader): a fifth of each architecture's
+/// build.
 pub const GUEST_CFG: &str = "--cfg perf_event_core_lab_guest";
 
 /// The toolchain that builds the standard library of the targets rustup
@@ -121,7 +123,7 @@ pub fn build_guest(arch: Arch) -> Result<Vec<TestBinary>> {
     }
     cmd.args([
         "--package",
-        "perf-event-core",
+        "perf-event-tests",
         "--target",
         arch.rust_target(),
     ])
@@ -154,7 +156,7 @@ pub fn build_host() -> Result<Vec<TestBinary>> {
         "--no-run",
         "--message-format=json-render-diagnostics",
     ])
-    .args(["--package", "perf-event-core", "--test", LAB_TARGET]);
+    .args(["--package", "perf-event-tests", "--test", LAB_TARGET]);
     collect(cmd)
 }
 
@@ -181,7 +183,7 @@ fn collect(mut cmd: Command) -> Result<Vec<TestBinary>> {
         .ok_or_else(|| {
             format!(
                 "cargo built no executable for the test target `{LAB_TARGET}`: does \
-                 tests/{LAB_TARGET}/main.rs exist, with its [[test]] entry in Cargo.toml?"
+                 tests/{LAB_TARGET}/main.rs exist, with its [[test]] entry in tests/Cargo.toml?"
             )
         })?;
     Ok(TARGETS

@@ -33,7 +33,7 @@ use perf_bench::storm::{cpus, pin};
 
 use perf_event_core::attr::Attr;
 use perf_event_core::event::{Event, Software};
-use perf_event_core::set::{BudgetPolicy, Cpus, EventSet, EventSpec, Target};
+use perf_event_host::set::{BudgetPolicy, Cpus, EventSet, EventSpec, Target};
 use std::io::{BufRead, BufReader, Read, Write};
 use std::process::{Command, Stdio};
 use trace::{Phase, PHASES};

@@ -5,9 +5,9 @@
 use super::write::{perf_data_path, perf_data_writer, write_ours};
 use super::{drain_ours, median, ours, pe2};
 use perf_bench::storm::{cpus, pin, Storm};
+use perf_data_file::{Features, Writer};
 use perf_event_core::open::Scope;
-use perf_event_core::perf_data::{Features, Writer};
-use perf_event_core::ringset::RingSet;
+use perf_event_host::ringset::RingSet;
 
 const STORM_N: u32 = 200_000;
 

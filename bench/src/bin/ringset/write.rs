@@ -2,8 +2,8 @@
 //! `perf_data::Writer` (one round per pass, as perf record writes them).
 
 use super::attr;
-use perf_event_core::perf_data::Writer;
-use perf_event_core::ringset::RingSet;
+use perf_data_file::Writer;
+use perf_event_host::ringset::RingSet;
 
 /// Where the benchmarks' perf.data files go: /dev/shm when there is one
 /// (the writer's cost, not the disk's), else the temp directory.

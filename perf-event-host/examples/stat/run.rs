@@ -1,0 +1,326 @@
+//! Opening the events on a forked command, running it, and the signals
+//! around it.
+//!
+//! The child waits on a pipe while the events are opened on it (leaders
+//! `disabled` + `enable_on_exec`, every event `inherit`), then execs:
+//! counting starts exactly at exec. An exec failure comes back through a
+//! close-on-exec pipe (the errno), and nothing is reported but perf's
+//! "Workload failed" line. A group whose leader cannot be opened stops
+//! everything before the command runs (perf's "Error: The ... event is not
+//! supported."); a group member that cannot be opened closes its whole
+//! group (reported `<not counted>`, the member `<not supported>`), so no
+//! event ever counts outside its group or before exec.
+//!
+//! SIGINT to this tool alone is not passed on: the command runs to its
+//! end, as perf 6.1 lets it (Ctrl-C from the terminal reaches the command
+//! itself). SIGTERM is not caught: the tool dies of it, as perf does.
+
+use crate::args::{usage, Options};
+use crate::perf_attr;
+use perf_event_core::attr::Attr;
+use perf_event_core::fallback::{self, Attempt, Policy};
+use perf_event_core::fd::EventFd;
+use perf_event_core::open::{OpenError, Scope};
+use perf_event_core::read_format::Counts;
+use perf_event_core::sys;
+use perf_event_host::parse::{parse, Builtin, Modifiers, Resolver, System};
+use perf_event_host::workload::{Workload, WorkloadError};
+use std::sync::atomic::{AtomicI32, Ordering};
+use std::time::{Duration, Instant};
+
+const TIMES: u64 =
+    (sys::PERF_FORMAT_TOTAL_TIME_ENABLED | sys::PERF_FORMAT_TOTAL_TIME_RUNNING) as u64;
+
+/// One event as requested: its name and attr, its group leader's index.
+pub struct Wanted {
+    pub name: String,
+    pub attr: Attr,
+    pub leader: usize,
+    /// perf's `:P`: the highest precision the PMU takes.
+    pub max_precise: bool,
+}
+
+/// One event's result in one run.
+#[derive(Clone, Copy)]
+pub enum Outcome {
+    /// The event could not be opened.
+    NotSupported,
+    /// Opened but never ran, or its group lost a member.
+    NotCounted,
+    Counted(Counts),
+}
+
+/// One finished run of the command.
+pub struct Run {
+    pub outcomes: Vec<Outcome>,
+    pub elapsed: Duration,
+    /// The wait status.
+    pub status: i32,
+    pub user: Duration,
+    pub sys: Duration,
+}
+
+/// Why a run produced no counts.
+pub enum Failure {
+    /// exec failed with this errno.
+    Exec(i32),
+    /// An event could not be opened and perf stops: a group leader with
+    /// members, or any event refused with EACCES / EPERM.
+    Leader { name: String, error: Box<OpenError> },
+}
+
+/// The signal received (0: none).
+pub static RECEIVED: AtomicI32 = AtomicI32::new(0);
+/// The write end of the self-pipe the handler writes to (-1: none).
+static WAKE: AtomicI32 = AtomicI32::new(-1);
+/// Its read end, polled beside the exit watches.
+static WAKE_READ: AtomicI32 = AtomicI32::new(-1);
+
+extern "C" fn on_signal(sig: libc::c_int) {
+    RECEIVED.store(sig, Ordering::SeqCst);
+    let fd = WAKE.load(Ordering::SeqCst);
+    if fd >= 0 {
+        // SAFETY: write is async-signal-safe; a full pipe just drops it.
+        unsafe { libc::write(fd, [1u8].as_ptr().cast(), 1) };
+    }
+}
+
+/// Catches SIGINT for the whole session, as perf 6.1 does: it is not
+/// passed on to the command (Ctrl-C from the terminal reaches the command
+/// itself), the command runs to its end; with no command it ends counting
+/// and, after the report, the tool dies of it ([`die_of_signal`]).
+/// SIGTERM keeps its default action: the tool dies at once (perf: 143).
+pub fn catch_signals() {
+    let mut fds = [-1; 2];
+    // SAFETY: pipe2 fills two fds; both ends non-blocking, close-on-exec.
+    if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC | libc::O_NONBLOCK) } == 0 {
+        WAKE_READ.store(fds[0], Ordering::SeqCst);
+        WAKE.store(fds[1], Ordering::SeqCst);
+    }
+    // SAFETY: a zeroed sigaction with our handler and an empty mask.
+    unsafe {
+        let mut action: libc::sigaction = std::mem::zeroed();
+        action.sa_sigaction = on_signal as *const () as usize;
+        action.sa_flags = libc::SA_RESTART;
+        libc::sigemptyset(&mut action.sa_mask);
+        libc::sigaction(libc::SIGINT, &action, std::ptr::null_mut());
+    }
+}
+
+/// The read end of the signal self-pipe: readable once a signal came.
+pub fn signal_fd() -> i32 {
+    WAKE_READ.load(Ordering::SeqCst)
+}
+
+/// Ends the process by the signal received, if any (perf's `sig_atexit`:
+/// the shell sees 128 + the signal); returns when none came.
+pub fn die_of_signal() {
+    let sig = RECEIVED.load(Ordering::SeqCst);
+    if sig == 0 {
+        return;
+    }
+    // SAFETY: restoring the default action, then raising the signal.
+    unsafe {
+        libc::signal(sig, libc::SIG_DFL);
+        libc::raise(sig);
+    }
+}
+
+/// The events of `events`, with the settings every run needs.
+pub fn wanted(opts: &Options) -> Vec<Wanted> {
+    let (events, inherit) = (opts.events.as_str(), opts.inherit);
+    if events.is_empty() {
+        return Vec::new(); // -n
+    }
+    let system = System::discover();
+    let resolver: &dyn Resolver = match &system {
+        Ok(s) => s,
+        Err(_) => &Builtin,
+    };
+    let list = parse(events, resolver).unwrap_or_else(|e| {
+        eprintln!("event syntax error: {e}");
+        usage("bad event list (-e)")
+    });
+    let mut out = Vec::new();
+    for group in list.groups() {
+        let leader = out.len();
+        for (i, ev) in group.iter().enumerate() {
+            // perf 6.1 excludes the guest from an event written without
+            // modifiers (its event_attr_init; modifiers decide otherwise,
+            // as the parser does).
+            let bare = ev.modifiers == Modifiers::default();
+            let mut attr = ev.attr.read_format(TIMES).inherit(inherit);
+            if bare {
+                attr = attr.exclude_guest(true);
+            }
+            // perf's --all-user / --all-kernel: every event one side only.
+            if opts.all_user {
+                attr = attr.exclude_kernel(true).exclude_user(false);
+            }
+            if opts.all_kernel {
+                attr = attr.exclude_user(true).exclude_kernel(false);
+            }
+            // Only group leaders wait for exec; members follow their leader.
+            let attr = if i == 0 {
+                attr.disabled(true).enable_on_exec(true)
+            } else {
+                attr
+            };
+            out.push(Wanted {
+                name: ev.name.or(ev.expanded).unwrap_or(ev.text).to_owned(),
+                attr,
+                leader,
+                // perf stat leaves `:P`'s precise_ip as written (only
+                // perf record's evsel__config raises it).
+                max_precise: false,
+            });
+        }
+    }
+    out
+}
+
+/// Forks the command held before exec, opens the events on it, releases
+/// it, waits.
+/// `timeout`: perf's `--timeout`: the command gets SIGTERM after it.
+pub fn run_once(
+    events: &mut [Wanted],
+    argv: &[String],
+    verbose: u8,
+    timeout: Option<Duration>,
+) -> Result<Run, Failure> {
+    let mut workload = Workload::hold(argv).unwrap_or_else(|e| {
+        eprintln!("stat: {e}");
+        std::process::exit(255)
+    });
+    let pid = workload.pid();
+    let fds = match open_all(events, pid, verbose) {
+        Ok(fds) => fds,
+        Err(failure) => {
+            drop(workload); // the child exits without exec
+            return Err(failure);
+        }
+    };
+    let start = Instant::now();
+    let released = workload.release();
+    if let Err(WorkloadError::Exec { errno, .. }) = released {
+        return Err(Failure::Exec(errno.0));
+    }
+    if let Some(t) = timeout {
+        // Woken by the exit or the deadline, whichever is first.
+        let deadline = start + t;
+        loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            match workload.wait_exit(Some(left)) {
+                Ok(true) => break,
+                Ok(false) if Instant::now() >= deadline => {
+                    let _ = workload.signal(libc::SIGTERM);
+                    break;
+                }
+                _ => {}
+            }
+        }
+    }
+    let exit = workload.reap().unwrap_or_else(|e| {
+        eprintln!("stat: {e}");
+        std::process::exit(255)
+    });
+    let elapsed = start.elapsed();
+    let outcomes = fds
+        .iter()
+        .map(|fd| match fd {
+            Slot::Open(fd) => match fd.read_counts() {
+                Ok(c) => Outcome::Counted(c),
+                Err(_) => Outcome::NotCounted,
+            },
+            Slot::Failed => Outcome::NotSupported,
+            Slot::GroupLost => Outcome::NotCounted,
+        })
+        .collect();
+    Ok(Run {
+        outcomes,
+        elapsed,
+        status: exit.status,
+        user: exit.user,
+        sys: exit.sys,
+    })
+}
+
+/// An event's fd, or why it has none.
+enum Slot {
+    Open(EventFd),
+    Failed,
+    /// Its group lost a member: closed, so it counts nothing.
+    GroupLost,
+}
+
+/// Opens every event on `pid` under perf stat's fallbacks
+/// ([`Policy::PERF_STAT`]: `:u` under `perf_event_paranoid` 2, a `:P`
+/// event's precision); each event's attr and name become the ones opened,
+/// so a repeated run opens the same. A failed leader of a group with
+/// members is fatal; a failed member closes its group.
+fn open_all(events: &mut [Wanted], pid: libc::pid_t, verbose: u8) -> Result<Vec<Slot>, Failure> {
+    let mut slots: Vec<Slot> = Vec::with_capacity(events.len());
+    for i in 0..events.len() {
+        let leader = events[i].leader;
+        let members = events.iter().filter(|e| e.leader == leader).count();
+        let group = match slots.get(leader) {
+            Some(Slot::Open(fd)) if leader != i => Some(fd),
+            Some(_) if leader != i => {
+                // The group is already lost: not tried, not counted.
+                slots.push(Slot::GroupLost);
+                continue;
+            }
+            _ => None,
+        };
+        let mut attempt = Attempt::new(events[i].attr, Policy::PERF_STAT);
+        if events[i].max_precise {
+            attempt = attempt.max_precise();
+        }
+        let opened = fallback::open(&mut attempt, Scope::thread(pid), group);
+        let ev = &mut events[i];
+        ev.name = fallback::renamed(&ev.name, attempt.fallbacks(), &attempt.attr());
+        ev.attr = attempt.attr();
+        ev.max_precise = false; // settled
+        if verbose > 0 {
+            perf_attr::warn(attempt.fallbacks());
+        }
+        if verbose > 1 {
+            let outcome = match &opened {
+                Ok(_) => format!("sys_perf_event_open: pid {pid}  cpu -1 = opened"),
+                Err(e) => format!(
+                    "sys_perf_event_open: pid {pid}  cpu -1 failed, error -{}",
+                    e.errno.map_or(0, |e| e.0)
+                ),
+            };
+            perf_attr::print(&ev.attr, &outcome);
+        }
+        let ev = &events[i];
+        match opened {
+            Ok(fd) => slots.push(Slot::Open(fd)),
+            Err(error) => {
+                if verbose > 0 {
+                    eprintln!("stat: {}: {error}", ev.name);
+                }
+                // perf stat's stat_handle_error: a refused permission
+                // (EACCES / EPERM: paranoid, capabilities, a seccomp
+                // filter) is fatal for any event, with the explanation.
+                let refused = matches!(error.errno.map(|e| e.0), Some(libc::EACCES | libc::EPERM));
+                if refused || (ev.leader == i && members > 1) {
+                    return Err(Failure::Leader {
+                        name: ev.name.clone(),
+                        error: Box::new(error),
+                    });
+                }
+                slots.push(Slot::Failed);
+                if ev.leader != i {
+                    for slot in &mut slots[ev.leader..i] {
+                        if matches!(slot, Slot::Open(_)) {
+                            *slot = Slot::GroupLost;
+                        }
+                    }
+                }
+            }
+        }
+    }
+    Ok(slots)
+}

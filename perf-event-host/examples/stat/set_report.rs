@@ -1,0 +1,233 @@
+//! The report of the event-set mode: the counts of each aggregation key
+//! (CPU, thread, core, die, socket, node or the whole) as the lines perf
+//! 6.1 prints, and the deltas of `-I` intervals.
+
+use crate::args::Options;
+use crate::output;
+use crate::run::{Outcome, Run, Wanted};
+use crate::set_mode::{fail, SetOptions};
+use perf_event_host::set::{
+    aggregate, aggregate_topology, AggrKey, AggrMode, AggrValue, Aggregate, EventSet, HybridNames,
+    PlacedCounts,
+};
+use perf_event_host::sysfs::Topology;
+use std::collections::HashMap;
+use std::time::Duration;
+
+/// One [`Outcome`] per event for each key of `lines`, keys in order. An
+/// event supported nowhere has one placeholder line: it shows under every
+/// key as `<not supported>`.
+pub fn outcomes_by_key(n: usize, lines: &[Aggregate]) -> Vec<(AggrKey, Vec<Outcome>)> {
+    let unsupported = |l: &Aggregate| matches!(l.value, AggrValue::NotSupported(_));
+    let mut keys: Vec<AggrKey> = lines
+        .iter()
+        .filter(|l| !unsupported(l))
+        .map(|l| l.key.clone())
+        .collect();
+    keys.sort();
+    keys.dedup();
+    if keys.is_empty() {
+        keys.push(AggrKey::Total);
+    }
+    let mut out: Vec<(AggrKey, Vec<Outcome>)> = keys
+        .into_iter()
+        .map(|k| (k, vec![Outcome::NotCounted; n]))
+        .collect();
+    for line in lines {
+        for (key, outcomes) in &mut out {
+            if unsupported(line) {
+                outcomes[line.index] = Outcome::NotSupported;
+            } else if *key == line.key {
+                outcomes[line.index] = match line.value {
+                    AggrValue::Counted(_) => Outcome::Counted(line.counts),
+                    _ => Outcome::NotCounted,
+                };
+            }
+        }
+    }
+    out
+}
+
+/// The event lines of the report's table (or CSV) for one key.
+fn table_lines(
+    events: &[Wanted],
+    outcomes: Vec<Outcome>,
+    elapsed: Duration,
+    csv: Option<&str>,
+) -> Vec<String> {
+    let run = counted(outcomes, elapsed);
+    let text = output::report(&[String::new()], csv, events, std::slice::from_ref(&run));
+    let lines = text.lines().map(str::to_owned);
+    if csv.is_some() {
+        lines.collect()
+    } else {
+        // Skip the blank line, the header and the blank line after it.
+        lines.skip(3).take_while(|l| !l.is_empty()).collect()
+    }
+}
+
+/// The command name of every thread the set has fds for, read at open
+/// (a thread may be gone by the time the report is printed).
+pub fn read_comms(set: &EventSet) -> HashMap<i32, String> {
+    let mut names = HashMap::new();
+    for (placement, _) in set.fds() {
+        names.entry(placement.tid).or_insert_with(|| {
+            std::fs::read_to_string(format!("/proc/{}/comm", placement.tid))
+                .map(|c| c.trim_end().to_owned())
+                .unwrap_or_else(|_| "?".to_owned())
+        });
+    }
+    names
+}
+
+/// perf's prefix for a key: `CPU0 ` (-A), `comm-tid ` (--per-thread).
+pub fn key_prefix(
+    key: &AggrKey,
+    csv: Option<&str>,
+    comms: &HashMap<i32, String>,
+    nr: usize,
+) -> String {
+    let sep = csv.unwrap_or(" ");
+    // perf 6.1's aggr_printout: the key, then (topology) how many CPUs.
+    let nr = if csv.is_some() {
+        format!("{nr}{sep}")
+    } else {
+        format!("{nr:>4}{sep}")
+    };
+    let w = |width: usize, v: i32| {
+        if csv.is_some() {
+            v.to_string()
+        } else {
+            format!("{v:<width$}")
+        }
+    };
+    match key {
+        AggrKey::Socket(s) => format!("S{}{sep}{nr}", w(5, *s)),
+        AggrKey::Die { socket, die } => format!("S{socket}-D{}{sep}{nr}", w(8, *die)),
+        AggrKey::Core { socket, die, core } => {
+            format!("S{socket}-D{die}-C{}{sep}{nr}", w(8, *core))
+        }
+        AggrKey::Node(n) => format!("N{}{sep}{nr}", w(5, *n)),
+        AggrKey::Cpu(c) if csv.is_some() => format!("CPU{c}{sep}"),
+        AggrKey::Cpu(c) => format!("CPU{c:<7}{sep}"),
+        AggrKey::Thread(t) => {
+            let comm = comms.get(t).map_or("?", String::as_str);
+            if csv.is_some() {
+                format!("{comm}-{t}{sep}")
+            } else {
+                format!("{comm:>16}-{t:<8}{sep}")
+            }
+        }
+        AggrKey::CoreType(p) => format!("{p}{sep}"),
+        AggrKey::Total => String::new(),
+    }
+}
+
+/// The aggregation the options ask for.
+pub fn mode(s: &SetOptions) -> AggrMode {
+    if s.no_aggr {
+        AggrMode::PerCpu
+    } else if s.per_thread {
+        AggrMode::PerThread
+    } else {
+        AggrMode::Total
+    }
+}
+
+/// Lines for `counts`, each key's lines prefixed (and by `stamp`).
+pub fn lines_for(
+    set: &EventSet,
+    comms: &HashMap<i32, String>,
+    events: &[Wanted],
+    counts: &[PlacedCounts],
+    opts: &Options,
+    elapsed: Duration,
+    stamp: &str,
+) -> String {
+    let topology = opts.set.per.map(|level| {
+        let topo = Topology::read().unwrap_or_else(|e| fail(&e.to_string()));
+        (level, topo)
+    });
+    let lines = match &topology {
+        Some((level, topo)) => {
+            aggregate_topology(set.events(), counts, *level, topo, HybridNames::Keep)
+        }
+        None => aggregate(set.events(), counts, mode(&opts.set), HybridNames::Keep),
+    };
+    // How many of the counted CPUs each topology key holds.
+    let nr = |key: &AggrKey| -> usize {
+        let Some((level, topo)) = &topology else {
+            return 0;
+        };
+        let mut cpus: Vec<i32> = counts
+            .iter()
+            .filter(|c| level.key(topo, c.placement.cpu).as_ref() == Some(key))
+            .map(|c| c.placement.cpu)
+            .collect();
+        cpus.sort_unstable();
+        cpus.dedup();
+        cpus.len()
+    };
+    let csv = opts.csv.as_deref();
+    let keyed: Vec<(String, Vec<Outcome>, Vec<String>)> = outcomes_by_key(events.len(), &lines)
+        .into_iter()
+        .map(|(key, outcomes)| {
+            let text = table_lines(events, outcomes.clone(), elapsed, csv);
+            (key_prefix(&key, csv, comms, nr(&key)), outcomes, text)
+        })
+        .collect();
+    let mut out = String::new();
+    // Per topology key perf keeps each key's lines together; so do we
+    // when a key's table is not one line per event.
+    if topology.is_some() || keyed.iter().any(|(_, _, text)| text.len() != events.len()) {
+        for (prefix, _, text) in &keyed {
+            for line in text {
+                out.push_str(&format!("{stamp}{prefix}{line}\n"));
+            }
+        }
+        return out;
+    }
+    // perf 6.1 prints event by event, each event's lines by key (CPU
+    // order for -A; for --per-thread the largest count first).
+    let per_thread = mode(&opts.set) == AggrMode::PerThread;
+    for e in 0..events.len() {
+        let mut order: Vec<usize> = (0..keyed.len()).collect();
+        if per_thread {
+            let value = |k: usize| match keyed[k].1[e] {
+                Outcome::Counted(c) => c.value,
+                _ => 0,
+            };
+            order.sort_by_key(|&k| std::cmp::Reverse(value(k)));
+        }
+        for k in order {
+            let (prefix, _, text) = &keyed[k];
+            out.push_str(&format!("{stamp}{prefix}{}\n", text[e]));
+        }
+    }
+    out
+}
+
+/// `now - before`, per fd (the set reads its fds in the same order).
+pub fn delta(now: &[PlacedCounts], before: &[PlacedCounts]) -> Vec<PlacedCounts> {
+    now.iter()
+        .enumerate()
+        .map(|(i, c)| match before.get(i) {
+            Some(b) => PlacedCounts {
+                counts: b.counts.between(&c.counts),
+                ..*c
+            },
+            None => *c,
+        })
+        .collect()
+}
+
+/// The report of counts alone: no command's status or CPU times.
+pub fn counted(outcomes: Vec<Outcome>, elapsed: Duration) -> Run {
+    Run {
+        outcomes,
+        elapsed,
+        status: 0,
+        user: Duration::ZERO,
+        sys: Duration::ZERO,
+    }
+}
