@@ -26,10 +26,12 @@
 
 mod check;
 mod diagnose;
+mod perf_print;
 mod since;
 
 pub use check::AttrError;
 pub use diagnose::{BeyondKernel, Diagnosis};
+pub use perf_print::PerfPrint;
 pub use since::Requirement;
 
 use crate::abi::bitfield::{attr as flag, aux_action, BitField};

@@ -342,3 +342,30 @@ fn kernel_version_parsing() {
     assert_eq!(KernelVersion::new(6, 12, 0).to_string(), "6.12");
     assert!(KernelVersion::new(6, 19, 0).at_least(KernelVersion::new(6, 18, 44)));
 }
+
+#[test]
+fn perf_print_lists_the_non_zero_fields_as_perf_vv_does() {
+    // perf 6.1's `perf stat -vv -e task-clock:u true` prints the same
+    // lines for these fields (perf names the read_format bits where this
+    // prints the number, and its attr has more flags set).
+    let attr = Attr::new(Event::Software(Software::TaskClock))
+        .disabled(true)
+        .exclude_kernel(true)
+        .exclude_hv(true)
+        .read_format(3);
+    let text = std::format!("{}", attr.perf_print());
+    let size = attr.to_raw().size;
+    let expected = std::format!(
+        "------------------------------------------------------------\n\
+         perf_event_attr:\n  \
+         type                             1\n  \
+         size                             {size}\n  \
+         config                           0x1\n  \
+         read_format                      0x3\n  \
+         disabled                         1\n  \
+         exclude_kernel                   1\n  \
+         exclude_hv                       1\n\
+         ------------------------------------------------------------"
+    );
+    assert_eq!(text, expected);
+}

@@ -59,8 +59,6 @@
 mod args;
 mod capture;
 mod launch;
-#[path = "../../../perf-event-host/examples/common/perf_attr.rs"]
-mod perf_attr;
 mod perf_file;
 mod recording;
 mod report;
@@ -253,7 +251,9 @@ fn main() {
             } else {
                 let r = fallback::open(attempt, scope, None);
                 if a.verbose > 0 {
-                    perf_attr::warn(attempt.fallbacks());
+                    for taken in (attempt.fallbacks()).iter() {
+                        eprintln!("Warning:\n{taken}");
+                    }
                 }
                 if a.verbose > 1 {
                     let outcome = match &r {
@@ -267,7 +267,7 @@ fn main() {
                             e.errno.map_or(0, |e| e.0)
                         ),
                     };
-                    perf_attr::print(&attempt.attr(), &outcome);
+                    eprintln!("{}\n{outcome}", (attempt.attr()).perf_print());
                 }
                 r
             };

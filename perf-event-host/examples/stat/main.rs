@@ -29,8 +29,6 @@
 
 mod args;
 mod output;
-#[path = "../common/perf_attr.rs"]
-mod perf_attr;
 mod run;
 mod set_mode;
 mod set_report;

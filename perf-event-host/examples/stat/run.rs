@@ -16,7 +16,6 @@
 //! itself). SIGTERM is not caught: the tool dies of it, as perf does.
 
 use crate::args::{usage, Options};
-use crate::perf_attr;
 use perf_event_core::attr::Attr;
 use perf_event_core::fallback::{self, Attempt, Policy};
 use perf_event_core::fd::EventFd;
@@ -282,7 +281,9 @@ fn open_all(events: &mut [Wanted], pid: libc::pid_t, verbose: u8) -> Result<Vec<
         ev.attr = attempt.attr();
         ev.max_precise = false; // settled
         if verbose > 0 {
-            perf_attr::warn(attempt.fallbacks());
+            for taken in (attempt.fallbacks()).iter() {
+                eprintln!("Warning:\n{taken}");
+            }
         }
         if verbose > 1 {
             let outcome = match &opened {
@@ -292,7 +293,7 @@ fn open_all(events: &mut [Wanted], pid: libc::pid_t, verbose: u8) -> Result<Vec<
                     e.errno.map_or(0, |e| e.0)
                 ),
             };
-            perf_attr::print(&ev.attr, &outcome);
+            eprintln!("{}\n{outcome}", (ev.attr).perf_print());
         }
         let ev = &events[i];
         match opened {

@@ -24,7 +24,6 @@
 
 use crate::args::{usage, Options};
 use crate::output;
-use crate::perf_attr;
 use crate::run::{self, Wanted};
 use crate::set_report::{counted, delta, lines_for, mode, outcomes_by_key, read_comms};
 use perf_event_core::fallback::Policy;
@@ -361,7 +360,9 @@ pub fn run(opts: &Options) -> ! {
     .unwrap_or_else(|e| fail(&e.to_string()));
     if opts.verbose > 0 {
         for (i, e) in set.events().iter().enumerate() {
-            perf_attr::warn(&e.fallbacks);
+            for taken in (&e.fallbacks).iter() {
+                eprintln!("Warning:\n{taken}");
+            }
             if opts.verbose > 1 {
                 let outcome = match (&e.unsupported, e.opened) {
                     (_, n) if n > 0 => format!("sys_perf_event_open: opened on {n} placements"),
@@ -371,7 +372,10 @@ pub fn run(opts: &Options) -> ! {
                     ),
                     (None, _) => "sys_perf_event_open: not opened".to_owned(),
                 };
-                perf_attr::print(&set.opened_attr(i).unwrap_or(e.spec.attr), &outcome);
+                eprintln!(
+                    "{}\n{outcome}",
+                    (set.opened_attr(i).unwrap_or(e.spec.attr)).perf_print()
+                );
             }
             if let Some(err) = &e.unsupported {
                 eprintln!("stat: {}: {err}", e.spec.display_name());
