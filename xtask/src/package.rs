@@ -1,49 +1,61 @@
-//! `cargo xtask package`: what a user downloads. `cargo publish --dry-run`
-//! must succeed without a single warning; then the packaged `.crate` is
-//! unpacked into an empty directory under `target/package/` (cargo never
-//! looks above a `target/package` directory for a workspace, so the
-//! unpacked crate is a package of its own), where it must build, run its
-//! examples, pass its doctests (the README's examples among them) and
-//! type-check its integration tests on its own.
+//! `cargo xtask package`: what users download, package by package.
+//! `cargo publish --dry-run` of every published package at once (cargo
+//! packages them against each other) must succeed without a single
+//! warning; then each packaged `.crate` is unpacked into an empty
+//! directory under `target/package/` (cargo never looks above a
+//! `target/package` directory for a workspace, so each unpacked crate is a
+//! package of its own), where it must build, run its examples, pass its
+//! doctests (the READMEs' examples among them) and type-check its unit
+//! tests on its own. A package above the core finds the packages below it
+//! as unpacked too (`[patch.crates-io]` to their unpacked directories),
+//! never as the workspace's sources.
 
 use crate::shell::{self, Result};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
-/// The examples run from the unpacked crate, with their arguments.
-const EXAMPLES: &[(&str, &[&str])] = &[
-    ("stat", &["ls", "-l", "/"]),
-    ("printf", &[]),
-    ("watchpoint", &[]),
+/// An example run from an unpacked crate, with its arguments.
+type Example = (&'static str, &'static [&'static str]);
+
+/// The published packages, lowest first (each depends only on those
+/// before it), with the examples run from each unpacked crate.
+const PACKAGES: &[(&str, &[Example])] = &[
     (
-        "sample",
-        &[
-            "sh",
-            "-c",
-            "i=0; while [ $i -lt 20000 ]; do i=$((i+1)); done",
-        ],
+        "perf-event-core",
+        &[("printf", &[]), ("watchpoint", &[]), ("hello", &[])],
     ),
-    ("hello", &[]),
-    ("ringset_mio", &[]),
+    (
+        "perf-event-host",
+        &[("stat", &["ls", "-l", "/"]), ("ringset_mio", &[])],
+    ),
+    (
+        "perf-data-file",
+        &[(
+            "sample",
+            &[
+                "sh",
+                "-c",
+                "i=0; while [ $i -lt 20000 ]; do i=$((i+1)); done",
+            ],
+        )],
+    ),
+    ("perf-event-criterion", &[]),
 ];
 
-/// Runs the dry run, then the unpacked crate's build, examples and doctests.
+/// Runs the dry run, then each unpacked crate's build, examples and
+/// doctests.
 pub fn main() -> Result {
     let root = shell::root();
     let mut publish = shell::cargo(None);
-    // --allow-dirty: the check is about the package's contents; CI runs on
+    // --allow-dirty: the check is about the packages' contents; CI runs on
     // a clean checkout, a developer before committing. --no-verify: cargo's
     // verification is a `cargo build` of the packaged sources, which this
-    // step does itself below on the unpacked `.crate` (and more: examples,
-    // doctests, tests), so it would only build the same crate twice.
-    publish.args([
-        "publish",
-        "--dry-run",
-        "--no-verify",
-        "--allow-dirty",
-        "-p",
-        "perf-event-core",
-    ]);
+    // step does itself below on each unpacked `.crate` (and more: examples,
+    // doctests, tests), so it would only build the same crates twice.
+    publish.args(["publish", "--dry-run", "--no-verify", "--allow-dirty"]);
+    for (package, _) in PACKAGES {
+        publish.args(["-p", package]);
+    }
     eprintln!("$ {}", shell::show(&publish));
     let out = publish
         .stdin(Stdio::null())
@@ -64,53 +76,94 @@ pub fn main() -> Result {
             warnings.join("\n  ")
         ));
     }
-    let crate_file = packaged_crate(&root)?;
-    let dir = unpack(&root, &crate_file)?;
+    let base = root.join("target/package/unpacked");
+    let _ = std::fs::remove_dir_all(&base);
+    let mut unpacked: Vec<(&str, PathBuf)> = Vec::new();
+    for (package, examples) in PACKAGES {
+        let crate_file = packaged_crate(&root, package)?;
+        let dir = unpack(&base.join(package), &crate_file)?;
+        check_unpacked(&root, package, &dir, examples, &unpacked)?;
+        unpacked.push((package, dir));
+    }
+    Ok(())
+}
+
+/// Builds the unpacked `package` in `dir`, runs its `examples`, its
+/// doctests and type-checks its tests; the packages below it are the
+/// unpacked ones in `below`.
+fn check_unpacked(
+    root: &Path,
+    package: &str,
+    dir: &Path,
+    examples: &[Example],
+    below: &[(&str, PathBuf)],
+) -> Result {
     // The workspace's own target directory: the registry dependencies the
-    // earlier steps compiled are reused (same versions from the packaged
-    // Cargo.lock, same profiles), while perf-event-core itself, at another
-    // path, is compiled from the unpacked sources. Its own directory made
-    // this step compile every dependency again, in debug and release.
+    // earlier steps compiled are reused (same versions, same profiles),
+    // while the packages themselves, at other paths, are compiled from the
+    // unpacked sources. A directory of its own made this step compile
+    // every dependency again, in debug and release.
     let target = root.join("target");
+    // The core's packaged Cargo.lock is used as it is (`--locked`). A
+    // package above it gets the workspace's lock file, so its registry
+    // dependencies keep the versions CI tested; not `--locked`, since the
+    // lock also lists the workspace's other packages, which cargo prunes.
+    let locked = below.is_empty();
+    if !locked {
+        std::fs::copy(root.join("Cargo.lock"), dir.join("Cargo.lock"))
+            .map_err(|e| format!("Cargo.lock into {}: {e}", dir.display()))?;
+    }
     let in_dir = |args: &[&str]| {
         let mut cmd = shell::cargo(None);
-        cmd.current_dir(&dir)
-            .args(args)
-            .env("CARGO_TARGET_DIR", &target);
+        cmd.current_dir(dir).args(args);
+        if locked {
+            cmd.arg("--locked");
+        }
+        for (name, path) in below {
+            cmd.arg("--config").arg(format!(
+                "patch.crates-io.{name}.path={:?}",
+                path.display().to_string()
+            ));
+        }
+        cmd.env("CARGO_TARGET_DIR", &target);
         cmd
     };
-    shell::run(&mut in_dir(&["build", "--locked"]))?;
+    shell::run(&mut in_dir(&["build"]))?;
     // The examples in the debug build just made (the `examples` step runs
     // them optimized from the clone): what is proven here is that the
     // package holds everything they need.
-    for (example, args) in EXAMPLES {
-        shell::run(in_dir(&["run", "--locked", "--example", example, "--"]).args(*args))?;
+    for (example, args) in examples {
+        let mut cmd = in_dir(&["run", "--example", example]);
+        shell::run(cmd.arg("--").args(*args))?;
     }
-    shell::run(&mut in_dir(&["test", "--locked", "--doc"]))?;
-    // The packaged integration tests (for users and distribution packagers
-    // to run against their kernel) must at least compile from the package
-    // alone: type-checked (`cargo check`, which finds a file or module the
-    // package lacks as a build would); building and running them is the
-    // `test` step's job, from the clone.
-    shell::run(&mut in_dir(&["check", "--locked", "--tests"]))?;
+    shell::run(&mut in_dir(&["test", "--doc"]))?;
+    // The unit tests (and an example's, `test = true`) must at least
+    // compile from the package alone; running them is the `test` step's
+    // job, from the clone.
+    shell::run(&mut in_dir(&["check", "--tests"]))?;
     eprintln!(
-        "the package in {} builds, runs its examples and doctests, type-checks its tests",
+        "{package}: the package in {} builds, runs its examples and doctests, type-checks its tests",
         dir.display()
     );
     Ok(())
 }
 
-/// The `.crate` that `cargo publish --dry-run` wrote.
-fn packaged_crate(root: &Path) -> Result<PathBuf> {
-    let manifest = std::fs::read_to_string(root.join("Cargo.toml")).map_err(|e| e.to_string())?;
+/// The `.crate` of `package` that `cargo publish --dry-run` wrote.
+fn packaged_crate(root: &Path, package: &str) -> Result<PathBuf> {
+    let dir = crate::public_api::PACKAGES
+        .iter()
+        .find(|(name, _)| *name == package)
+        .map_or(".", |(_, dir)| dir);
+    let manifest =
+        std::fs::read_to_string(root.join(dir).join("Cargo.toml")).map_err(|e| e.to_string())?;
     let version = manifest
         .lines()
         .find_map(|l| l.strip_prefix("version = \""))
         .and_then(|v| v.strip_suffix('"'))
-        .ok_or("no version in Cargo.toml")?;
+        .ok_or_else(|| format!("no version in {dir}/Cargo.toml"))?;
     // `cargo publish --dry-run` leaves it in target/package/tmp-crate/
     // (cargo 1.90 and later), `cargo package` in target/package/.
-    let name = format!("perf-event-core-{version}.crate");
+    let name = format!("{package}-{version}.crate");
     let candidates = [
         root.join("target/package/tmp-crate").join(&name),
         root.join("target/package").join(&name),
@@ -128,23 +181,21 @@ fn packaged_crate(root: &Path) -> Result<PathBuf> {
         })
 }
 
-/// Unpacks the `.crate` (a gzip'ed tar) into a fresh directory of this
-/// checkout's `target/package/`: cargo stops its search for a workspace at
-/// a `target/package` directory, so no parent Cargo.toml or lock file can
-/// help the unpacked crate (checked: its workspace root is itself), and
-/// checkouts side by side never share the directory.
-fn unpack(root: &Path, crate_file: &Path) -> Result<PathBuf> {
-    let base = root.join("target/package/unpacked");
-    let _ = std::fs::remove_dir_all(&base);
-    std::fs::create_dir_all(&base).map_err(|e| format!("{}: {e}", base.display()))?;
+/// Unpacks the `.crate` (a gzip'ed tar) into `base`, a fresh directory of
+/// this checkout's `target/package/`: cargo stops its search for a
+/// workspace at a `target/package` directory, so no parent Cargo.toml or
+/// lock file can help the unpacked crate (checked: its workspace root is
+/// itself), and checkouts side by side never share the directory.
+fn unpack(base: &Path, crate_file: &Path) -> Result<PathBuf> {
+    std::fs::create_dir_all(base).map_err(|e| format!("{}: {e}", base.display()))?;
     shell::run(
         Command::new("tar")
             .arg("-xzf")
             .arg(crate_file)
             .arg("-C")
-            .arg(&base),
+            .arg(base),
     )?;
-    let mut entries = std::fs::read_dir(&base)
+    let mut entries = std::fs::read_dir(base)
         .map_err(|e| e.to_string())?
         .filter_map(|e| e.ok().map(|e| e.path()));
     let dir = match (entries.next(), entries.next()) {

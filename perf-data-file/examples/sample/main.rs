@@ -251,7 +251,7 @@ fn main() {
             } else {
                 let r = fallback::open(attempt, scope, None);
                 if a.verbose > 0 {
-                    for taken in (attempt.fallbacks()).iter() {
+                    for taken in attempt.fallbacks().iter() {
                         eprintln!("Warning:\n{taken}");
                     }
                 }
@@ -267,7 +267,7 @@ fn main() {
                             e.errno.map_or(0, |e| e.0)
                         ),
                     };
-                    eprintln!("{}\n{outcome}", (attempt.attr()).perf_print());
+                    eprintln!("{}\n{outcome}", attempt.attr().perf_print());
                 }
                 r
             };

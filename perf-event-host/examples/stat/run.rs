@@ -281,7 +281,7 @@ fn open_all(events: &mut [Wanted], pid: libc::pid_t, verbose: u8) -> Result<Vec<
         ev.attr = attempt.attr();
         ev.max_precise = false; // settled
         if verbose > 0 {
-            for taken in (attempt.fallbacks()).iter() {
+            for taken in attempt.fallbacks().iter() {
                 eprintln!("Warning:\n{taken}");
             }
         }
@@ -293,7 +293,7 @@ fn open_all(events: &mut [Wanted], pid: libc::pid_t, verbose: u8) -> Result<Vec<
                     e.errno.map_or(0, |e| e.0)
                 ),
             };
-            eprintln!("{}\n{outcome}", (ev.attr).perf_print());
+            eprintln!("{}\n{outcome}", ev.attr.perf_print());
         }
         let ev = &events[i];
         match opened {

@@ -360,7 +360,7 @@ pub fn run(opts: &Options) -> ! {
     .unwrap_or_else(|e| fail(&e.to_string()));
     if opts.verbose > 0 {
         for (i, e) in set.events().iter().enumerate() {
-            for taken in (&e.fallbacks).iter() {
+            for taken in e.fallbacks.iter() {
                 eprintln!("Warning:\n{taken}");
             }
             if opts.verbose > 1 {
@@ -374,7 +374,7 @@ pub fn run(opts: &Options) -> ! {
                 };
                 eprintln!(
                     "{}\n{outcome}",
-                    (set.opened_attr(i).unwrap_or(e.spec.attr)).perf_print()
+                    set.opened_attr(i).unwrap_or(e.spec.attr).perf_print()
                 );
             }
             if let Some(err) = &e.unsupported {
