@@ -119,7 +119,7 @@ fn check_unpacked(
         if locked {
             cmd.arg("--locked");
         }
-        for (name, path) in below {
+        for (name, path) in below.iter().filter(|(name, _)| depends_on(dir, name)) {
             cmd.arg("--config").arg(format!(
                 "patch.crates-io.{name}.path={:?}",
                 path.display().to_string()
@@ -146,6 +146,13 @@ fn check_unpacked(
         dir.display()
     );
     Ok(())
+}
+
+/// Whether the unpacked crate in `dir` names `package` among its
+/// dependencies (a patch for a package it does not use makes cargo warn).
+fn depends_on(dir: &Path, package: &str) -> bool {
+    std::fs::read_to_string(dir.join("Cargo.toml"))
+        .is_ok_and(|m| m.contains(&format!("[dependencies.{package}]")))
 }
 
 /// The `.crate` of `package` that `cargo publish --dry-run` wrote.
@@ -218,7 +225,12 @@ fn unpack(base: &Path, crate_file: &Path) -> Result<PathBuf> {
     let json: serde_json::Value =
         serde_json::from_str(&metadata).map_err(|e| format!("cargo metadata: {e}"))?;
     let workspace = json["workspace_root"].as_str().unwrap_or_default();
-    if Path::new(workspace) != dir {
+    // Compared as the file system sees them: `target` may be a link.
+    let same = |a: &Path, b: &Path| match (a.canonicalize(), b.canonicalize()) {
+        (Ok(a), Ok(b)) => a == b,
+        _ => a == b,
+    };
+    if !same(Path::new(workspace), &dir) {
         return Err(format!(
             "the unpacked crate in {} belongs to the workspace at {workspace}, not to itself",
             dir.display()
