@@ -44,6 +44,8 @@
 //! }
 //! ```
 
+#![deny(unsafe_code)]
+
 mod build_id;
 pub mod features;
 pub mod header;

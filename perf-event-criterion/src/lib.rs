@@ -57,6 +57,7 @@
 //!
 //! For statistics outside criterion (divan, `harness = false`, tests) use
 //! [`perf_event_host::measure::stats`].
+#![deny(unsafe_code)]
 
 use perf_event_core::monitor::Monitor;
 pub use perf_event_core::monitor::Threads;

@@ -532,3 +532,38 @@ fn the_public_path_check_sees_a_re_export() {
     assert!(!names.contains_key("Output"));
     assert!(!names.contains_key("perf_event_attr"));
 }
+
+/// `unsafe` is allowed file by file, and only in files of the core's
+/// modules ARCHITECTURE.md names ("Where `unsafe` is allowed"); every
+/// package's root denies it for everything else.
+#[test]
+fn unsafe_is_allowed_only_in_the_named_modules() {
+    const MAY: &[&str] = &["linux", "ring", "userpage", "sys"];
+    let mut problems = Vec::new();
+    for (index, package) in PACKAGES.iter().enumerate() {
+        for (f, module) in sources(package) {
+            let text = std::fs::read_to_string(&f).unwrap();
+            let rel = f.strip_prefix(crate::root()).unwrap().display().to_string();
+            if module == "lib" {
+                if !text.contains("#![deny(unsafe_code)]") || text.contains("#[allow(unsafe_code)]")
+                {
+                    problems.push(format!(
+                        "{rel}: the root must deny unsafe_code, with no module-wide allow"
+                    ));
+                }
+                continue;
+            }
+            let allows = text.lines().any(|l| {
+                let l = l.trim_start();
+                l.starts_with("#![allow(unsafe_code)]") || l.starts_with("#[allow(unsafe_code)]")
+            });
+            if allows && !(index == 0 && MAY.contains(&module.as_str())) {
+                problems.push(rel);
+            }
+        }
+    }
+    assert!(
+        problems.is_empty(),
+        "allow(unsafe_code) outside the core's linux, ring, userpage and sys: {problems:?}"
+    );
+}
