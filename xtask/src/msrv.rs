@@ -1,6 +1,7 @@
-//! `cargo xtask msrv`: builds the crate with the toolchain its `rust-version`
-//! names (installed with rustup when missing), with and without default
-//! features, so the MSRV the README states is a fact for the library.
+//! `cargo xtask msrv`: builds the published libraries with the toolchain
+//! the root's `rust-version` names (installed with rustup when missing),
+//! the core also without default features, so the MSRV the README states
+//! is a fact for them.
 
 use crate::shell::{self, Result};
 
@@ -29,11 +30,22 @@ pub fn main() -> Result {
     // Its own target directory: another compiler would invalidate the
     // stable toolchain's builds of the other steps.
     let target = shell::root().join("target/msrv");
-    for features in [&[][..], &["--no-default-features"][..]] {
+    // The published libraries with default features; the core alone
+    // without (the packages above it need its std impls).
+    let all = [
+        "-p",
+        "perf-event-core",
+        "-p",
+        "perf-event-host",
+        "-p",
+        "perf-data-file",
+    ];
+    let core_alone = ["-p", "perf-event-core", "--no-default-features"];
+    for packages in [&all[..], &core_alone[..]] {
         shell::run(
             shell::cargo(Some(&version))
-                .args(["check", "--locked", "-p", "perf-event-core", "--lib"])
-                .args(features)
+                .args(["check", "--locked", "--lib"])
+                .args(packages)
                 .env("CARGO_TARGET_DIR", &target)
                 .env("RUSTFLAGS", "-D warnings -A unknown-lints"),
         )
