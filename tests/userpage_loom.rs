@@ -13,7 +13,8 @@ use loom::sync::Arc;
 use loom::thread;
 use perf_event_core::abi::bitfield::mmap_caps;
 use perf_event_core::userpage::sim::{PageState, SimPage};
-use perf_event_core::userpage::{PageSource, Snapshot};
+use perf_event_core::userpage::snapshot::Snapshot;
+use perf_event_core::userpage::PageSource;
 use std::sync::atomic::Ordering;
 
 /// Update `k`: every field a different function of `k`. `time` adds the

@@ -34,9 +34,9 @@ use perf_event::Builder;
 use perf_event_core::abi::bitfield::mmap_caps;
 use perf_event_core::sys;
 use perf_event_core::userpage::sim::{PageState, SimPage};
+use perf_event_core::userpage::snapshot::{self, Snapshot};
 use perf_event_core::userpage::{
-    snapshot, CounterFd, CounterReader, EventTarget, PagePtr, RawCounterFd, Snapshot, UserPage,
-    REQUIRED_READ_FORMAT,
+    CounterFd, CounterReader, EventTarget, PagePtr, RawCounterFd, UserPage, REQUIRED_READ_FORMAT,
 };
 use std::hint::black_box;
 use std::os::fd::AsRawFd;

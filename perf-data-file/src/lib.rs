@@ -47,8 +47,8 @@
 #![deny(unsafe_code)]
 
 mod build_id;
-pub mod features;
-pub mod header;
+mod features;
+mod header;
 mod pipe;
 mod reader;
 mod spool;
@@ -57,7 +57,9 @@ mod tracing_data;
 mod writer;
 
 pub use features::{BuildId, ClockData, CpuPlace, CpuTopology, EventDesc, Features};
-pub use header::{FileHeader, Section};
+pub use header::{
+    feature, kind, FileHeader, Section, FILE_HEADER_SIZE, MAGIC, NAME_ALIGN, PIPE_HEADER_SIZE,
+};
 pub use reader::{FileAttr, PerfData, Records};
 pub use spool::SPOOL_CHUNKS;
 pub use writer::{Event, WriteStats, Writer, FLUSH_BYTES, FLUSH_INTERVAL};

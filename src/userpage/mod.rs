@@ -76,26 +76,26 @@
 //! either way (the error cancels), and the transient ends at the next
 //! reprogramming of the counter.
 //!
-//! # Modules
+//! # Contents
 //!
-//! - [`source`]: [`PageSource`] (the loads) and [`PagePtr`] (a page in memory).
-//! - [`snapshot`]: the seqlock loop and [`Snapshot`].
+//! - [`PageSource`] (the loads) and [`PagePtr`] (a page in memory).
+//! - [`snapshot`]: the seqlock loop and [`snapshot::Snapshot`].
 //! - [`time`]: sign extension, time conversion, extrapolation, scaling.
-//! - [`fallback`]: [`CounterFd`] (implemented by the owned `EventFd`),
+//! - [`CounterFd`] (implemented by the owned `EventFd`) and
 //!   [`RawCounterFd`]: the `read(2)` path.
-//! - [`mapping`]: [`UserPage`], mapping the page.
-//! - [`reader`]: [`CounterReader`], [`EventTarget`], [`CounterReading`].
+//! - [`UserPage`], mapping the page.
+//! - [`CounterReader`], [`EventTarget`], [`CounterReading`]: the reader.
 //! - [`sim`]: [`sim::SimPage`], the simulated page and kernel-protocol
 //!   writer (where the target has 64-bit atomics).
 
 mod arch;
-pub mod fallback;
-pub mod mapping;
-pub mod reader;
+mod fallback;
+mod mapping;
+mod reader;
 #[cfg(any(loom, target_has_atomic = "64"))]
 pub mod sim;
 pub mod snapshot;
-pub mod source;
+mod source;
 mod sync;
 pub mod time;
 
@@ -105,5 +105,4 @@ pub use arch::HAS_COUNTER_INSTRUCTION;
 pub use fallback::{CounterFd, RawCounterFd, ReadFormatError, REQUIRED_READ_FORMAT};
 pub use mapping::{MapError, UserPage};
 pub use reader::{CounterReader, CounterReading, EventTarget, FallbackReason, ReadPath};
-pub use snapshot::{Snapshot, Unstable};
 pub use source::{PagePtr, PageSource};

@@ -10,7 +10,8 @@
 
 use perf_event_core::abi::bitfield::mmap_caps;
 use perf_event_core::userpage::sim::{PageState, SimPage};
-use perf_event_core::userpage::{PageSource, Snapshot};
+use perf_event_core::userpage::snapshot::Snapshot;
+use perf_event_core::userpage::PageSource;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::thread;
