@@ -8,6 +8,7 @@ use crate::sys;
 /// ENOENT or EOPNOTSUPP.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 #[repr(u32)]
+#[non_exhaustive]
 pub enum Hardware {
     /// `PERF_COUNT_HW_CPU_CYCLES`.
     CpuCycles = sys::PERF_COUNT_HW_CPU_CYCLES,
@@ -34,6 +35,7 @@ pub enum Hardware {
 /// Software events counted by the kernel (`PERF_TYPE_SOFTWARE`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 #[repr(u32)]
+#[non_exhaustive]
 pub enum Software {
     /// `PERF_COUNT_SW_CPU_CLOCK`: high-resolution per-CPU timer, ns.
     CpuClock = sys::PERF_COUNT_SW_CPU_CLOCK,
@@ -64,6 +66,7 @@ pub enum Software {
 /// Hardware caches of `PERF_TYPE_HW_CACHE` events.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 #[repr(u32)]
+#[non_exhaustive]
 pub enum Cache {
     /// `PERF_COUNT_HW_CACHE_L1D`: level-1 data cache.
     L1d = sys::PERF_COUNT_HW_CACHE_L1D,
@@ -84,6 +87,7 @@ pub enum Cache {
 /// Cache operations of `PERF_TYPE_HW_CACHE` events.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 #[repr(u32)]
+#[non_exhaustive]
 pub enum CacheOp {
     /// `PERF_COUNT_HW_CACHE_OP_READ`.
     Read = sys::PERF_COUNT_HW_CACHE_OP_READ,
@@ -96,6 +100,7 @@ pub enum CacheOp {
 /// Cache operation results of `PERF_TYPE_HW_CACHE` events.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 #[repr(u32)]
+#[non_exhaustive]
 pub enum CacheResult {
     /// `PERF_COUNT_HW_CACHE_RESULT_ACCESS`.
     Access = sys::PERF_COUNT_HW_CACHE_RESULT_ACCESS,
@@ -106,6 +111,7 @@ pub enum CacheResult {
 /// What a hardware breakpoint triggers on (`bp_type`, since Linux 2.6.33).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 #[repr(u32)]
+#[non_exhaustive]
 pub enum BreakpointType {
     /// `HW_BREAKPOINT_R`: data reads (not supported by x86).
     Read = sys::HW_BREAKPOINT_R,
@@ -119,6 +125,7 @@ pub enum BreakpointType {
 
 /// An event source: `attr.type` and the config words it needs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub enum Event {
     /// A generalized hardware event.
     Hardware(Hardware),

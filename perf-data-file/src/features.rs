@@ -177,7 +177,9 @@ impl Features {
             CpuIdSource::ArmMidr => {
                 read_file(&format!("{cpu}/cpu0/regs/identification/midr_el1")).map(trim)
             }
-            CpuIdSource::Unknown => None,
+            // Unknown, and a source a later core adds: no cpuid line, as
+            // perf writes none where it cannot tell.
+            _ => None,
         };
         let total_mem = read_file("/proc/meminfo").and_then(|m| {
             m.lines()

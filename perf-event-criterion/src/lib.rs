@@ -95,12 +95,13 @@ impl PerfMeasurement {
         // criterion wants a &'static str unit: one small string per
         // measurement, made once.
         let unit = match &counter {
-            Counter::Event(s) => &*Box::leak(s.clone().into_boxed_str()),
             Counter::Instructions => "instructions",
             Counter::Cycles => "cycles",
             Counter::BranchMisses => "branch-misses",
             Counter::CacheMisses => "cache-misses",
             Counter::TaskClock => "ns",
+            // An event string, or a counter a later perf-event-host adds.
+            other => &*Box::leak(other.unit().to_owned().into_boxed_str()),
         };
         Ok(PerfMeasurement {
             monitor,

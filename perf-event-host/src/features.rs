@@ -11,6 +11,7 @@ use std::time::{Duration, Instant};
 
 /// The answer for one feature.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum Support {
     /// The kernel opened the event with the feature set.
     Accepted,

@@ -8,6 +8,7 @@
 /// One published size of `struct perf_event_attr`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 #[repr(u32)]
+#[non_exhaustive]
 pub enum AttrSize {
     /// 64 bytes: the first published attr.
     Ver0 = 64,

@@ -22,6 +22,7 @@ use core::mem::size_of;
 /// The four non-generic families share numbers today but are distinct in the
 /// kernel (`arch/*/include/uapi/asm/ioctl.h`) and are kept apart here.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum Encoding {
     /// `include/uapi/asm-generic/ioctl.h`.
     Generic,

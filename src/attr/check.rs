@@ -10,6 +10,7 @@ use core::fmt;
 
 /// Why an attr cannot be opened as it is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum AttrError {
     /// `precise_ip` is a 2-bit field: 0 (arbitrary skid) to 3 (zero skid).
     PreciseIp {

@@ -80,6 +80,7 @@ impl fmt::Display for BeyondKernel {
 
 /// The explanation of a failed open of an attr.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum Diagnosis {
     /// The attr failed validation before any syscall.
     Invalid(AttrError),

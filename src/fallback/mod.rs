@@ -98,6 +98,7 @@ impl Default for Policy {
 
 /// Which rule a [`Fallback`] followed (see the [module docs](self)).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum Rule {
     /// A `:P` event: the highest `precise_ip` the PMU takes.
     MaxPrecise,
@@ -111,6 +112,7 @@ pub enum Rule {
 
 /// What a fallback changed.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum Field {
     /// `type` and `config` together: `(type << 32) | config` before and
     /// after (both fit in 32 bits for the events the rule applies to).

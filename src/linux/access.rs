@@ -107,6 +107,7 @@ pub fn effective_capabilities() -> Result<u64, Errno> {
 
 /// The calling thread's seccomp mode (`Seccomp:` of `/proc/self/status`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum SeccompMode {
     /// `SECCOMP_MODE_DISABLED` (0): no filter.
     Disabled,
@@ -176,6 +177,7 @@ pub fn perf_event_open_intercepted() -> Option<Errno> {
 /// the filter answers `perf_event_open` itself ([`perf_event_open_intercepted`],
 /// the definitive sign).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum Seccomp {
     /// No seccomp (mode 0): nothing can intercept the call.
     Disabled,

@@ -25,6 +25,7 @@ pub fn page_size() -> usize {
 
 /// How a mapping may be accessed.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum Protection {
     /// `PROT_READ`: for a ring buffer, overwrite mode (the kernel never
     /// waits for the reader).

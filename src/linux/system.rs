@@ -53,6 +53,7 @@ pub fn kernel_release() -> Result<Release, Errno> {
 
 /// A resource limit `getrlimit(2)` reports.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum Resource {
     /// `RLIMIT_NOFILE`: open fds (every perf event is one).
     OpenFiles,

@@ -94,6 +94,7 @@ pub const READ_FORMAT: u64 = (sys::PERF_FORMAT_GROUP
 
 /// Which threads a monitor counts (see the [module docs](self)).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
+#[non_exhaustive]
 pub enum Threads {
     /// The thread that opens the monitor.
     #[default]
@@ -105,6 +106,7 @@ pub enum Threads {
 
 /// Why a monitor could not be set up or read.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum MonitorError {
     /// Opening event `index` failed.
     Open {

@@ -12,6 +12,7 @@ use core::fmt;
 
 /// Errors found before the syscall.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum PreSyscall {
     /// `pid == -1` with `cpu == -1`: "any task on any CPU" does not exist.
     AnyTaskAnyCpu,
@@ -51,6 +52,7 @@ pub struct OpenError {
 /// What explains a failed open, captured when it failed (a system
 /// setting may change later: the message must tell what was true then).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum FailureContext {
     /// EACCES / EPERM / ENOSYS: what decides who may call
     /// `perf_event_open` (the paranoid level, the caller's capabilities, a
@@ -87,6 +89,7 @@ pub struct Access {
 
 /// Which of the [`Access`] facts refused the call.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum AccessCause {
     /// A seccomp filter answered in place of the kernel (the errno of the
     /// error is the filter's): the default profile of Docker and podman

@@ -153,6 +153,7 @@ impl ReadFormat {
 /// user-space reader's fallback (`userpage::CounterFd`), and the monitor
 /// and event set reads (wrapped with the event that failed).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum ReadError {
     /// `read(2)` failed with this errno (EBADF: the fd is closed or not an
     /// event; ENOSPC: the buffer is smaller than the group's read; ECHILD:

@@ -8,6 +8,7 @@ use crate::sys;
 
 /// Which context a run of callchain addresses belongs to.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub enum Context {
     /// Addresses before any marker (not written by Linux; kept, not dropped).
     Unmarked,

@@ -90,6 +90,7 @@ impl Header {
 
 /// Why a record could not be parsed.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum RecordError {
     /// The record ends before a field it must hold.
     Truncated {
@@ -167,6 +168,7 @@ pub enum MappingId<'a> {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[allow(missing_docs)] // field names are the header's; see perf_event.h
 #[allow(clippy::large_enum_variant)] // transient, on the stack; no allocation in the core
+#[non_exhaustive]
 pub enum Record<'a> {
     /// PERF_RECORD_MMAP.
     Mmap {

@@ -36,6 +36,7 @@ pub struct RawRecord<'b> {
 
 /// Why a record could not be delivered parsed.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum ParseRecordError {
     /// The scratch buffer for a wrapped record is too small.
     Ring(RingError),

@@ -32,6 +32,7 @@ use core::sync::atomic::{AtomicUsize, Ordering};
 
 /// Why a mapping or a read of the ring failed.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum RingError {
     /// The data area must be 2^n pages (n >= 0).
     PageCount {

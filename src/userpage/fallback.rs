@@ -35,6 +35,7 @@ pub trait CounterFd {
 
 /// Why a `read_format` cannot serve the fallback.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum ReadFormatError {
     /// TOTAL_TIME_ENABLED and/or TOTAL_TIME_RUNNING (the bits given) are
     /// not in the event's `read_format`.

@@ -15,6 +15,7 @@ use core::ptr::NonNull;
 
 /// Why mapping an event's page failed.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum MapError {
     /// `mmap(2)` failed with this errno.
     Mmap {

@@ -69,6 +69,7 @@ impl EventTarget {
 
 /// Why a read went through `read(2)`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum FallbackReason {
     /// The event does not monitor the thread that made the reader (another
     /// thread, a CPU-wide event, a cgroup): the counter instruction would
@@ -114,6 +115,7 @@ impl fmt::Display for FallbackReason {
 
 /// How a [`CounterReading`] was made.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum ReadPath {
     /// The counter instruction, in one seqlock section.
     Counter {

@@ -48,6 +48,7 @@ fn undo(after: Attr, f: &Fallback) -> Attr {
         Field::ExcludeKernelAndHv => after.exclude_kernel(false).exclude_hv(false),
         Field::Flag(b) => after.flag(b, f.from),
         Field::OpenFlags => after,
+        other => panic!("a fallback of a field this test cannot undo: {other:?}"),
     }
 }
 

@@ -120,6 +120,7 @@ pub fn key_prefix(
         }
         AggrKey::CoreType(p) => format!("{p}{sep}"),
         AggrKey::Total => String::new(),
+        other => format!("{other:?}{sep}"),
     }
 }
 

@@ -16,6 +16,7 @@ use perf_event_core::monitor::{Monitor, MonitorError, Threads};
 /// counter access (`config1` bit 1, honoured where
 /// `/proc/sys/kernel/perf_user_access` is 1), so reads need no syscall.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub enum Counter {
     /// `PERF_COUNT_HW_INSTRUCTIONS` (user space).
     Instructions,
@@ -135,6 +136,7 @@ pub struct CounterError {
 
 /// Why a counter could not be set up.
 #[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum CounterErrorKind {
     /// The event string did not parse to one event.
     Parse(String),

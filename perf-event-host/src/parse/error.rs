@@ -20,6 +20,7 @@ pub struct ParseError {
 
 /// What is wrong with an event string.
 #[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum ErrorKind {
     /// Nothing where an event belongs (empty string, `a,,b`, `{}`).
     ExpectedEvent,

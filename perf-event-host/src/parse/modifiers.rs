@@ -63,6 +63,7 @@ pub struct ModifierError {
 
 /// What is wrong with a modifier.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum ModifierProblem {
     /// Not a modifier letter.
     Unknown(char),

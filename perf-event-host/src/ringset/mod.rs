@@ -100,6 +100,7 @@ impl Entry {
 
 /// How entries get rings.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum Sharing {
     /// One ring per entry.
     PerEntry,
@@ -134,6 +135,7 @@ impl Default for Options {
 
 /// Why a ring set could not be built or waited on.
 #[derive(Debug)]
+#[non_exhaustive]
 pub enum RingSetError {
     /// Mapping entry `entry`'s ring failed.
     Map {

@@ -9,6 +9,7 @@ use perf_event_core::read_format::{Counts, Scaled};
 
 /// How counts are grouped.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum AggrMode {
     /// One figure per event (`perf stat`).
     Total,
@@ -24,6 +25,7 @@ pub enum AggrMode {
 /// (`cpu_core/cycles/` and `cpu_atom/cycles/`, perf stat's default) or are
 /// summed under the plain name (`perf stat --hybrid-merge`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum HybridNames {
     /// One line per core PMU.
     Keep,
@@ -33,6 +35,7 @@ pub enum HybridNames {
 
 /// What an aggregate is keyed by.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[non_exhaustive]
 pub enum AggrKey {
     /// Everything.
     Total,
@@ -66,6 +69,7 @@ pub enum AggrKey {
 
 /// The topology level of [`aggregate_topology`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum TopologyLevel {
     /// Per core (`--per-core`).
     Core,
@@ -141,6 +145,7 @@ pub struct Aggregate {
 
 /// The figure of an aggregate.
 #[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum AggrValue {
     /// Counted (maybe estimated from a multiplexed share).
     Counted(Scaled),

@@ -83,6 +83,7 @@ impl fmt::Display for CpuSet {
 
 /// Why a requested CPU is left out of a selection.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum CpuProblem {
     /// The CPU exists (`possible`) but is offline: perf_event_open on it
     /// fails with ENODEV. Bring it up with

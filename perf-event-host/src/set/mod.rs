@@ -82,6 +82,7 @@ pub struct PlacedCounts {
 
 /// Whether an event opened anywhere.
 #[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum EventStatus {
     /// Open on at least one placement.
     Open,
@@ -91,6 +92,7 @@ pub enum EventStatus {
 
 /// Why an event set could not be opened, controlled or read.
 #[derive(Debug)]
+#[non_exhaustive]
 pub enum SetError {
     /// A fatal `perf_event_open` error (permission, or an errno that is not
     /// "this event is not supported").

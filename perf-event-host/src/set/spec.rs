@@ -78,6 +78,7 @@ impl EventSpec {
 /// Where the groups are placed: each group is opened once per (cpu,
 /// thread) placement.
 #[derive(Clone, Debug)]
+#[non_exhaustive]
 pub enum Target {
     /// Every task on each CPU (`perf stat -a` / `-C`): placements
     /// (cpu, pid -1). Needs CAP_PERFMON or perf_event_paranoid <= 0.
@@ -107,6 +108,7 @@ pub enum Target {
 
 /// What to do when the fds needed exceed RLIMIT_NOFILE's hard limit.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+#[non_exhaustive]
 pub enum BudgetPolicy {
     /// Fail with [`SetError::Budget`](super::SetError::Budget).
     #[default]

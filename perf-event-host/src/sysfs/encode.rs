@@ -43,6 +43,7 @@ pub struct EncodeError {
 
 /// What is wrong with a term.
 #[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum EncodeProblem {
     /// Neither a format, an alias nor `config`..`config4`.
     UnknownTerm {

@@ -14,6 +14,7 @@ use core::fmt;
 
 /// The attr word a format term lives in.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[non_exhaustive]
 pub enum ConfigWord {
     /// `config` (Linux 2.6.31).
     Config,
@@ -105,6 +106,7 @@ pub struct FormatSyntaxError {
 
 /// What is wrong with a format spec.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum FormatProblem {
     /// The text does not start with `config`, `config1` .. `config4`.
     UnknownWord,

@@ -66,6 +66,7 @@ pub struct SysfsError {
 
 /// What went wrong with a file.
 #[derive(Debug)]
+#[non_exhaustive]
 pub enum Problem {
     /// Reading failed.
     Io(std::io::Error),

@@ -14,6 +14,7 @@ use core::fmt;
 
 /// A term's value as written.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum TermValue<'t> {
     /// No `=value`: a single-bit flag set to 1.
     Flag,
@@ -51,6 +52,7 @@ pub struct TermSyntaxError {
 
 /// What is wrong in a term list.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum TermProblem {
     /// A term name (`[A-Za-z_][A-Za-z0-9_.-]*`) was expected.
     ExpectedName,

@@ -18,6 +18,7 @@ pub struct Tracefs {
 
 /// Why a tracepoint id could not be had.
 #[derive(Debug)]
+#[non_exhaustive]
 pub enum TracepointError {
     /// No tracefs in `/proc/mounts` nor at the usual places.
     NotMounted,

@@ -26,6 +26,7 @@ use std::vec::Vec;
 
 /// How a field's bytes are laid out.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum FieldKind {
     /// An integer of `size` bytes (1, 2, 4 or 8), pointers included.
     Scalar,
@@ -162,6 +163,7 @@ impl std::error::Error for TraceDecodeError {}
 
 /// A decoded field value, borrowing the payload.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum TraceValue<'a> {
     /// A signed integer (sign-extended from its size).
     Signed(i64),

@@ -6,6 +6,7 @@ use perf_event_core::linux::errno::Errno;
 /// Why a [`Workload`](super::Workload) could not be started, released or
 /// waited for.
 #[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum WorkloadError {
     /// The command line was empty, or an argument holds a NUL byte (C
     /// strings cannot): `index` is its position in argv.

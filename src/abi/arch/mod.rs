@@ -27,6 +27,7 @@ use core::ffi::c_long;
 /// An architecture with a perf register ABI (the kernel's
 /// `arch/*/include/uapi/asm/perf_regs.h`, since Linux 3.7 on x86 and Arm).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub enum RegsArch {
     /// x86 and x86_64 (`perf_event_x86_regs`; ABI_32 tasks have the first 16).
     X86,
@@ -48,6 +49,7 @@ pub enum RegsArch {
 
 /// Where perf takes the CPU's id for perf.data's `HEADER_CPUID`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum CpuIdSource {
     /// `/proc/cpuinfo`'s vendor, family, model and stepping, as
     /// `vendor,family,model,stepping`.
@@ -62,6 +64,7 @@ pub enum CpuIdSource {
 /// The instruction that reads a hardware counter from user space, once the
 /// event's mmap page says `cap_user_rdpmc` (the crate's `userpage` reader).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum UserCounter {
     /// None: counters are read with `read(2)`.
     None,
