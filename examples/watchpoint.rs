@@ -39,7 +39,7 @@ fn main() {
     .exclude_kernel(true)
     .exclude_hv(true)
     .sample_period(1)
-    .sample_type((sys::PERF_SAMPLE_IP | sys::PERF_SAMPLE_TID) as u64);
+    .sample_type_raw((sys::PERF_SAMPLE_IP | sys::PERF_SAMPLE_TID) as u64);
     let fd = open(&attr, Scope::this_thread(), None, OpenFlags::new()).unwrap_or_else(|e| {
         eprintln!("watchpoint: {e}");
         std::process::exit(1)

@@ -12,7 +12,7 @@ use perf_event_core::sys;
 fn attr(sw: Software) -> Attr {
     Attr::new(Ev::Software(sw))
         .sample_period(1000)
-        .sample_type(
+        .sample_type_raw(
             (sys::PERF_SAMPLE_IDENTIFIER
                 | sys::PERF_SAMPLE_IP
                 | sys::PERF_SAMPLE_TID

@@ -37,7 +37,9 @@ fn main() {
     let tid = rx.recv().unwrap();
     let attr = Attr::new(Event::Software(Software::CpuClock))
         .sample_period(1_000_000)
-        .sample_type((sys::PERF_SAMPLE_TID | sys::PERF_SAMPLE_TIME | sys::PERF_SAMPLE_CPU) as u64)
+        .sample_type_raw(
+            (sys::PERF_SAMPLE_TID | sys::PERF_SAMPLE_TIME | sys::PERF_SAMPLE_CPU) as u64,
+        )
         .wakeup_events(1);
     let layout = SampleLayout::from_attr(&attr);
     let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());

@@ -88,7 +88,7 @@ impl KernelFeatures {
             flags.push((f.flag.name, f.since, support(ask(&attr))));
             syscalls += 1;
         }
-        let read_format_lost = support(ask(&DUMMY.read_format(sys::PERF_FORMAT_LOST as u64)));
+        let read_format_lost = support(ask(&DUMMY.read_format_raw(sys::PERF_FORMAT_LOST as u64)));
         let aux_action = support(ask(&DUMMY.aux_start_paused(true)));
         syscalls += 2;
         KernelFeatures {

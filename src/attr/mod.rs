@@ -11,7 +11,7 @@
 //! const TASK_CLOCK: Attr = Attr::new(Event::Software(Software::TaskClock))
 //!     .disabled(true)
 //!     .exclude_kernel(true)
-//!     .read_format(perf_event_core::sys::PERF_FORMAT_TOTAL_TIME_ENABLED as u64);
+//!     .read_format(perf_event_core::read_format::ReadFormat::TOTAL_TIME_ENABLED);
 //!
 //! // Only first-version fields are set: 64 bytes, right on every kernel.
 //! assert_eq!(TASK_CLOCK.size(), AttrSize::Ver0);
@@ -37,6 +37,7 @@ pub use since::Requirement;
 use crate::abi::bitfield::{attr as flag, aux_action, BitField};
 use crate::abi::{AttrSize, BranchSampleType, SampleType};
 use crate::event::Event;
+use crate::read_format::ReadFormat;
 use crate::sys;
 
 /// A `perf_event_attr` under construction. See the [module docs](self).
@@ -137,15 +138,44 @@ impl Attr {
         self.raw.read_format
     }
 
-    /// `sample_type` as a typed set (set it with [`Attr::sample_type`],
-    /// e.g. `.sample_type(SampleType::IP.union(SampleType::TID).bits())`).
+    /// `sample_type` as a typed set (set it with [`Attr::sample_type`]).
     pub const fn get_sample_type(&self) -> SampleType {
         SampleType(self.raw.sample_type)
     }
 
-    /// `branch_sample_type` as a typed set.
+    /// `read_format` as a typed set (set it with [`Attr::read_format`]).
+    pub const fn get_read_format(&self) -> ReadFormat {
+        ReadFormat(self.raw.read_format)
+    }
+
+    /// `branch_sample_type` as a typed set (set it with
+    /// [`Attr::branch_sample_type`]).
     pub const fn get_branch_sample_type(&self) -> BranchSampleType {
         BranchSampleType(self.raw.branch_sample_type)
+    }
+
+    /// `sample_type`: what each sample records (`PERF_SAMPLE_*`), e.g.
+    /// `.sample_type(SampleType::IP.union(SampleType::TID))`; the raw bits
+    /// with [`Attr::sample_type_raw`].
+    pub const fn sample_type(mut self, set: SampleType) -> Attr {
+        self.raw.sample_type = set.0;
+        self
+    }
+
+    /// `read_format`: what `read(2)` returns (`PERF_FORMAT_*`), e.g.
+    /// `.read_format(ReadFormat::TOTAL_TIME_ENABLED)`; the raw bits with
+    /// [`Attr::read_format_raw`].
+    pub const fn read_format(mut self, set: ReadFormat) -> Attr {
+        self.raw.read_format = set.0;
+        self
+    }
+
+    /// `branch_sample_type`: which branches a sample's branch stack
+    /// records (`PERF_SAMPLE_BRANCH_*`, since Linux 3.4); the raw bits with
+    /// [`Attr::branch_sample_type_raw`].
+    pub const fn branch_sample_type(mut self, set: BranchSampleType) -> Attr {
+        self.raw.branch_sample_type = set.0;
+        self
     }
 
     /// The raw flag word (the 64 bits after `read_format`).
@@ -263,12 +293,15 @@ macro_rules! plain {
 plain! {
     /// `config`: the event within its type.
     config: u64 => config;
-    /// `sample_type`: `PERF_SAMPLE_*` bits, what each sample records.
-    sample_type: u64 => sample_type;
-    /// `read_format`: `PERF_FORMAT_*` bits, what read() returns.
-    read_format: u64 => read_format;
-    /// `branch_sample_type`: `PERF_SAMPLE_BRANCH_*` bits (since Linux 3.4).
-    branch_sample_type: u64 => branch_sample_type;
+    /// `sample_type` as raw `PERF_SAMPLE_*` bits (bits this crate has no
+    /// name for included); [`Attr::sample_type`] takes the typed set.
+    sample_type_raw: u64 => sample_type;
+    /// `read_format` as raw `PERF_FORMAT_*` bits; [`Attr::read_format`]
+    /// takes the typed set.
+    read_format_raw: u64 => read_format;
+    /// `branch_sample_type` as raw `PERF_SAMPLE_BRANCH_*` bits (since
+    /// Linux 3.4); [`Attr::branch_sample_type`] takes the typed set.
+    branch_sample_type_raw: u64 => branch_sample_type;
     /// `sample_regs_user`: user registers to sample, a mask of `asm/perf_regs.h` (since Linux 3.7).
     sample_regs_user: u64 => sample_regs_user;
     /// `sample_stack_user`: bytes of user stack to sample, a multiple of 8 (since Linux 3.7).

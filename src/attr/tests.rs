@@ -106,7 +106,7 @@ fn size_is_the_smallest_version_covering_every_nonzero_byte() {
     let cases = [
         (BASE.config1(1), Ver0),
         (BASE.config2(1), Ver1),
-        (BASE.branch_sample_type(1), Ver2),
+        (BASE.branch_sample_type_raw(1), Ver2),
         (BASE.sample_regs_user(1), Ver3),
         (BASE.sample_stack_user(8), Ver3),
         (BASE.clockid(1), Ver3),
@@ -191,7 +191,7 @@ fn min_kernel_is_the_newest_feature_in_use() {
         ),
         (BASE.config4(1).defer_callchain(true), "config4", (7, 0, 0)),
         (
-            BASE.read_format(sys::PERF_FORMAT_LOST as u64),
+            BASE.read_format_raw(sys::PERF_FORMAT_LOST as u64),
             "PERF_FORMAT_LOST",
             (6, 0, 0),
         ),
@@ -212,21 +212,21 @@ fn each_validation_error_without_a_syscall() {
             AttrError::PeriodTooLarge { period: 1 << 63 },
         ),
         (
-            BASE.sample_type(1 << 40),
+            BASE.sample_type_raw(1 << 40),
             AttrError::UnknownBits {
                 field: "sample_type",
                 bits: 1 << 40,
             },
         ),
         (
-            BASE.read_format(1 << 5),
+            BASE.read_format_raw(1 << 5),
             AttrError::UnknownBits {
                 field: "read_format",
                 bits: 1 << 5,
             },
         ),
         (
-            BASE.branch_sample_type(1 << 40),
+            BASE.branch_sample_type_raw(1 << 40),
             AttrError::UnknownBits {
                 field: "branch_sample_type",
                 bits: 1 << 40,
@@ -278,12 +278,13 @@ fn each_validation_error_without_a_syscall() {
     let inherit_read = BASE
         .inherit(true)
         .sample_period(1000)
-        .sample_type(sys::PERF_SAMPLE_READ as u64);
+        .sample_type_raw(sys::PERF_SAMPLE_READ as u64);
     assert!(matches!(
         inherit_read.check(),
         Err(AttrError::Requires { .. })
     ));
-    let with_tid = inherit_read.sample_type((sys::PERF_SAMPLE_READ | sys::PERF_SAMPLE_TID) as u64);
+    let with_tid =
+        inherit_read.sample_type_raw((sys::PERF_SAMPLE_READ | sys::PERF_SAMPLE_TID) as u64);
     assert_eq!(with_tid.check(), Ok(()));
     assert!(matches!(
         with_tid.check_for(KernelVersion::new(6, 1, 0)),
@@ -352,7 +353,7 @@ fn perf_print_lists_the_non_zero_fields_as_perf_vv_does() {
         .disabled(true)
         .exclude_kernel(true)
         .exclude_hv(true)
-        .read_format(3);
+        .read_format_raw(3);
     let text = std::format!("{}", attr.perf_print());
     let size = attr.to_raw().size;
     let expected = std::format!(

@@ -128,7 +128,7 @@ pub fn open_group<const N: usize>(
     for (index, attempt) in attempts.iter_mut().enumerate() {
         let leader = fds[0].as_ref();
         let fd = attempt
-            .run(|attr, flags| group.open(&attr.read_format(0), leader, flags))
+            .run(|attr, flags| group.open(&attr.read_format_raw(0), leader, flags))
             .map_err(|error| MonitorError::Open {
                 index,
                 error,

@@ -50,7 +50,7 @@ impl GroupOpen {
     /// `attr` as the group opens it: its `read_format` with the group's
     /// bits added, `disabled` on the leader only, `inherit` as asked.
     const fn prepare(&self, attr: &Attr, leads: bool) -> Attr {
-        attr.read_format(attr.read_format_word() | self.read_format)
+        attr.read_format_raw(attr.read_format_word() | self.read_format)
             .flag(flag::DISABLED, leads as u64)
             .flag(flag::INHERIT, self.inherit as u64)
     }
@@ -67,7 +67,7 @@ mod tests {
         let id = sys::PERF_FORMAT_ID as u64;
         let group = sys::PERF_FORMAT_GROUP as u64;
         let attr = Attr::new(Event::Software(Software::TaskClock))
-            .read_format(id)
+            .read_format_raw(id)
             .disabled(true);
         for inherit in [false, true] {
             let g = GroupOpen::new(Scope::this_thread(), group, inherit);

@@ -16,13 +16,13 @@ use core::fmt;
 /// `PERF_FORMAT_TOTAL_TIME_ENABLED | PERF_FORMAT_TOTAL_TIME_RUNNING`: what
 /// the fallback needs in the event's `read_format` (the times that make a
 /// `read(2)` value comparable to, and scalable like, a user-space read).
-pub const REQUIRED_READ_FORMAT: u64 =
-    (sys::PERF_FORMAT_TOTAL_TIME_ENABLED | sys::PERF_FORMAT_TOTAL_TIME_RUNNING) as u64;
+pub const REQUIRED_READ_FORMAT: ReadFormat =
+    ReadFormat::TOTAL_TIME_ENABLED.union(ReadFormat::TOTAL_TIME_RUNNING);
 
 /// The `read_format` bits of a single (non-group) read the fallback parses:
 /// TOTAL_TIME_ENABLED, TOTAL_TIME_RUNNING, ID (Linux 2.6.31), LOST (6.0).
 const SINGLE_READ_BITS: u64 =
-    REQUIRED_READ_FORMAT | sys::PERF_FORMAT_ID as u64 | sys::PERF_FORMAT_LOST as u64;
+    REQUIRED_READ_FORMAT.bits() | sys::PERF_FORMAT_ID as u64 | sys::PERF_FORMAT_LOST as u64;
 
 /// An event file descriptor the reader can fall back to.
 pub trait CounterFd {
@@ -98,8 +98,9 @@ impl RawCounterFd {
     /// read: `read(2)` on another file would consume that file's data
     /// (`-1`, never an fd, is allowed: its reads fail with EBADF). When the
     /// format is refused, no value exists and `fd` is not used.
-    pub const unsafe fn new(fd: c_int, read_format: u64) -> Result<Self, ReadFormatError> {
-        let missing = REQUIRED_READ_FORMAT & !read_format;
+    pub const unsafe fn new(fd: c_int, read_format: ReadFormat) -> Result<Self, ReadFormatError> {
+        let read_format = read_format.bits();
+        let missing = REQUIRED_READ_FORMAT.bits() & !read_format;
         if missing != 0 {
             return Err(ReadFormatError::MissingTimes { missing });
         }
@@ -125,8 +126,8 @@ impl RawCounterFd {
     }
 
     /// The `read_format` it was opened with.
-    pub const fn read_format(&self) -> u64 {
-        self.read_format
+    pub const fn read_format(&self) -> ReadFormat {
+        ReadFormat(self.read_format)
     }
 
     /// Bytes one `read(2)` returns: 8 per `u64` of the layout.

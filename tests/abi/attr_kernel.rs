@@ -107,7 +107,7 @@ fn a_flag_newer_than_the_kernel_yields_the_einval_diagnosis() {
 #[test]
 fn read_format_lost_is_accepted_from_6_0() {
     let k = running();
-    let attr = TASK_CLOCK.read_format(perf_event_core::sys::PERF_FORMAT_LOST as u64);
+    let attr = TASK_CLOCK.read_format_raw(perf_event_core::sys::PERF_FORMAT_LOST as u64);
     let result = attr.try_open();
     if k.at_least(KernelVersion::new(6, 0, 0)) || lab_support::read_format_lost_backported() {
         assert_eq!(result, Ok(()));

@@ -12,7 +12,7 @@ const TIMES: u64 =
 fn sw(kind: Software) -> Attr {
     Attr::new(Event::Software(kind))
         .disabled(true)
-        .read_format(TIMES)
+        .read_format_raw(TIMES)
 }
 
 fn burn(n: u64) -> u64 {
@@ -92,13 +92,13 @@ fn touching_n_fresh_pages_gives_at_least_n_page_faults() {
 fn a_group_reads_consistently() {
     let fmt = TIMES | (sys::PERF_FORMAT_GROUP | sys::PERF_FORMAT_ID) as u64;
     let leader = open(
-        &sw(Software::TaskClock).read_format(fmt),
+        &sw(Software::TaskClock).read_format_raw(fmt),
         Scope::this_thread(),
         None,
         OpenFlags::new(),
     )
     .unwrap();
-    let member_attr = |k| Attr::new(Event::Software(k)).read_format(fmt);
+    let member_attr = |k| Attr::new(Event::Software(k)).read_format_raw(fmt);
     let faults = open(
         &member_attr(Software::PageFaults),
         Scope::this_thread(),

@@ -37,7 +37,7 @@ fn every_read_format_combination_opens_and_parses() {
             let lost = fmt & sys::PERF_FORMAT_LOST as u64 != 0;
             let attr = Attr::new(Event::Software(Software::TaskClock))
                 .disabled(true)
-                .read_format(fmt);
+                .read_format_raw(fmt);
             let leader = match open(&attr, Scope::this_thread(), None, OpenFlags::new()) {
                 Ok(fd) => fd,
                 Err(e) if lost && !has_lost => {
@@ -51,7 +51,7 @@ fn every_read_format_combination_opens_and_parses() {
                 !lost || has_lost,
                 "Linux {kernel} accepted PERF_FORMAT_LOST"
             );
-            let member_attr = Attr::new(Event::Software(Software::PageFaults)).read_format(fmt);
+            let member_attr = Attr::new(Event::Software(Software::PageFaults)).read_format_raw(fmt);
             let member = group.then(|| {
                 open(
                     &member_attr,

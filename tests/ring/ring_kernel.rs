@@ -34,7 +34,7 @@ fn prctl_samples(sample_type: u64) -> Option<Attr> {
         Attr::new(Event::Tracepoint(id))
             .disabled(true)
             .sample_period(1)
-            .sample_type(sample_type),
+            .sample_type_raw(sample_type),
     )
 }
 
@@ -162,7 +162,7 @@ fn a_child_gives_fork_comm_and_exit_records() {
         .comm(true)
         .comm_exec(true)
         .sample_id_all(true)
-        .sample_type(TID_TIME);
+        .sample_type_raw(TID_TIME);
     // The kernel refuses to mmap an inherited per-thread (cpu -1) event: one
     // event and ring per CPU, as perf record does.
     // SAFETY: sysconf has no preconditions.

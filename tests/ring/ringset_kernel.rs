@@ -368,7 +368,7 @@ fn two_events_of_one_thread_share_a_ring_and_are_told_apart_by_id() {
         ..Options::default()
     };
     // Without a sample id the shared ring's records could not be told apart.
-    let no_id = |a: &Attr| a.sample_type(SAMPLE & !(sys::PERF_SAMPLE_IDENTIFIER as u64));
+    let no_id = |a: &Attr| a.sample_type_raw(SAMPLE & !(sys::PERF_SAMPLE_IDENTIFIER as u64));
     let (a, b) = (no_id(&prctl_attr), no_id(&getppid_attr));
     match RingSet::new(entries([&a, &b]), opts) {
         Err(e @ RingSetError::NoSampleId { .. }) => println!("{e}"),
@@ -471,7 +471,7 @@ fn a_layout_without_time_never_calls_the_round_barrier() {
     };
     // IP and TID only: the merge has no time to order by, so a barrier
     // could cover nothing.
-    let attr = attr.sample_type((sys::PERF_SAMPLE_IP | sys::PERF_SAMPLE_TID) as u64);
+    let attr = attr.sample_type_raw((sys::PERF_SAMPLE_IP | sys::PERF_SAMPLE_TID) as u64);
     let mut set = rings_of_this_thread(&attr, 2);
     // Counts this thread's membarrier(2) calls while the set fills.
     let membarriers = open(

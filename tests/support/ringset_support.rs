@@ -72,7 +72,7 @@ pub fn tracepoints() -> Option<(Attr, Attr)> {
         Attr::new(Event::Tracepoint(tracepoint_id("syscalls", name)))
             .disabled(true)
             .sample_period(1)
-            .sample_type(SAMPLE)
+            .sample_type_raw(SAMPLE)
             .sample_id_all(true)
     };
     Some((attr("sys_enter_prctl"), attr("sys_enter_getppid")))

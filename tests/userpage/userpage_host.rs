@@ -7,7 +7,7 @@
 
 use perf_event_core::linux::errno::Errno;
 use perf_event_core::linux::mmap::page_size;
-use perf_event_core::read_format::{ReadError, Scaled};
+use perf_event_core::read_format::{ReadError, ReadFormat, Scaled};
 use perf_event_core::sys;
 use perf_event_core::userpage::{
     CounterFd, CounterReader, EventTarget, FallbackReason, RawCounterFd, ReadFormatError, ReadPath,
@@ -15,7 +15,7 @@ use perf_event_core::userpage::{
 };
 use std::io::Error;
 
-const TIMES: u64 = REQUIRED_READ_FORMAT;
+const TIMES: u64 = REQUIRED_READ_FORMAT.bits();
 
 fn open(config: u32, read_format: u64, pid: libc::pid_t, cpu: libc::c_int) -> libc::c_int {
     let mut attr = sys::perf_event_attr {
@@ -90,7 +90,7 @@ fn make_reader(fd: libc::c_int, target: EventTarget) -> CounterReader<UserPage, 
     // SAFETY: the callers' open perf event fd, closed after the reader is dropped.
     let page = unsafe { UserPage::map_raw(fd) }.unwrap_or_else(|e| panic!("{e}"));
     // SAFETY: as above.
-    let fd = unsafe { RawCounterFd::new(fd, TIMES) }.expect("0x3");
+    let fd = unsafe { RawCounterFd::new(fd, ReadFormat(TIMES)) }.expect("0x3");
     CounterReader::new(page, fd, target)
 }
 
@@ -233,7 +233,7 @@ fn the_fallback_parses_exactly_what_read_format_implies() {
     for format in formats.into_iter().filter(|f| has_lost || f & lost == 0) {
         let fd = open(sys::PERF_COUNT_SW_TASK_CLOCK, format, 0, -1);
         // SAFETY: an open perf event fd, closed at the end of the iteration.
-        let raw = unsafe { RawCounterFd::new(fd, format) }.expect("valid format");
+        let raw = unsafe { RawCounterFd::new(fd, ReadFormat(format)) }.expect("valid format");
         assert_eq!(raw.read_size(), 8 * (1 + format.count_ones() as usize));
         ioctl(fd, sys::PERF_EVENT_IOC_ENABLE);
         burn_a_little();
@@ -255,7 +255,7 @@ fn the_fallback_parses_exactly_what_read_format_implies() {
             format | id
         };
         // SAFETY: as above.
-        let err = unsafe { RawCounterFd::new(fd, wrong) }
+        let err = unsafe { RawCounterFd::new(fd, ReadFormat(wrong)) }
             .expect("valid format")
             .read_counts()
             .expect_err("wrong size accepted");
@@ -267,21 +267,21 @@ fn the_fallback_parses_exactly_what_read_format_implies() {
     }
     assert_eq!(
         // SAFETY: a refused format makes no value to read fd 3 with.
-        unsafe { RawCounterFd::new(3, 1) }.unwrap_err(),
+        unsafe { RawCounterFd::new(3, ReadFormat(1)) }.unwrap_err(),
         ReadFormatError::MissingTimes { missing: 2 }
     );
     assert_eq!(
         // SAFETY: as above.
-        unsafe { RawCounterFd::new(3, TIMES | sys::PERF_FORMAT_GROUP as u64) }.unwrap_err(),
+        unsafe { RawCounterFd::new(3, ReadFormat(TIMES) | ReadFormat::GROUP) }.unwrap_err(),
         ReadFormatError::Group
     );
     assert_eq!(
         // SAFETY: as above.
-        unsafe { RawCounterFd::new(3, TIMES | 1 << 5) }.unwrap_err(),
+        unsafe { RawCounterFd::new(3, ReadFormat(TIMES | 1 << 5)) }.unwrap_err(),
         ReadFormatError::Unknown { bits: 1 << 5 }
     );
     // SAFETY: -1 is never an open fd: reads fail with EBADF.
-    let closed = unsafe { RawCounterFd::new(-1, TIMES) }.expect("valid format");
+    let closed = unsafe { RawCounterFd::new(-1, ReadFormat(TIMES)) }.expect("valid format");
     assert_eq!(
         closed.read_counts().unwrap_err(),
         ReadError::Errno(Errno(libc::EBADF))
@@ -327,7 +327,7 @@ fn the_first_page_of_a_ring_buffer_mapping_serves_the_reader() {
     let reader = CounterReader::new(
         page,
         // SAFETY: an open perf event fd, closed after the reader is dropped.
-        unsafe { RawCounterFd::new(fd, TIMES) }.expect("0x3"),
+        unsafe { RawCounterFd::new(fd, ReadFormat(TIMES)) }.expect("0x3"),
         EventTarget::as_opened(0, -1),
     );
     ioctl(fd, sys::PERF_EVENT_IOC_ENABLE);

@@ -56,7 +56,7 @@ pub(crate) fn open(config: u32, config1: u64) -> Result<libc::c_int, i32> {
         type_: sys::PERF_TYPE_HARDWARE,
         size: core::mem::size_of::<sys::perf_event_attr>() as u32,
         config: u64::from(config),
-        read_format: REQUIRED_READ_FORMAT,
+        read_format: REQUIRED_READ_FORMAT.bits(),
         ..Default::default()
     };
     attr.__bindgen_anon_3.config1 = config1;

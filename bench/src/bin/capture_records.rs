@@ -28,7 +28,7 @@ fn main() {
     let attr = Attr::new(Event::Software(Software::CpuClock))
         .disabled(true)
         .sample_period(20_000)
-        .sample_type(sample_type)
+        .sample_type_raw(sample_type)
         .mmap(true)
         .mmap2(true)
         .comm(true)

@@ -66,7 +66,7 @@ fn attr(id: u64, sampling: bool) -> Attr {
     let a = Attr::new(Event::Tracepoint(id)).disabled(true);
     if sampling {
         a.sample_period(1)
-            .sample_type(SAMPLE)
+            .sample_type_raw(SAMPLE)
             .flag(flag::SAMPLE_ID_ALL, 1)
     } else {
         a

@@ -107,7 +107,7 @@ fn attrs(a: &Args) -> Vec<Wanted> {
         };
         let attr = attr
             .disabled(true)
-            .sample_type(sample_type | raw)
+            .sample_type_raw(sample_type | raw)
             .sample_id_all(true)
             .inherit(inherit)
             .enable_on_exec(inherit);

@@ -148,7 +148,7 @@ pub fn wanted(opts: &Options) -> Vec<Wanted> {
             // modifiers (its event_attr_init; modifiers decide otherwise,
             // as the parser does).
             let bare = ev.modifiers == Modifiers::default();
-            let mut attr = ev.attr.read_format(TIMES).inherit(inherit);
+            let mut attr = ev.attr.read_format_raw(TIMES).inherit(inherit);
             if bare {
                 attr = attr.exclude_guest(true);
             }

@@ -68,8 +68,8 @@ impl CallChain {
         let callchain = u64::from(sys::PERF_SAMPLE_CALLCHAIN);
         let mut attr = attr;
         match mode {
-            Mode::No => return Ok(attr.sample_type(raw.sample_type & !callchain)),
-            Mode::Fp => attr = attr.sample_type(raw.sample_type | callchain),
+            Mode::No => return Ok(attr.sample_type_raw(raw.sample_type & !callchain)),
+            Mode::Fp => attr = attr.sample_type_raw(raw.sample_type | callchain),
             Mode::Dwarf => {
                 let Some(mask) = perf_event_core::abi::arch::TARGET.user_regs_mask else {
                     return Err("`call-graph=dwarf` needs the user register mask of this \
@@ -77,7 +77,7 @@ impl CallChain {
                 };
                 let regs = u64::from(sys::PERF_SAMPLE_REGS_USER | sys::PERF_SAMPLE_STACK_USER);
                 attr = attr
-                    .sample_type(raw.sample_type | callchain | regs)
+                    .sample_type_raw(raw.sample_type | callchain | regs)
                     .exclude_callchain_user(true)
                     .sample_regs_user(mask)
                     .sample_stack_user(self.dump_size.unwrap_or(DEFAULT_DUMP_SIZE));
@@ -92,8 +92,8 @@ impl CallChain {
                 );
                 let stack = u64::from(sys::PERF_SAMPLE_BRANCH_STACK);
                 attr = attr
-                    .sample_type(raw.sample_type | callchain | stack)
-                    .branch_sample_type(raw.branch_sample_type | branch);
+                    .sample_type_raw(raw.sample_type | callchain | stack)
+                    .branch_sample_type_raw(raw.branch_sample_type | branch);
             }
         }
         if let Some(n) = self.max_stack {
@@ -213,7 +213,7 @@ impl<'s, 'r, R: Resolver + ?Sized> Parser<'s, 'r, R> {
                 };
                 let time = u64::from(sys::PERF_SAMPLE_TIME);
                 let st = attr.to_raw().sample_type;
-                attr.sample_type(if on { st | time } else { st & !time })
+                attr.sample_type_raw(if on { st | time } else { st & !time })
             }
             ("config" | "config1" | "config2" | "config3", v, _) if raw_words => {
                 let n = match v {

@@ -192,7 +192,7 @@ impl<'s, 'r, R: Resolver + ?Sized> Parser<'s, 'r, R> {
                 let rf = event.attr.read_format_word();
                 event.attr = event
                     .attr
-                    .read_format(rf | u64::from(perf_event_core::sys::PERF_FORMAT_GROUP))
+                    .read_format_raw(rf | u64::from(perf_event_core::sys::PERF_FORMAT_GROUP))
                     .inherit(false);
             }
         }

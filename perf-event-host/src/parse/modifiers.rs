@@ -259,8 +259,10 @@ impl Modifiers {
         if self.sample_read {
             let raw = attr.to_raw();
             attr = attr
-                .sample_type(raw.sample_type | u64::from(perf_event_core::sys::PERF_SAMPLE_READ))
-                .read_format(raw.read_format | u64::from(perf_event_core::sys::PERF_FORMAT_ID));
+                .sample_type_raw(
+                    raw.sample_type | u64::from(perf_event_core::sys::PERF_SAMPLE_READ),
+                )
+                .read_format_raw(raw.read_format | u64::from(perf_event_core::sys::PERF_FORMAT_ID));
         }
         Ok(attr)
     }

@@ -359,7 +359,7 @@ impl EventSet {
     pub fn opened_attr(&self, event: usize) -> Option<Attr> {
         let group = self.events.get(event)?.group;
         let attr = self.attr_in_use(event);
-        Some(attr.read_format(attr.read_format_word() | self.added_read_format(group)))
+        Some(attr.read_format_raw(attr.read_format_word() | self.added_read_format(group)))
     }
 
     /// The read_format bits the set adds to every event of group `g`: the

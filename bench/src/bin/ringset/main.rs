@@ -55,7 +55,7 @@ fn attr(id: u64) -> Attr {
     Attr::new(Event::Tracepoint(id))
         .disabled(true)
         .sample_period(1)
-        .sample_type(SAMPLE)
+        .sample_type_raw(SAMPLE)
 }
 
 fn ours(id: u64, rings: usize, scope: impl Fn(usize) -> Scope, pages: usize) -> RingSet {
