@@ -193,8 +193,18 @@ pub enum ReadError {
     /// whose read_format lacks `PERF_FORMAT_TOTAL_TIME_ENABLED |
     /// PERF_FORMAT_TOTAL_TIME_RUNNING`, both since Linux 2.6.31) where a
     /// reader needs them: the user-space reader's fallback reports and
-    /// scales them.
+    /// scales them (and refuses such a `read_format` up front,
+    /// `userpage::RawCounterFd::new`).
     MissingTimes,
+    /// A `read_format` with `PERF_FORMAT_GROUP` where one event is read on
+    /// its own: `read(2)` on it returns the whole group.
+    GroupFormat,
+    /// A `read_format` with bits this crate cannot size (a newer kernel's
+    /// format).
+    UnknownFormat {
+        /// The unknown bits.
+        bits: u64,
+    },
 }
 
 impl ReadError {
@@ -220,6 +230,8 @@ impl ReadError {
             ReadError::EmptyGroup => "group read with nr == 0 (the leader is always counted)",
             ReadError::BufferTooSmall { .. } => "buffer smaller than the read",
             ReadError::MissingTimes => "no time_enabled / time_running in the read_format",
+            ReadError::GroupFormat => "PERF_FORMAT_GROUP where one event is read",
+            ReadError::UnknownFormat { .. } => "read_format bits this crate cannot size",
         }
     }
 }
@@ -270,6 +282,15 @@ impl fmt::Display for ReadError {
                 "the counts have no time_enabled / time_running: open the event with \
                  read_format TOTAL_TIME_ENABLED | TOTAL_TIME_RUNNING",
             ),
+            ReadError::GroupFormat => f.write_str(
+                "the event's read_format has PERF_FORMAT_GROUP: read(2) on it returns the whole \
+                 group; open the event without GROUP to read it on its own",
+            ),
+            ReadError::UnknownFormat { bits } => write!(
+                f,
+                "the event's read_format has bits {bits:#x} this crate cannot size (it knows \
+                 TOTAL_TIME_ENABLED, TOTAL_TIME_RUNNING, ID, GROUP and LOST)"
+            ),
         }
     }
 }
@@ -285,9 +306,10 @@ pub struct Reading<'a> {
     swap: bool,
 }
 
-/// One event's value within a reading.
+/// One event's value within a reading: its count, and its id and lost
+/// samples where the `read_format` asks for them.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Value {
+pub struct EventValue {
     /// The count.
     pub value: u64,
     /// `PERF_FORMAT_ID`: the event id (equals `PERF_EVENT_IOC_ID`).
@@ -340,7 +362,7 @@ impl<'a> Reading<'a> {
 
     /// The `i`-th value (0 = the event itself, or the group leader).
     #[inline]
-    pub fn get(&self, i: usize) -> Option<Value> {
+    pub fn get(&self, i: usize) -> Option<EventValue> {
         if i >= self.len() {
             return None;
         }
@@ -358,7 +380,7 @@ impl<'a> Reading<'a> {
         };
         let id = f.has(ID).then(|| self.word(extra));
         let lost = f.has(LOST).then(|| self.word(extra + f.has(ID) as usize));
-        Some(Value {
+        Some(EventValue {
             value: self.word(at),
             id,
             lost,
@@ -366,7 +388,7 @@ impl<'a> Reading<'a> {
     }
 
     /// The values in order.
-    pub fn values(&self) -> impl Iterator<Item = Value> + '_ {
+    pub fn values(&self) -> impl Iterator<Item = EventValue> + '_ {
         (0..self.len()).filter_map(move |i| self.get(i))
     }
 

@@ -39,7 +39,7 @@ fn single_event_with_everything() {
     assert_eq!(r.time_running(), Some(1000));
     assert_eq!(
         r.get(0),
-        Some(Value {
+        Some(EventValue {
             value: 100,
             id: Some(77),
             lost: Some(3)

@@ -11,7 +11,6 @@ use crate::fd::EventFd;
 use crate::read_format::{Counts, ReadError, ReadFormat};
 use crate::sys;
 use core::ffi::c_int;
-use core::fmt;
 
 /// `PERF_FORMAT_TOTAL_TIME_ENABLED | PERF_FORMAT_TOTAL_TIME_RUNNING`: what
 /// the fallback needs in the event's `read_format` (the times that make a
@@ -32,50 +31,6 @@ pub trait CounterFd {
     /// [`ReadError::MissingTimes`]).
     fn read_counts(&self) -> Result<Counts, ReadError>;
 }
-
-/// Why a `read_format` cannot serve the fallback.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-#[non_exhaustive]
-pub enum ReadFormatError {
-    /// TOTAL_TIME_ENABLED and/or TOTAL_TIME_RUNNING (the bits given) are
-    /// not in the event's `read_format`.
-    MissingTimes {
-        /// The missing bits of [`REQUIRED_READ_FORMAT`].
-        missing: u64,
-    },
-    /// PERF_FORMAT_GROUP: `read(2)` returns the whole group, not this event.
-    Group,
-    /// Bits this crate does not know how to size (a newer kernel's format).
-    Unknown {
-        /// The unknown bits.
-        bits: u64,
-    },
-}
-
-impl fmt::Display for ReadFormatError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            ReadFormatError::MissingTimes { missing } => write!(
-                f,
-                "the event's read_format lacks {missing:#x} of PERF_FORMAT_TOTAL_TIME_ENABLED | \
-                 PERF_FORMAT_TOTAL_TIME_RUNNING (0x3): open it with both so read(2) returns the \
-                 times the user-space reader reports"
-            ),
-            ReadFormatError::Group => f.write_str(
-                "the event's read_format has PERF_FORMAT_GROUP: read(2) on it returns the whole \
-                 group; open the event without GROUP to read it on its own",
-            ),
-            ReadFormatError::Unknown { bits } => write!(
-                f,
-                "the event's read_format has bits {bits:#x} this crate cannot size (it knows \
-                 TOTAL_TIME_ENABLED, TOTAL_TIME_RUNNING, ID, GROUP and LOST)"
-            ),
-        }
-    }
-}
-
-#[cfg(feature = "std")]
-impl std::error::Error for ReadFormatError {}
 
 /// An event fd (not owned: never closed here) and the `read_format` it was
 /// opened with: the fallback over a fd this crate did not open. An
@@ -98,18 +53,17 @@ impl RawCounterFd {
     /// read: `read(2)` on another file would consume that file's data
     /// (`-1`, never an fd, is allowed: its reads fail with EBADF). When the
     /// format is refused, no value exists and `fd` is not used.
-    pub const unsafe fn new(fd: c_int, read_format: ReadFormat) -> Result<Self, ReadFormatError> {
+    pub const unsafe fn new(fd: c_int, read_format: ReadFormat) -> Result<Self, ReadError> {
         let read_format = read_format.bits();
-        let missing = REQUIRED_READ_FORMAT.bits() & !read_format;
-        if missing != 0 {
-            return Err(ReadFormatError::MissingTimes { missing });
+        if REQUIRED_READ_FORMAT.bits() & !read_format != 0 {
+            return Err(ReadError::MissingTimes);
         }
         if read_format & sys::PERF_FORMAT_GROUP as u64 != 0 {
-            return Err(ReadFormatError::Group);
+            return Err(ReadError::GroupFormat);
         }
         let unknown = read_format & !SINGLE_READ_BITS;
         if unknown != 0 {
-            return Err(ReadFormatError::Unknown { bits: unknown });
+            return Err(ReadError::UnknownFormat { bits: unknown });
         }
         // value, then one u64 per set bit (enabled, running, id, lost).
         let words = 1 + read_format.count_ones() as usize;

@@ -102,7 +102,7 @@ pub mod time;
 pub use arch::aarch64::{register_for_index as aarch64_register_for_index, PMEVCNTR};
 pub use arch::riscv64::{csr_for_index as riscv64_csr_for_index, COUNTER_CSR};
 pub use arch::HAS_COUNTER_INSTRUCTION;
-pub use fallback::{CounterFd, RawCounterFd, ReadFormatError, REQUIRED_READ_FORMAT};
+pub use fallback::{CounterFd, RawCounterFd, REQUIRED_READ_FORMAT};
 pub use mapping::{MapError, UserPage};
 pub use reader::{CounterReader, CounterReading, EventTarget, FallbackReason, ReadPath};
 pub use source::{PagePtr, PageSource};

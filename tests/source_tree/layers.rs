@@ -398,6 +398,7 @@ fn the_checks_see_an_upward_name_libc_and_a_path() {
 /// path or one name. A new one, or one more path, fails; so does a stale
 /// entry.
 const SECOND_PATHS: &[(&str, usize)] = &[
+    ("AttrSize", 2),
     ("BitField", 2),
     ("BpfPrograms", 2),
     ("BranchSampleType", 2),
@@ -430,6 +431,11 @@ fn public_names(snapshots: &[String]) -> std::collections::BTreeMap<String, Vec<
     let mut names: std::collections::BTreeMap<String, Vec<String>> = Default::default();
     for text in snapshots {
         for line in text.lines() {
+            // Attributes first (`#[non_exhaustive] pub enum ...`).
+            let mut line = line;
+            while let Some(rest) = line.strip_prefix("#[") {
+                line = rest.split_once("] ").map_or("", |(_, item)| item);
+            }
             // `pub use`: a re-export of another package's item.
             let Some(rest) = ["struct", "enum", "union", "trait", "type", "mod", "use"]
                 .iter()
@@ -501,11 +507,18 @@ fn the_public_path_check_sees_a_re_export() {
     let snapshot = "pub mod perf_event_core::userpage\n\
                     pub struct perf_event_core::userpage::reader::CounterReader\n\
                     pub struct perf_event_core::userpage::CounterReader\n\
+                    #[non_exhaustive] pub enum perf_event_core::userpage::ReadPath\n\
+                    #[repr(u32)] #[non_exhaustive] pub enum perf_event_host::x::ReadPath\n\
                     pub type perf_event_core::abi::SampleType::Output = u64\n\
                     pub struct perf_event_core::sys::perf_event_attr\n\
                     pub struct perf_event_host::sys::perf_event_attr\n";
     let names = public_names(&[snapshot.to_owned()]);
     assert_eq!(names["CounterReader"].len(), 2);
+    assert_eq!(
+        names["ReadPath"].len(),
+        2,
+        "attributes before the item are skipped"
+    );
     assert!(!names.contains_key("Output"));
     assert!(!names.contains_key("perf_event_attr"));
 }
