@@ -64,10 +64,10 @@
 //! ## Features
 //!
 //! - `std` (default): std trait impls (`Error`, `AsFd`, conversions to
-//!   `std::io::Error`), and the two items that allocate: the process calls
-//!   of `linux::process` (perf-event-host's workload launcher is built on
-//!   them) and `fallback::renamed`. Without it the crate is `#![no_std]`
-//!   and allocation-free, on the same Linux targets.
+//!   `std::io::Error`), and the one module that allocates: the process
+//!   calls of `linux::process` (perf-event-host's workload launcher is
+//!   built on them). Without it the crate is `#![no_std]` and
+//!   allocation-free, on the same Linux targets.
 //! - `bindgen`: generate [`sys`] at build time from the installed kernel
 //!   headers instead of using the vendored bindings (needs libclang).
 #![cfg_attr(not(feature = "std"), no_std)]

@@ -275,64 +275,102 @@ pub const MISSING_FEATURES: &[BitField] = &[
     flag::CGROUP,
 ];
 
-/// perf's name for an event after `fallbacks` (std only): `NAME:u` after
+/// perf's name for an event after `fallbacks`: `NAME:u` after
 /// [`Rule::ExcludeKernel`] (`NAMEu` when the name already has a `:` or a
 /// `/`), and after [`Rule::CyclesToCpuClock`] perf's name of the final
 /// attr: `cpu-clock` with the modifiers its exclude bits and precision
-/// spell (`cpu-clock:uppp`), as `evsel__name` rebuilds it.
-#[cfg(feature = "std")]
-pub fn renamed(name: &str, fallbacks: &Fallbacks, attr: &crate::attr::Attr) -> std::string::String {
+/// spell (`cpu-clock:uppp`), as `evsel__name` rebuilds it. Displayed, not
+/// allocated ([`Renamed`]: `renamed(..).to_string()` with std).
+pub fn renamed<'a>(name: &'a str, fallbacks: &Fallbacks, attr: &crate::attr::Attr) -> Renamed<'a> {
     if fallbacks.find(Rule::CyclesToCpuClock).is_some() {
-        return std::format!("cpu-clock{}", perf_modifiers(attr));
+        return Renamed::CpuClock(*attr);
     }
     if fallbacks.find(Rule::ExcludeKernel).is_some() {
-        let sep = if name.contains(':') || name.contains('/') {
-            ""
-        } else {
-            ":"
-        };
-        return std::format!("{name}{sep}u");
+        return Renamed::User(name);
     }
-    name.into()
+    Renamed::Same(name)
+}
+
+/// An event's name after perf's fallbacks ([`renamed`]), written by its
+/// `Display`.
+#[derive(Clone, Copy, Debug)]
+#[non_exhaustive]
+pub enum Renamed<'a> {
+    /// No fallback renamed it: the name as given.
+    Same(&'a str),
+    /// Counted in user space only ([`Rule::ExcludeKernel`]): the name with
+    /// `:u` (or `u` after an existing modifier or PMU term).
+    User(&'a str),
+    /// `cycles` fell back to `cpu-clock` ([`Rule::CyclesToCpuClock`]): perf's
+    /// name of this final attr, `cpu-clock` with its modifiers.
+    CpuClock(crate::attr::Attr),
+}
+
+impl fmt::Display for Renamed<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Renamed::Same(name) => f.write_str(name),
+            Renamed::User(name) => {
+                let sep = if name.contains(':') || name.contains('/') {
+                    ""
+                } else {
+                    ":"
+                };
+                write!(f, "{name}{sep}u")
+            }
+            Renamed::CpuClock(attr) => write!(f, "cpu-clock{}", PerfModifiers(attr)),
+        }
+    }
 }
 
 /// The modifier suffix perf's `evsel__name` writes for an attr
 /// (`perf_evsel__add_modifiers`): `k`/`u`/`h` for the levels counted when
 /// any is excluded, `p` per precise level, `H`/`G` when the guest bit is
-/// not what those imply.
-#[cfg(feature = "std")]
-fn perf_modifiers(attr: &crate::attr::Attr) -> std::string::String {
-    let on = |b: BitField| attr.get_flag(b) != 0;
-    let mut m = std::string::String::new();
-    let mut guest_default = false;
-    if on(flag::EXCLUDE_KERNEL) || on(flag::EXCLUDE_USER) || on(flag::EXCLUDE_HV) {
-        for (b, c) in [
-            (flag::EXCLUDE_KERNEL, 'k'),
-            (flag::EXCLUDE_USER, 'u'),
-            (flag::EXCLUDE_HV, 'h'),
-        ] {
-            if !on(b) {
-                m.push(c);
+/// not what those imply; nothing when there is no modifier, else `:` first.
+struct PerfModifiers<'a>(&'a crate::attr::Attr);
+
+impl fmt::Display for PerfModifiers<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let attr = self.0;
+        let on = |b: BitField| attr.get_flag(b) != 0;
+        // At most k, u, h, ppp, H, G: 8 letters.
+        let mut m = [0u8; 8];
+        let mut len = 0;
+        let mut push = |c: u8| {
+            m[len] = c;
+            len += 1;
+        };
+        let mut guest_default = false;
+        if on(flag::EXCLUDE_KERNEL) || on(flag::EXCLUDE_USER) || on(flag::EXCLUDE_HV) {
+            for (b, c) in [
+                (flag::EXCLUDE_KERNEL, b'k'),
+                (flag::EXCLUDE_USER, b'u'),
+                (flag::EXCLUDE_HV, b'h'),
+            ] {
+                if !on(b) {
+                    push(c);
+                }
+            }
+            guest_default = true;
+        }
+        let precise = (attr.get_flag(flag::PRECISE_IP) as usize).min(3);
+        for _ in 0..precise {
+            push(b'p');
+        }
+        guest_default |= precise > 0;
+        if on(flag::EXCLUDE_HOST) || on(flag::EXCLUDE_GUEST) == guest_default {
+            if !on(flag::EXCLUDE_HOST) {
+                push(b'H');
+            }
+            if !on(flag::EXCLUDE_GUEST) {
+                push(b'G');
             }
         }
-        guest_default = true;
-    }
-    let precise = attr.get_flag(flag::PRECISE_IP) as usize;
-    if precise > 0 {
-        m.push_str(&"ppp"[..precise.min(3)]);
-        guest_default = true;
-    }
-    if on(flag::EXCLUDE_HOST) || on(flag::EXCLUDE_GUEST) == guest_default {
-        if !on(flag::EXCLUDE_HOST) {
-            m.push('H');
+        if len == 0 {
+            return Ok(());
         }
-        if !on(flag::EXCLUDE_GUEST) {
-            m.push('G');
-        }
-    }
-    if m.is_empty() {
-        m
-    } else {
-        std::format!(":{m}")
+        // ASCII letters only.
+        let letters = core::str::from_utf8(&m[..len]).map_err(|_| fmt::Error)?;
+        write!(f, ":{letters}")
     }
 }

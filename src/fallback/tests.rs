@@ -211,27 +211,33 @@ fn names_follow_perf() {
     );
     a.next(Errno(e::EACCES), P2);
     assert_eq!(
-        renamed("task-clock", a.fallbacks(), &a.attr()),
+        renamed("task-clock", a.fallbacks(), &a.attr()).to_string(),
         "task-clock:u"
     );
     assert_eq!(
-        renamed("cpu/cycles/", a.fallbacks(), &a.attr()),
+        renamed("cpu/cycles/", a.fallbacks(), &a.attr()).to_string(),
         "cpu/cycles/u"
     );
-    assert_eq!(renamed("cycles:p", a.fallbacks(), &a.attr()), "cycles:pu");
+    assert_eq!(
+        renamed("cycles:p", a.fallbacks(), &a.attr()).to_string(),
+        "cycles:pu"
+    );
     // perf record -e cycles:P as a user in a VM: cpu-clock:uppp.
     let mut b = Attempt::new(cycles(), Policy::PERF).max_precise();
     for errno in [e::EACCES; 4].into_iter().chain([e::ENOENT; 4]) {
         b.next(Errno(errno), P2);
     }
     assert_eq!(
-        renamed("cycles:P", b.fallbacks(), &b.attr()),
+        renamed("cycles:P", b.fallbacks(), &b.attr()).to_string(),
         "cpu-clock:uppp"
     );
     // As root: plain cycles with exclude_guest (perf's default) -> cpu-clock.
     let mut c = Attempt::new(cycles().exclude_guest(true), Policy::PERF);
     c.next(Errno(e::ENOENT), P2);
-    assert_eq!(renamed("cycles", c.fallbacks(), &c.attr()), "cpu-clock");
+    assert_eq!(
+        renamed("cycles", c.fallbacks(), &c.attr()).to_string(),
+        "cpu-clock"
+    );
     let none = Fallbacks::default();
-    assert_eq!(renamed("cycles", &none, &cycles()), "cycles");
+    assert_eq!(renamed("cycles", &none, &cycles()).to_string(), "cycles");
 }

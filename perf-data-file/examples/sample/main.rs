@@ -300,7 +300,7 @@ fn main() {
         .zip(&attempts)
         .map(|((name, _, _), at)| {
             (
-                fallback::renamed(name, at.fallbacks(), &at.attr()),
+                fallback::renamed(name, at.fallbacks(), &at.attr()).to_string(),
                 at.attr(),
             )
         })

@@ -277,7 +277,7 @@ fn open_all(events: &mut [Wanted], pid: libc::pid_t, verbose: u8) -> Result<Vec<
         }
         let opened = fallback::open(&mut attempt, Scope::thread(pid), group);
         let ev = &mut events[i];
-        ev.name = fallback::renamed(&ev.name, attempt.fallbacks(), &attempt.attr());
+        ev.name = fallback::renamed(&ev.name, attempt.fallbacks(), &attempt.attr()).to_string();
         ev.attr = attempt.attr();
         ev.max_precise = false; // settled
         if verbose > 0 {

@@ -89,6 +89,7 @@ impl EventInfo {
     /// [`perf_event_core::fallback::renamed`]).
     pub fn name(&self, opened_attr: &Attr) -> String {
         perf_event_core::fallback::renamed(&self.spec.display_name(), &self.fallbacks, opened_attr)
+            .to_string()
     }
 
     /// Whether it has opened on a placement (its fallbacks are then
