@@ -4,7 +4,8 @@
 
 use crate::facts::{field_offset, root_size, Assert, Facts, Probe, Target};
 use crate::model::Model;
-use perf_event_core::abi::{bitfield, AttrSize, BitField as HandBitField};
+use perf_event_core::abi::bitfield::{self, BitField as HandBitField};
+use perf_event_core::abi::AttrSize;
 
 /// The crate's hand-written facts, stated for `target`.
 pub(crate) fn hand_written(

@@ -2,7 +2,8 @@
 //! events opened with one feature at a time, newest first, the way the perf
 //! tool's missing-feature detection works (std only).
 
-use perf_event_core::abi::since::{KernelVersion, FLAGS};
+use perf_event_core::abi::since::FLAGS;
+use perf_event_core::abi::KernelVersion;
 use perf_event_core::attr::{Attr, Diagnosis};
 use perf_event_core::event::{Event, Software};
 use perf_event_core::sys;

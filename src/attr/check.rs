@@ -4,7 +4,8 @@
 
 use super::Attr;
 use crate::abi::bitfield::{attr as flag, BitField};
-use crate::abi::since::{KernelVersion, BRANCH_SAMPLE_TYPE_KNOWN};
+use crate::abi::since::BRANCH_SAMPLE_TYPE_KNOWN;
+use crate::abi::KernelVersion;
 use crate::sys;
 use core::fmt;
 

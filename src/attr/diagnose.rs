@@ -3,8 +3,9 @@
 //! not know), explained with the fields and the kernel versions involved.
 
 use super::{Attr, AttrError};
-use crate::abi::since::{KernelVersion, FIELDS};
+use crate::abi::since::FIELDS;
 use crate::abi::AttrSize;
+use crate::abi::KernelVersion;
 use core::fmt;
 
 /// Bit of [`BeyondKernel`]'s mask for the aux_action word (no FIELDS entry).

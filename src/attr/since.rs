@@ -1,7 +1,8 @@
 //! Which kernel an attr needs: the newest field, flag or format bit in use.
 
 use super::Attr;
-use crate::abi::since::{KernelVersion, AUX_ACTION_SINCE, FIELDS, FLAGS, READ_FORMAT, SAMPLE_TYPE};
+use crate::abi::since::{AUX_ACTION_SINCE, FIELDS, FLAGS, READ_FORMAT, SAMPLE_TYPE};
+use crate::abi::KernelVersion;
 use core::fmt;
 
 /// A feature in use and the first kernel that has it.

@@ -1,7 +1,7 @@
 //! Builder, size and validation tests without a syscall.
 
 use super::*;
-use crate::abi::since::KernelVersion;
+use crate::abi::KernelVersion;
 use crate::event::{Event, Software};
 
 const BASE: Attr = Attr::new(Event::Software(Software::TaskClock));

@@ -2,7 +2,8 @@
 
 use super::{Fallback, Fallbacks, Field, Policy, Rule, MISSING_FEATURES};
 use crate::abi::bitfield::{attr as flag, BitField};
-use crate::abi::since::{KernelVersion, FLAGS};
+use crate::abi::since::FLAGS;
+use crate::abi::KernelVersion;
 use crate::abi::Paranoid;
 use crate::attr::Attr;
 use crate::fd::EventFd;

@@ -3,7 +3,7 @@
 //! which compares the final attrs with perf's).
 
 use super::*;
-use crate::abi::since::KernelVersion;
+use crate::abi::KernelVersion;
 use crate::attr::Attr;
 use crate::event::{Event, Hardware, Software};
 use crate::linux::errno as e;
