@@ -4,10 +4,9 @@
 
 use libfuzzer_sys::fuzz_target;
 use perf_event_core::read_format::ReadFormat;
-use perf_event_core::record::{
-    parse, ByteOrder, Callchain, DataSrc, RegNames, RegsArch, Record, Sample, SampleLayout, Txn,
-    Weight,
-};
+use perf_event_core::record::{parse, Callchain, DataSrc, RegNames, Record, Sample, SampleLayout, Txn, Weight};
+use perf_event_core::abi::arch::RegsArch;
+use perf_event_core::byte_order::ByteOrder;
 
 /// Runs every decoder over what the sample lends out.
 fn touch_decoders(s: &Sample<'_>) {

@@ -3,7 +3,7 @@
 //! (`tools/perf/util/header.h`, `tools/lib/perf/include/perf/event.h`).
 
 use super::PerfDataError;
-use perf_event_core::record::ByteOrder;
+use perf_event_core::byte_order::ByteOrder;
 
 /// `PERFILE2` read as a little-endian u64.
 pub const MAGIC: u64 = 0x3245_4c49_4652_4550;

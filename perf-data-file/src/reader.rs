@@ -17,7 +17,8 @@
 use super::features::Features;
 use super::header::{feature, kind, order_of, Bytes, FileHeader, Section, PIPE_HEADER_SIZE};
 use super::PerfDataError;
-use perf_event_core::record::{self, attr_from_bytes, ByteOrder, Parsed, Record, SampleLayout};
+use perf_event_core::byte_order::ByteOrder;
+use perf_event_core::record::{self, attr_from_bytes, Parsed, Record, SampleLayout};
 use perf_event_core::sys;
 use std::collections::HashMap;
 use std::ops::Range;

@@ -7,7 +7,7 @@
 //! copies it and publishes `data_head`) inside such a section, so after
 //! this call every record whose time was taken before the call began is
 //! visible in its ring: the time-ordered merge uses that as its round
-//! barrier (see `ringset::merge`).
+//! barrier (see perf-event-host's ring set merge).
 
 #![allow(unsafe_code)] // every unsafe block here says why it is sound (SAFETY:)
 

@@ -4,7 +4,7 @@
 //! compiles away to a predictable not-taken branch.
 
 use super::RecordError;
-pub use crate::byte_order::ByteOrder;
+pub(crate) use crate::byte_order::ByteOrder;
 
 /// A u64 at `at` in `b`, swapped when `swap`.
 #[inline(always)]

@@ -28,14 +28,15 @@ mod prefix;
 mod regs;
 mod sample;
 
+use crate::byte_order::ByteOrder;
 pub use attr_bytes::attr_from_bytes;
 pub use branch::{BranchEntry, BranchFlags};
 pub use callchain::{Callchain, Context, Segments};
-pub use cursor::{ByteOrder, U64s};
+pub use cursor::U64s;
 pub use layout::{SampleId, SampleLayout};
 pub use mem::{DataSrc, Txn, Weight};
 pub use prefix::SamplePrefix;
-pub use regs::{RegNames, RegsArch};
+pub use regs::RegNames;
 pub use sample::{BranchStack, Regs, Sample};
 
 use crate::sys;

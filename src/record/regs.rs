@@ -12,7 +12,7 @@
 use super::sample::Regs;
 use crate::sys;
 
-pub use crate::abi::arch::RegsArch;
+pub(crate) use crate::abi::arch::RegsArch;
 
 /// The register names of one architecture.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

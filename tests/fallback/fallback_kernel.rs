@@ -169,7 +169,7 @@ fn cell(
 
 #[test]
 fn fallback_reports_follow_perfs_rules_for_every_user_and_level() {
-    let root = perf_event_host::sysfs::Caller::current().perfmon;
+    let root = perf_event_core::linux::access::Caller::current().perfmon;
     if !root {
         lab_support::skip(
             "fallback rules as root and uid 65534",

@@ -89,7 +89,7 @@ fn as_user() {
 
 #[test]
 fn an_ordinary_user_counts_user_space_with_the_fallback_reported() {
-    let root = perf_event_host::sysfs::Caller::current().perfmon;
+    let root = perf_event_core::linux::access::Caller::current().perfmon;
     if std::env::var_os(CHILD).is_some() || !root {
         return as_user();
     }

@@ -15,7 +15,8 @@ use crate::sample_support::perf_on;
 
 use lab_support::{not_applicable, Need};
 use perf_data_file::PerfData;
-use perf_event_core::record::{Callchain, Context, Record, RegNames, RegsArch};
+use perf_event_core::abi::arch::RegsArch;
+use perf_event_core::record::{Callchain, Context, Record, RegNames};
 use perf_event_host::sysfs::{TraceFormat, TraceValue, Tracefs};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};

@@ -13,8 +13,9 @@ use crate::perf_data_printed::{
 use crate::perf_data_side_band::{side_band_text, Names};
 use crate::perf_data_support::PERF_MAX_STACK;
 use perf_data_file::{FileAttr, PerfData};
+use perf_event_core::abi::arch::RegsArch;
 use perf_event_core::read_format::{ReadFormat, Reading};
-use perf_event_core::record::{Context, Record, RegNames, Regs, RegsArch, Sample, Weight};
+use perf_event_core::record::{Context, Record, RegNames, Regs, Sample, Weight};
 use perf_event_core::sys;
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};

@@ -12,7 +12,11 @@
 mod describe;
 use crate::{kernel_support, lab_support};
 
-use perf_event_core::record::{self, ByteOrder, RegNames, RegsArch, SampleLayout};
+use perf_event_core::record::{self, RegNames, SampleLayout};
+
+use perf_event_core::abi::arch::RegsArch;
+
+use perf_event_core::byte_order::ByteOrder;
 use perf_event_host::sysfs::TraceFormat;
 
 fn unhex(s: &str) -> Vec<u8> {

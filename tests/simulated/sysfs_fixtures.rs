@@ -399,7 +399,7 @@ fn limits_and_tracefs_read_from_fixtures() {
     assert_eq!(limits.max_sample_rate, Some(50000));
     assert_eq!(limits.max_contexts_per_stack, None);
     assert_eq!(limits.user_access.unwrap().0, 1);
-    let lines = limits.explain(perf_event_host::sysfs::Caller::default());
+    let lines = limits.explain(perf_event_core::linux::access::Caller::default());
     assert_eq!(lines.len(), 7);
     assert!(lines[0].starts_with("perf_event_paranoid 2: per-thread user-space measurement only"));
     assert!(!lines[0].contains("does not restrict you"));

@@ -3,8 +3,9 @@
 //! harness logic as `fuzz/fuzz_targets/*.rs`: none may panic, and every
 //! corpus seed (well-formed by construction) must parse.
 
+use perf_event_core::byte_order::ByteOrder;
 use perf_event_core::read_format::ReadFormat;
-use perf_event_core::record::{parse, ByteOrder, Record, SampleLayout};
+use perf_event_core::record::{parse, Record, SampleLayout};
 
 /// The record_parse target's input decoding (kept identical to it).
 fn record_parse(data: &[u8]) -> Option<bool> {

@@ -399,18 +399,12 @@ fn the_checks_see_an_upward_name_libc_and_a_path() {
 /// entry.
 const SECOND_PATHS: &[(&str, usize)] = &[
     ("BpfPrograms", 2),
-    ("ByteOrder", 2),
-    ("Caller", 2),
     ("Context", 2),
     ("Counter", 2),
     ("CounterError", 2),
     ("CpuPlace", 2),
     ("Event", 2),
     ("EventFd", 2),
-    ("Merge", 2),
-    ("MergeStats", 2),
-    ("Pending", 2),
-    ("RegsArch", 2),
     ("Threads", 2),
     ("attr", 2),
     ("fd", 2),

@@ -8,9 +8,10 @@ use crate::lab_support;
 
 use perf_event_core::attr::Attr;
 use perf_event_core::fd::EventFd;
+use perf_event_core::linux::access::Caller;
 use perf_event_core::open::{open, OpenFlags, Scope};
 use perf_event_host::parse::{parse, System};
-use perf_event_host::sysfs::{Caller, Limits, Pmus, Probe};
+use perf_event_host::sysfs::{Limits, Pmus, Probe};
 use std::path::Path;
 
 fn this_thread(attr: &Attr) -> EventFd {

@@ -177,7 +177,8 @@ fn attrs(a: &Args) -> Vec<Wanted> {
 /// CAP_SYS_ADMIN).
 fn kernel_allowed() -> bool {
     let paranoid = perf_event_core::linux::system::perf_event_paranoid();
-    paranoid.is_some_and(|p| p.allows_kernel()) || perf_event_host::sysfs::Caller::current().perfmon
+    paranoid.is_some_and(|p| p.allows_kernel())
+        || perf_event_core::linux::access::Caller::current().perfmon
 }
 
 fn online_cpus() -> Vec<u32> {

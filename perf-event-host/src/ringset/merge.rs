@@ -1,48 +1,4 @@
-//! The time-ordered merge of records from several rings (perf's
-//! `util/ordered-events.c` and the rounds of `perf record`).
-//!
-//! Each ring is written by the kernel in the order its records were made,
-//! so per ring the times do not go down (a ring shared by several CPUs
-//! through PERF_EVENT_IOC_SET_OUTPUT may interleave them slightly). The
-//! merge holds the records it has seen (their positions only: the bytes
-//! stay in the rings) and releases the oldest one, of time `T`, only when
-//! it is safe, meaning no record older than `T` can still come:
-//!
-//! - every ring has shown a record at `T` or later (what comes next from it
-//!   is later still), or
-//! - the ring was read up to its `data_head` after a *round barrier* that
-//!   began once `T` had been seen: `membarrier(MEMBARRIER_CMD_GLOBAL)`
-//!   (one RCU grace period, [`perf_event_core::linux::membarrier`]). The kernel takes
-//!   a record's time and publishes it in one section that runs with
-//!   preemption disabled; the barrier returns only after every such section
-//!   that was running when it began has ended, so every record whose time is
-//!   at most the newest time seen before the barrier is in its ring when the
-//!   ring is read after it. This is perf's round rule (`perf record`'s
-//!   FINISHED_ROUND: a record written while one round reads is there by the
-//!   end of the next) with the timing assumption replaced by a guarantee,
-//!   which matters where a CPU can stall mid-write for longer than a round
-//!   (a virtual CPU descheduled by its host; measured: 1 record in 34,279
-//!   out of order in a 4-vCPU TCG guest without the barrier).
-//!
-//! The barrier costs one grace period (8-20 ms measured on a 2-CPU VM), so
-//! the ring set asks for it only when a held record is blocked by a ring
-//! that has not shown a later time ([`Merge::blocked`]); when the kernel
-//! refuses the call (`nohz_full` CPUs, no `CONFIG_MEMBARRIER`, a seccomp
-//! filter) the round falls back to perf's timing rule, counted in
-//! [`MergeStats::unguarded_rounds`].
-//!
-//! [`Merge::flush`] releases everything once no ring can produce more (the
-//! targets are gone or the events disabled).
-//!
-//! **Memory is bounded** by `capacity` held records. When it is full and
-//! nothing is safe to release, the oldest record is released anyway (as
-//! perf does when `ordered_events` reaches its memory limit); each such
-//! release is counted in [`MergeStats::forced`] and any record that then
-//! comes out older than one already released is counted in
-//! [`MergeStats::out_of_order`]. Holding records also keeps them in their
-//! ring (the tail cannot pass them), so a large capacity fills the rings and
-//! makes the kernel drop records, counted as lost: the bound trades order
-//! against loss, and both are reported.
+//! [`Merge`]: the time-ordered merge of records from several rings.
 
 use std::collections::VecDeque;
 
@@ -174,6 +130,52 @@ fn key(time: u64, seq: u64) -> u128 {
     (u128::from(time) << 64) | u128::from(seq)
 }
 
+/// The time-ordered merge of records from several rings (perf's
+/// `util/ordered-events.c` and the rounds of `perf record`).
+///
+/// Each ring is written by the kernel in the order its records were made,
+/// so per ring the times do not go down (a ring shared by several CPUs
+/// through PERF_EVENT_IOC_SET_OUTPUT may interleave them slightly). The
+/// merge holds the records it has seen (their positions only: the bytes
+/// stay in the rings) and releases the oldest one, of time `T`, only when
+/// it is safe, meaning no record older than `T` can still come:
+///
+/// - every ring has shown a record at `T` or later (what comes next from it
+///   is later still), or
+/// - the ring was read up to its `data_head` after a *round barrier* that
+///   began once `T` had been seen: `membarrier(MEMBARRIER_CMD_GLOBAL)`
+///   (one RCU grace period, [`perf_event_core::linux::membarrier`]). The kernel takes
+///   a record's time and publishes it in one section that runs with
+///   preemption disabled; the barrier returns only after every such section
+///   that was running when it began has ended, so every record whose time is
+///   at most the newest time seen before the barrier is in its ring when the
+///   ring is read after it. This is perf's round rule (`perf record`'s
+///   FINISHED_ROUND: a record written while one round reads is there by the
+///   end of the next) with the timing assumption replaced by a guarantee,
+///   which matters where a CPU can stall mid-write for longer than a round
+///   (a virtual CPU descheduled by its host; measured: 1 record in 34,279
+///   out of order in a 4-vCPU TCG guest without the barrier).
+///
+/// The barrier costs one grace period (8-20 ms measured on a 2-CPU VM), so
+/// the ring set asks for it only when a held record is blocked by a ring
+/// that has not shown a later time ([`Merge::blocked`]); when the kernel
+/// refuses the call (`nohz_full` CPUs, no `CONFIG_MEMBARRIER`, a seccomp
+/// filter) the round falls back to perf's timing rule, counted in
+/// [`MergeStats::unguarded_rounds`].
+///
+/// [`Merge::flush`] releases everything once no ring can produce more (the
+/// targets are gone or the events disabled).
+///
+/// **Memory is bounded** by `capacity` held records. When it is full and
+/// nothing is safe to release, the oldest record is released anyway (as
+/// perf does when `ordered_events` reaches its memory limit); each such
+/// release is counted in [`MergeStats::forced`] and any record that then
+/// comes out older than one already released is counted in
+/// [`MergeStats::out_of_order`]. Holding records also keeps them in their
+/// ring (the tail cannot pass them), so a large capacity fills the rings and
+/// makes the kernel drop records, counted as lost: the bound trades order
+/// against loss, and both are reported.
+///
 /// The merge state (pure: no ring access, so it can be fuzzed alone).
 /// [`super::RingSet`] applies the same rule without this queue of
 /// positions: it keeps per ring only the run of records read and not yet
@@ -188,8 +190,8 @@ fn key(time: u64, seq: u64) -> u128 {
 /// when another ring's front changed, once per round when rings are
 /// filled and then emptied. Whether it is safe is one compare with the
 /// *horizon*, the oldest of the rings' limits (a ring's limit: the later of
-/// the newest time it showed and the time a barrier round covered it to;
-/// module docs), which only rises and is recomputed once after the pushes
+/// the newest time it showed and the time a barrier round covered it to,
+/// as above), which only rises and is recomputed once after the pushes
 /// and round changes that moved it, not per record. Nothing is allocated
 /// per record once the queues have grown to the round's size.
 #[derive(Debug)]

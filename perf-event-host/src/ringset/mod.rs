@@ -26,7 +26,7 @@
 //!   task is gone; the ring keeps its records and is drained as usual).
 //! - [`RingSet::drain`] walks every ring up to its head, in ring order, and
 //!   frees it; [`RingSet::fill`] + [`RingSet::next_ordered`] merge in time
-//!   (see [`merge`] for the rule and the memory bound), and
+//!   (see [`Merge`] for the rule and the memory bound), and
 //!   [`RingSet::drain_ordered`] does one such round for a reader that is
 //!   done with each record before the next (no record held).
 //! - Records are lent, never copied: a [`Held`] record stays in its ring
@@ -43,7 +43,7 @@ mod entry;
 mod from_set;
 mod ident;
 mod loss;
-pub mod merge;
+mod merge;
 mod order;
 mod read;
 mod select;
@@ -119,7 +119,7 @@ pub struct Options {
     pub data_pages: usize,
     /// Ring sharing.
     pub sharing: Sharing,
-    /// Most records the time-ordered merge holds (see [`merge`]).
+    /// Most records the time-ordered merge holds (see [`Merge`]).
     pub max_held: usize,
 }
 

@@ -265,7 +265,7 @@ impl RingSet {
     /// When a held record waits for a ring that has not shown a later time,
     /// the round begins with a barrier (`membarrier(2)`, one RCU grace
     /// period: milliseconds) after which every record up to the newest time
-    /// seen before it is known to be in its ring (see [`super::merge`]).
+    /// seen before it is known to be in its ring (see [`Merge`](super::Merge)).
     pub fn fill(&mut self) {
         self.begin_fill();
         for r in 0..self.rings.len() {
@@ -392,7 +392,7 @@ impl RingSet {
     }
 
     /// The next record in time order, if it is safe to release (see
-    /// [`super::merge`]); `None` means fill again (or wait first).
+    /// [`Merge`](super::Merge)); `None` means fill again (or wait first).
     #[inline]
     pub fn next_ordered(&mut self) -> Option<Held> {
         self.next_held(false)

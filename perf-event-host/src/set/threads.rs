@@ -1,7 +1,7 @@
 //! Thread sets: the threads of a running process, read from
 //! `/proc/PID/task`, and why attaching to them may be refused.
 
-use crate::sysfs::Caller;
+use perf_event_core::linux::access::Caller;
 use perf_event_core::linux::errno as os;
 use perf_event_core::linux::errno::Errno;
 use std::fmt;

@@ -41,7 +41,7 @@ pub use alias::{Alias, Scale};
 pub use cpus::CpuList;
 pub use encode::{EncodeError, EncodeProblem, Encoder};
 pub use format::{ConfigWord, ConfigWords, Format, FormatProblem, FormatSyntaxError};
-pub use limits::{Caller, Limits, NmiWatchdog, UserAccess};
+pub use limits::{Limits, NmiWatchdog, UserAccess};
 pub use pmu::{Pmu, Pmus};
 pub use probe::{Probe, ProbeEvent};
 pub(crate) use terms::parse_number;

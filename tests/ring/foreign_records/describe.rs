@@ -7,9 +7,10 @@
 #![allow(dead_code)] // the example uses `capture`, the test `describe` too
 
 use perf_event_core::attr::Attr;
+use perf_event_core::byte_order::ByteOrder;
 use perf_event_core::open::{open, OpenFlags, Scope};
 use perf_event_core::record::{
-    self, ByteOrder, Callchain, DataSrc, Parsed, Record, RegNames, SampleLayout, Weight,
+    self, Callchain, DataSrc, Parsed, Record, RegNames, SampleLayout, Weight,
 };
 use perf_event_core::ring::RingBuffer;
 use perf_event_core::sys;
