@@ -1,15 +1,17 @@
 //! Tests that read the repository: the vendored `src/sys` files, the
 //! build-time bindings (feature `bindgen`) against them, the fuzz corpora and
-//! regressions, the layers, and the tests' early returns against the skip
-//! report.
+//! regressions, the layers, the tests' early returns against the skip
+//! report, and the length of the examples' functions.
 //!
 //! Host-only (`HOST_AREAS` in `xtask/src/lab/testbins.rs`): the lab does
 //! not run it in its guests.
 
 mod bindgen_layout;
+mod example_size;
 mod fuzz_corpus;
 mod fuzz_regressions;
 mod layers;
+mod rust_source;
 mod skip_report;
 mod vendored;
 

@@ -56,89 +56,129 @@ fn number<T: std::str::FromStr>(opt: &str, v: &str) -> T {
 
 /// Parses `words` (the arguments after the program name).
 pub fn parse(words: &[String]) -> Args {
-    let mut a = Args {
-        events: Vec::new(),
-        period: None,
-        freq: 4000,
-        duration: None,
-        callchain: false,
-        folded: None,
-        output: None,
-        input: None,
-        target: Target::All(None),
-        verbose: 0,
+    let mut p = Parser {
+        words,
+        i: 0,
+        a: Args {
+            events: Vec::new(),
+            period: None,
+            freq: 4000,
+            duration: None,
+            callchain: false,
+            folded: None,
+            output: None,
+            input: None,
+            target: Target::All(None),
+            verbose: 0,
+        },
+        all: false,
+        pid: None,
     };
-    let (mut all, mut pid, mut command) = (false, None::<u32>, Vec::new());
-    let mut i = 0;
-    // Takes the value of an option: the rest of the word, or the next word.
-    let take = |i: &mut usize, attached: &str, opt: &str| -> String {
-        if !attached.is_empty() {
-            return attached.to_string();
-        }
-        *i += 1;
-        words
-            .get(*i)
-            .cloned()
-            .unwrap_or_else(|| usage(&format!("{opt} needs a value")))
-    };
-    while i < words.len() {
-        let w = words[i].as_str();
+    let mut command = Vec::new();
+    while p.i < words.len() {
+        let w = words[p.i].as_str();
         if w == "--" {
-            command.extend(words[i + 1..].iter().cloned());
+            command.extend(words[p.i + 1..].iter().cloned());
             break;
         }
         if let Some(long) = w.strip_prefix("--") {
-            let (name, attached) = long.split_once('=').unwrap_or((long, ""));
-            let opt = format!("--{name}");
-            match name {
-                "event" => a.events.push(take(&mut i, attached, &opt)),
-                "count" => a.period = Some(number(&opt, &take(&mut i, attached, &opt))),
-                "freq" => a.freq = number(&opt, &take(&mut i, attached, &opt)),
-                "all-cpus" => all = true,
-                "pid" => pid = Some(number(&opt, &take(&mut i, attached, &opt))),
-                "call-graph" => {
-                    let mode = take(&mut i, attached, &opt);
-                    if mode != "fp" {
-                        usage(&format!(
-                            "--call-graph {mode}: only fp (frame pointers) here"
-                        ));
-                    }
-                    a.callchain = true;
-                }
-                "folded" => {
-                    a.folded = Some(take(&mut i, attached, &opt));
-                    a.callchain = true;
-                }
-                "output" => a.output = Some(take(&mut i, attached, &opt)),
-                "input" => a.input = Some(take(&mut i, attached, &opt)),
-                "verbose" => a.verbose = a.verbose.saturating_add(1),
-                "help" => usage("help"),
-                _ => usage(&format!("unknown option {opt}")),
-            }
-            i += 1;
-            continue;
-        }
-        let Some(cluster) = w.strip_prefix('-').filter(|c| !c.is_empty()) else {
-            command.extend(words[i..].iter().cloned());
+            p.long(long);
+        } else if let Some(cluster) = w.strip_prefix('-').filter(|c| !c.is_empty()) {
+            p.cluster(cluster);
+        } else {
+            command.extend(words[p.i..].iter().cloned());
             break;
-        };
+        }
+        p.i += 1;
+    }
+    p.finish(command)
+}
+
+/// The words being read, and what they said so far.
+struct Parser<'w> {
+    words: &'w [String],
+    /// The word being read.
+    i: usize,
+    a: Args,
+    /// `-a`.
+    all: bool,
+    /// `-p PID`.
+    pid: Option<u32>,
+}
+
+impl Parser<'_> {
+    /// Takes the value of an option: the rest of the word (`attached`),
+    /// or the next word.
+    fn take(&mut self, attached: &str, opt: &str) -> String {
+        if !attached.is_empty() {
+            return attached.to_string();
+        }
+        self.i += 1;
+        self.words
+            .get(self.i)
+            .cloned()
+            .unwrap_or_else(|| usage(&format!("{opt} needs a value")))
+    }
+
+    /// `--name`, `--name=value` or `--name value` (`long` without its
+    /// dashes).
+    fn long(&mut self, long: &str) {
+        let (name, attached) = long.split_once('=').unwrap_or((long, ""));
+        let opt = format!("--{name}");
+        match name {
+            "event" => {
+                let event = self.take(attached, &opt);
+                self.a.events.push(event);
+            }
+            "count" => self.a.period = Some(number(&opt, &self.take(attached, &opt))),
+            "freq" => self.a.freq = number(&opt, &self.take(attached, &opt)),
+            "all-cpus" => self.all = true,
+            "pid" => self.pid = Some(number(&opt, &self.take(attached, &opt))),
+            "call-graph" => {
+                let mode = self.take(attached, &opt);
+                if mode != "fp" {
+                    usage(&format!(
+                        "--call-graph {mode}: only fp (frame pointers) here"
+                    ));
+                }
+                self.a.callchain = true;
+            }
+            "folded" => {
+                self.a.folded = Some(self.take(attached, &opt));
+                self.a.callchain = true;
+            }
+            "output" => self.a.output = Some(self.take(attached, &opt)),
+            "input" => self.a.input = Some(self.take(attached, &opt)),
+            "verbose" => self.a.verbose = self.a.verbose.saturating_add(1),
+            "help" => usage("help"),
+            _ => usage(&format!("unknown option {opt}")),
+        }
+    }
+
+    /// Flags clustered after one dash (`-ag`); an option with a value takes
+    /// the rest of the word (`-c100000`) or the next word, and ends the
+    /// cluster.
+    fn cluster(&mut self, cluster: &str) {
         for (at, flag) in cluster.char_indices() {
             let rest = &cluster[at + flag.len_utf8()..];
             let opt = format!("-{flag}");
             match flag {
-                'a' => all = true,
-                'g' => a.callchain = true,
-                'e' => a.events.push(take(&mut i, rest, &opt)),
-                'c' => a.period = Some(number(&opt, &take(&mut i, rest, &opt))),
-                'F' => a.freq = number(&opt, &take(&mut i, rest, &opt)),
-                'p' => pid = Some(number(&opt, &take(&mut i, rest, &opt))),
-                'o' => a.output = Some(take(&mut i, rest, &opt)),
-                'i' => a.input = Some(take(&mut i, rest, &opt)),
-                'd' => {
-                    let s: f64 = number(&opt, &take(&mut i, rest, &opt));
-                    a.duration = Some(Duration::from_secs_f64(s));
+                'a' => self.all = true,
+                'g' => self.a.callchain = true,
+                'e' => {
+                    let event = self.take(rest, &opt);
+                    self.a.events.push(event);
                 }
-                'v' => a.verbose = a.verbose.saturating_add(1),
+                'c' => self.a.period = Some(number(&opt, &self.take(rest, &opt))),
+                'F' => self.a.freq = number(&opt, &self.take(rest, &opt)),
+                'p' => self.pid = Some(number(&opt, &self.take(rest, &opt))),
+                'o' => self.a.output = Some(self.take(rest, &opt)),
+                'i' => self.a.input = Some(self.take(rest, &opt)),
+                'd' => {
+                    let s: f64 = number(&opt, &self.take(rest, &opt));
+                    self.a.duration = Some(Duration::from_secs_f64(s));
+                }
+                'v' => self.a.verbose = self.a.verbose.saturating_add(1),
                 'h' => usage("help"),
                 _ => usage(&format!("unknown option {opt}")),
             }
@@ -146,22 +186,27 @@ pub fn parse(words: &[String]) -> Args {
                 break;
             }
         }
-        i += 1;
     }
-    if a.input.is_some() {
-        if all || pid.is_some() || !command.is_empty() || a.output.is_some() {
-            usage("-i FILE reports on a recording: no CMD, -a, -p or -o with it");
+
+    /// The options read, with the target: exactly one of CMD, `-a`
+    /// (with or without `-- CMD`) and `-p PID`, or none with `-i FILE`.
+    fn finish(self, command: Vec<String>) -> Args {
+        let (mut a, all, pid) = (self.a, self.all, self.pid);
+        if a.input.is_some() {
+            if all || pid.is_some() || !command.is_empty() || a.output.is_some() {
+                usage("-i FILE reports on a recording: no CMD, -a, -p or -o with it");
+            }
+            return a;
         }
-        return a;
+        a.target = match (all, pid, command.is_empty()) {
+            (true, None, true) => Target::All(None),
+            (true, None, false) => Target::All(Some(command)),
+            (false, Some(p), true) => Target::Pid(p),
+            (false, None, false) => Target::Command(command),
+            _ => usage("give exactly one of CMD, -a [-- CMD], -p PID"),
+        };
+        a
     }
-    a.target = match (all, pid, command.is_empty()) {
-        (true, None, true) => Target::All(None),
-        (true, None, false) => Target::All(Some(command)),
-        (false, Some(p), true) => Target::Pid(p),
-        (false, None, false) => Target::Command(command),
-        _ => usage("give exactly one of CMD, -a [-- CMD], -p PID"),
-    };
-    a
 }
 
 #[cfg(test)]

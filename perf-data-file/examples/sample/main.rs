@@ -58,143 +58,21 @@
 
 mod args;
 mod capture;
+mod events;
 mod launch;
 mod perf_file;
 mod recording;
 mod report;
 mod symbols;
 
-use args::{usage, Args, Target};
+use args::{Args, Target};
 use capture::Capture;
 use perf_event_core::attr::Attr;
-use perf_event_core::event::{Event, Hardware};
-use perf_event_core::fallback::{self, Attempt, Policy};
-use perf_event_core::open::{open, Scope};
-use perf_event_core::record::SampleLayout;
-use perf_event_core::sys;
-use perf_event_host::parse::{parse, Builtin, Modifiers, System};
 use perf_event_host::ringset::{Entry, Options, RingSet, Sharing};
+use perf_event_host::workload::{Exit, Workload, WorkloadError};
 use recording::Recording;
 use report::Report;
 use std::time::{Duration, Instant};
-
-/// The events to open: name, attr, and whether perf's `:P` asks for the
-/// highest precision (perf record's default `cycles:P` included).
-type Wanted = (String, Attr, bool);
-
-/// The attrs to open: the user's events, or perf record's default
-/// `cycles:P` (cpu-clock where the machine has no PMU for it, by the
-/// fallback policy at open).
-fn attrs(a: &Args) -> Vec<Wanted> {
-    let sample_type = (sys::PERF_SAMPLE_IDENTIFIER
-        | sys::PERF_SAMPLE_IP
-        | sys::PERF_SAMPLE_TID
-        | sys::PERF_SAMPLE_TIME
-        | sys::PERF_SAMPLE_CPU
-        | sys::PERF_SAMPLE_PERIOD) as u64
-        | if a.callchain {
-            sys::PERF_SAMPLE_CALLCHAIN as u64
-        } else {
-            0
-        };
-    let inherit = matches!(a.target, Target::Command(_));
-    let setup = |attr: Attr| {
-        // A tracepoint's samples carry its fields (PERF_SAMPLE_RAW), as
-        // perf record asks for them.
-        let raw = match attr.to_raw().type_ {
-            sys::PERF_TYPE_TRACEPOINT => sys::PERF_SAMPLE_RAW as u64,
-            _ => 0,
-        };
-        let attr = attr
-            .disabled(true)
-            .sample_type_raw(sample_type | raw)
-            .sample_id_all(true)
-            .inherit(inherit)
-            .enable_on_exec(inherit);
-        match a.period {
-            Some(p) => attr.sample_period(p),
-            None => attr.sample_freq(a.freq),
-        }
-    };
-    // -o: sample times on CLOCK_MONOTONIC, recorded with the wall-clock
-    // time that goes with it (perf record -k monotonic).
-    let setup = |attr: Attr| match a.output {
-        Some(_) => setup(attr).clockid(libc::CLOCK_MONOTONIC),
-        None => setup(attr),
-    };
-    let mut out = Vec::new();
-    if a.events.is_empty() {
-        // perf 6.1's evsel__new_cycles: user space only when the kernel may
-        // not be profiled (paranoid > 1 without CAP_PERFMON), the highest
-        // precision, and the guest not excluded: bookworm's perf 6.1.187
-        // leaves `exclude_guest` 0 on its default event (its message names
-        // `cpu-clock:ppp` after the fallback, where a set bit would make
-        // it `cpu-clock:pppH`), while events written with `-e` still get
-        // it (below).
-        let user_only = !kernel_allowed();
-        let cycles = Attr::new(Event::Hardware(Hardware::CpuCycles)).exclude_kernel(user_only);
-        let name = if user_only { "cycles:u" } else { "cycles" };
-        out.push((name.to_string(), setup(cycles), true));
-    }
-    let system = System::discover();
-    for text in &a.events {
-        let each = |l: perf_event_host::parse::EventList<'_, '_>| {
-            l.events()
-                .iter()
-                // perf 6.1 excludes the guest from an event written
-                // without modifiers (its event_attr_init; modifiers decide
-                // otherwise, as the parser does).
-                .map(|e| {
-                    let bare = e.modifiers == Modifiers::default();
-                    let attr = if bare {
-                        e.attr.exclude_guest(true)
-                    } else {
-                        e.attr
-                    };
-                    (attr, e.modifiers.precise_max)
-                })
-                .collect::<Vec<_>>()
-        };
-        let list = match &system {
-            Ok(s) => parse(text, s).map(each),
-            Err(_) => parse(text, &Builtin).map(each),
-        }
-        .unwrap_or_else(|e| usage(&format!("{text}: {e}")));
-        for (attr, max_precise) in list {
-            out.push((text.clone(), setup(attr), max_precise));
-        }
-    }
-    // The first event also reports mappings, exec names and forks (once is
-    // enough).
-    if let Some((_, first, _)) = out.first_mut() {
-        *first = first.mmap(true).mmap2(true).comm(true).task(true);
-    }
-    out
-}
-
-/// Whether this process may profile the kernel (perf's
-/// `perf_event_can_profile_kernel`: paranoid at most 1, or CAP_PERFMON /
-/// CAP_SYS_ADMIN).
-fn kernel_allowed() -> bool {
-    let paranoid = perf_event_core::linux::system::perf_event_paranoid();
-    paranoid.is_some_and(|p| p.allows_kernel())
-        || perf_event_core::linux::access::Caller::current().perfmon
-}
-
-fn online_cpus() -> Vec<u32> {
-    let text = std::fs::read_to_string("/sys/devices/system/cpu/online").unwrap_or_default();
-    let mut cpus = Vec::new();
-    for part in text.trim().split(',').filter(|p| !p.is_empty()) {
-        let (a, b) = part.split_once('-').unwrap_or((part, part));
-        if let (Ok(a), Ok(b)) = (a.parse::<u32>(), b.parse::<u32>()) {
-            cpus.extend(a..=b);
-        }
-    }
-    if cpus.is_empty() {
-        cpus.push(0);
-    }
-    cpus
-}
 
 fn main() {
     let words: Vec<String> = std::env::args().skip(1).collect();
@@ -202,141 +80,24 @@ fn main() {
     if let Some(input) = &a.input {
         return report_file(input, &a);
     }
-    let wanted = attrs(&a);
+    let wanted = events::attrs(&a);
     let command = match &a.target {
         Target::Command(c) | Target::All(Some(c)) => Some(c.clone()),
         _ => None,
     };
     let to_pipe = a.output.as_deref() == Some("-");
     let mut workload = command.as_deref().map(|c| launch::spawn(c, to_pipe));
-    // Where each event is opened: per CPU (command: inherited by its
-    // children; -a: every task), or per thread of a running process.
-    let places: Vec<(i32, Option<u32>)> = match &a.target {
-        Target::Command(_) => {
-            let pid = workload.as_ref().map_or(-1, |w| w.pid());
-            online_cpus().into_iter().map(|c| (pid, Some(c))).collect()
-        }
-        Target::All(_) => online_cpus().into_iter().map(|c| (-1, Some(c))).collect(),
-        Target::Pid(p) => std::fs::read_dir(format!("/proc/{p}/task"))
-            .unwrap_or_else(|e| usage(&format!("process {p}: {e}")))
-            .flatten()
-            .filter_map(|t| t.file_name().to_str()?.parse().ok())
-            .map(|tid: i32| (tid, None))
-            .collect(),
-    };
-    // perf record's fallbacks, taken on each event's first placement and
-    // kept for the others.
-    let mut attempts: Vec<Attempt> = wanted
-        .iter()
-        .map(|(_, attr, max)| {
-            let a = Attempt::new(*attr, Policy::PERF);
-            if *max {
-                a.max_precise()
-            } else {
-                a
-            }
-        })
-        .collect();
-    let mut settled = vec![false; wanted.len()];
-    let mut entries = Vec::new();
-    for &(pid, cpu) in &places {
-        for (event, (name, _, _)) in wanted.iter().enumerate() {
-            let scope = match (pid, cpu) {
-                (-1, Some(c)) => Scope::all_tasks_on(c),
-                (p, Some(c)) => Scope::thread_on(p, c),
-                (p, None) => Scope::thread(p),
-            };
-            let attempt = &mut attempts[event];
-            let opened = if settled[event] {
-                open(&attempt.attr(), scope, None, attempt.flags())
-            } else {
-                let r = fallback::open(attempt, scope, None);
-                if a.verbose > 0 {
-                    for taken in attempt.fallbacks().iter() {
-                        eprintln!("Warning:\n{taken}");
-                    }
-                }
-                if a.verbose > 1 {
-                    let outcome = match &r {
-                        Ok(_) => format!(
-                            "sys_perf_event_open: pid {pid}  cpu {} = opened",
-                            scope.cpu()
-                        ),
-                        Err(e) => format!(
-                            "sys_perf_event_open: pid {pid}  cpu {} failed, error -{}",
-                            scope.cpu(),
-                            e.errno.map_or(0, |e| e.0)
-                        ),
-                    };
-                    eprintln!("{}\n{outcome}", attempt.attr().perf_print());
-                }
-                r
-            };
-            let attr = attempt.attr();
-            match opened {
-                Ok(fd) => {
-                    settled[event] = true;
-                    entries.push(Entry {
-                        fd,
-                        event,
-                        layout: SampleLayout::from_attr(&attr),
-                        cpu: cpu.map_or(-1, |c| c as i32),
-                        thread: pid,
-                    })
-                }
-                // A thread may exit between the listing and the open.
-                Err(e) if cpu.is_none() && e.errno.map(|e| e.0) == Some(libc::ESRCH) => {}
-                Err(e) => {
-                    let name = fallback::renamed(name, attempt.fallbacks(), &attr);
-                    eprintln!("sample: {name}: {e}");
-                    // perf record's status when an event cannot be opened.
-                    std::process::exit(255);
-                }
-            }
-        }
-    }
-    // The events as opened: perf's names after the fallbacks.
-    let attrs: Vec<(String, Attr)> = wanted
-        .iter()
-        .zip(&attempts)
-        .map(|((name, _, _), at)| {
-            (
-                fallback::renamed(name, at.fallbacks(), &at.attr()).to_string(),
-                at.attr(),
-            )
-        })
-        .collect();
+    let places = events::places(&a.target, workload.as_ref());
+    let (entries, attempts) = events::open_all(&wanted, &places, a.verbose);
+    let attrs = events::opened(&wanted, &attempts);
     let names: Vec<String> = attrs.iter().map(|(n, _)| n.clone()).collect();
-    let opts = Options {
-        data_pages: 128,
-        sharing: Sharing::SameCpu,
-        ..Options::default()
-    };
-    let mut output = a.output.as_deref().map(|path| {
-        perf_file::Output::start(path, perf_file::events(&attrs, &entries)).unwrap_or_else(|e| {
-            eprintln!("sample: {path}: {e}");
-            std::process::exit(1)
-        })
-    });
-    let mut set = RingSet::new(entries, opts).unwrap_or_else(|e| {
-        eprintln!("sample: {e}");
-        std::process::exit(1)
-    });
+    let mut output = a
+        .output
+        .as_deref()
+        .map(|path| start_output(path, &attrs, &entries));
+    let mut set = ring_set(entries);
     let mut cap = Capture::default();
-    // Processes running before the recording: their mappings and names now,
-    // while nothing is enabled (perf synthesizes them the same way).
-    let running = match &a.target {
-        Target::All(_) => capture::all_pids(),
-        Target::Pid(p) => vec![*p],
-        Target::Command(_) => Vec::new(),
-    };
-    cap.snapshot(running.iter().copied());
-    if let Some(out) = &mut output {
-        if let Err(e) = out.synthesize(&running) {
-            eprintln!("sample: {}: {e}", a.output.as_deref().unwrap_or(""));
-            std::process::exit(1);
-        }
-    }
+    snapshot_running(&a, &mut cap, output.as_mut());
     // 32 MiB touched now, before anything is enabled: about 500,000
     // records of `-a` without callchains are copied without a page fault.
     let mut recording = Recording::with_reserve(32 << 20);
@@ -349,7 +110,75 @@ fn main() {
     if let (Some(w), Some(c)) = (&mut workload, &command) {
         launch::release(w, &names[0], &c[0]);
     }
+    record(
+        &a,
+        &mut set,
+        workload.as_mut(),
+        output.as_mut(),
+        &mut recording,
+    );
+    let exit = workload.as_mut().map(end_workload);
+    if let Some(out) = output.take() {
+        if let Err(e) = out.finish(&set) {
+            eprintln!("sample: writing {}: {e}", a.output.as_deref().unwrap_or(""));
+        }
+    }
+    report(&a, &set, cap, recording, &names);
+    launch::raise_stop_signal();
+    exit_as(exit);
+}
 
+/// `-o FILE`: the perf.data output, started with the events' attrs and
+/// ids; an error ends the tool (status 1).
+fn start_output(path: &str, attrs: &[(String, Attr)], entries: &[Entry]) -> perf_file::Output {
+    perf_file::Output::start(path, perf_file::events(attrs, entries)).unwrap_or_else(|e| {
+        eprintln!("sample: {path}: {e}");
+        std::process::exit(1)
+    })
+}
+
+/// The ring set over the opened events (128 data pages a ring, the
+/// events of one CPU sharing its ring); an error ends the tool (status 1).
+fn ring_set(entries: Vec<Entry>) -> RingSet {
+    let opts = Options {
+        data_pages: 128,
+        sharing: Sharing::SameCpu,
+        ..Options::default()
+    };
+    RingSet::new(entries, opts).unwrap_or_else(|e| {
+        eprintln!("sample: {e}");
+        std::process::exit(1)
+    })
+}
+
+/// Processes running before the recording: their mappings and names now,
+/// while nothing is enabled (perf synthesizes them the same way), also
+/// written to `-o`'s file.
+fn snapshot_running(a: &Args, cap: &mut Capture, output: Option<&mut perf_file::Output>) {
+    let running = match &a.target {
+        Target::All(_) => capture::all_pids(),
+        Target::Pid(p) => vec![*p],
+        Target::Command(_) => Vec::new(),
+    };
+    cap.snapshot(running.iter().copied());
+    if let Some(out) = output {
+        if let Err(e) = out.synthesize(&running) {
+            eprintln!("sample: {}: {e}", a.output.as_deref().unwrap_or(""));
+            std::process::exit(1);
+        }
+    }
+}
+
+/// The recording: every pass over the rings copies what they hold (with
+/// `-o` also written, each pass a round, as in perf record) until
+/// [`finished`]; the events are disabled before the last pass.
+fn record(
+    a: &Args,
+    set: &mut RingSet,
+    mut workload: Option<&mut Workload>,
+    mut output: Option<&mut perf_file::Output>,
+    recording: &mut Recording,
+) {
     let start = Instant::now();
     loop {
         // Woken by the rings (half full), their hang-up (-p: the process
@@ -359,85 +188,103 @@ fn main() {
             d.saturating_sub(start.elapsed()).as_millis().clamp(1, 1000) as i32
         });
         let _ = set.wait(left);
-        let exited = workload
-            .as_mut()
-            .is_some_and(|w| w.wait_exit(Some(Duration::ZERO)).unwrap_or(true));
-        let done = launch::stopped().is_some()
-            || exited
-            || match (&workload, a.duration) {
-                (Some(_), _) => false,
-                (None, Some(d)) => start.elapsed() >= d || set.all_gone(),
-                (None, None) => set.all_gone(),
-            };
+        let done = finished(a, set, workload.as_deref_mut(), start);
         if done {
             for e in 0..set.entries() {
                 let _ = set.fd(e).map(|f| f.disable(false));
             }
         }
-        match &mut output {
-            // Each pass over the rings is a round, as in perf record.
+        match output.as_deref_mut() {
             Some(out) => {
-                if let Err(e) = out.write_drained(&mut set, |_, _, rec| recording.keep(rec)) {
+                if let Err(e) = out.write_drained(set, |_, _, rec| recording.keep(rec)) {
                     eprintln!("sample: writing {}: {e}", a.output.as_deref().unwrap_or(""));
                     std::process::exit(1);
                 }
             }
-            None => recording.drain(&mut set),
+            None => recording.drain(set),
         }
         if done {
             break;
         }
     }
-    // Stopped by a signal while the command runs: perf record sends it
-    // SIGTERM and waits for it.
-    let exit = workload.as_mut().map(|w| {
-        if !w.wait_exit(Some(Duration::ZERO)).unwrap_or(true) {
-            let _ = w.signal(libc::SIGTERM);
-        }
-        w.reap()
-    });
+}
 
-    if let Some(out) = output.take() {
-        if let Err(e) = out.finish(&set) {
-            eprintln!("sample: writing {}: {e}", a.output.as_deref().unwrap_or(""));
+/// Whether the recording ends: a stop signal, the command's exit, or
+/// (without a command) the end of `-d` or every ring hung up.
+fn finished(a: &Args, set: &RingSet, workload: Option<&mut Workload>, start: Instant) -> bool {
+    let command = workload.is_some();
+    let exited = workload.is_some_and(|w| w.wait_exit(Some(Duration::ZERO)).unwrap_or(true));
+    launch::stopped().is_some()
+        || exited
+        || match (command, a.duration) {
+            (true, _) => false,
+            (false, Some(d)) => start.elapsed() >= d || set.all_gone(),
+            (false, None) => set.all_gone(),
         }
+}
+
+/// Stopped by a signal while the command runs: perf record sends it
+/// SIGTERM and waits for it.
+fn end_workload(w: &mut Workload) -> Result<Exit, WorkloadError> {
+    if !w.wait_exit(Some(Duration::ZERO)).unwrap_or(true) {
+        let _ = w.signal(libc::SIGTERM);
     }
+    w.reap()
+}
 
+/// The records in time order through the symbols, as `--folded`'s stacks
+/// and, unless stdout carries those or `-o -`'s stream, the report.
+fn report(a: &Args, set: &RingSet, mut cap: Capture, recording: Recording, names: &[String]) {
     // A record is at most 64 KiB (its size is a u16).
     let mut scratch = vec![0u8; 1 << 16];
     let recorded = recording.len();
-    recording.in_time_order(&set, |event, rec| cap.take(&set, event, rec, &mut scratch));
-    let report = Report::new(&cap, attrs.len(), a.folded.is_some());
+    recording.in_time_order(set, |event, rec| cap.take(set, event, rec, &mut scratch));
+    let report = Report::new(&cap, names.len(), a.folded.is_some());
     let to_stdout = a.folded.as_deref() == Some("-") || a.output.as_deref() == Some("-");
     if let Some(path) = a.folded.as_deref() {
-        let written = if path == "-" {
-            report.write_folded(&mut std::io::stdout().lock())
-        } else {
-            std::fs::File::create(path)
-                .and_then(|f| report.write_folded(&mut std::io::BufWriter::new(f)))
-        };
-        if let Err(e) = written {
-            eprintln!("sample: {path}: {e}");
-        }
+        write_folded(&report, path);
     }
     if !to_stdout {
-        let lost: Vec<u64> = (0..attrs.len())
-            .map(|e| set.event_losses(e).dropped())
-            .collect();
-        let system_wide = matches!(a.target, Target::All(_));
-        report.print(&names, &lost, a.callchain, system_wide);
-        let t = set.total_losses();
-        println!(
-            "# rings: {}, {recorded} bytes recorded, lost {} (LOST records {}, overruns {}, {} \
-             bytes skipped)",
-            set.rings().len(),
-            t.dropped(),
-            t.lost_records,
-            t.overruns,
-            t.bytes_skipped,
-        );
+        print_report(a, set, &report, names, recorded);
     }
-    launch::raise_stop_signal();
+}
+
+/// The report per event, then the rings' totals: bytes recorded, losses.
+fn print_report(a: &Args, set: &RingSet, report: &Report, names: &[String], recorded: usize) {
+    let lost: Vec<u64> = (0..names.len())
+        .map(|e| set.event_losses(e).dropped())
+        .collect();
+    let system_wide = matches!(a.target, Target::All(_));
+    report.print(names, &lost, a.callchain, system_wide);
+    let t = set.total_losses();
+    println!(
+        "# rings: {}, {recorded} bytes recorded, lost {} (LOST records {}, overruns {}, {} \
+         bytes skipped)",
+        set.rings().len(),
+        t.dropped(),
+        t.lost_records,
+        t.overruns,
+        t.bytes_skipped,
+    );
+}
+
+/// `--folded FILE`: the folded stacks written to FILE (`-`: stdout); an
+/// error is reported, and the report still printed.
+fn write_folded(report: &Report, path: &str) {
+    let written = if path == "-" {
+        report.write_folded(&mut std::io::stdout().lock())
+    } else {
+        std::fs::File::create(path)
+            .and_then(|f| report.write_folded(&mut std::io::BufWriter::new(f)))
+    };
+    if let Err(e) = written {
+        eprintln!("sample: {path}: {e}");
+    }
+}
+
+/// Exits with the command's status (128 + the signal that killed it;
+/// 255 when it could not be waited for); returns without a command.
+fn exit_as(exit: Option<Result<Exit, WorkloadError>>) {
     match exit {
         Some(Ok(e)) => {
             std::process::exit(e.code().unwrap_or_else(|| 128 + e.signal().unwrap_or(0)))
@@ -459,15 +306,7 @@ fn report_file(path: &str, a: &Args) {
     });
     let report = Report::new(&cap, names.len(), a.folded.is_some());
     if let Some(path) = a.folded.as_deref() {
-        let written = if path == "-" {
-            report.write_folded(&mut std::io::stdout().lock())
-        } else {
-            std::fs::File::create(path)
-                .and_then(|f| report.write_folded(&mut std::io::BufWriter::new(f)))
-        };
-        if let Err(e) = written {
-            eprintln!("sample: {path}: {e}");
-        }
+        write_folded(&report, path);
         if path == "-" {
             return;
         }

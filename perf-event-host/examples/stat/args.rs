@@ -395,23 +395,7 @@ pub fn parse(args: impl IntoIterator<Item = String>) -> Options {
             break;
         }
         if let Some(long) = arg.strip_prefix("--") {
-            let (name, attached) = match long.split_once('=') {
-                Some((n, v)) => (n, Some(v.to_owned())),
-                None => (long, None),
-            };
-            let Some(o) = OPTIONS.iter().find(|o| o.long == name) else {
-                unknown(&format!("unknown option `{name}'"));
-            };
-            let value = match (o.value, attached) {
-                (None, Some(_)) => bad_value(o, "takes no value"),
-                (None, None) => None,
-                (Some(_), Some(v)) => Some(v),
-                (Some(_), None) => Some(
-                    args.next()
-                        .unwrap_or_else(|| bad_value(o, "requires a value")),
-                ),
-            };
-            parsed.set(o, value);
+            parsed.long(long, &mut args);
             continue;
         }
         let Some(shorts) = arg.strip_prefix('-').filter(|s| !s.is_empty()) else {
@@ -419,14 +403,54 @@ pub fn parse(args: impl IntoIterator<Item = String>) -> Options {
             parsed.command.extend(args.by_ref());
             break;
         };
-        // Bundled switches; a value option takes the rest of the word, or
-        // the next argument.
+        parsed.shorts(shorts, &mut args);
+    }
+    if opts.command.is_empty() && !opts.set.has_target() {
+        usage("no command given: this example counts a command it starts (perf stat [<options>] <command>)");
+    }
+    refuse_combinations(&opts);
+    opts.events = if opts.null {
+        String::new()
+    } else if opts.event_list.is_empty() {
+        DEFAULT_EVENTS.to_owned()
+    } else {
+        opts.event_list.join(",")
+    };
+    opts
+}
+
+impl Options {
+    /// `--name` or `--name=value` (`long` without its dashes); a value
+    /// not attached is the next argument.
+    fn long(&mut self, long: &str, args: &mut impl Iterator<Item = String>) {
+        let (name, attached) = match long.split_once('=') {
+            Some((n, v)) => (n, Some(v.to_owned())),
+            None => (long, None),
+        };
+        let Some(o) = OPTIONS.iter().find(|o| o.long == name) else {
+            unknown(&format!("unknown option `{name}'"));
+        };
+        let value = match (o.value, attached) {
+            (None, Some(_)) => bad_value(o, "takes no value"),
+            (None, None) => None,
+            (Some(_), Some(v)) => Some(v),
+            (Some(_), None) => Some(
+                args.next()
+                    .unwrap_or_else(|| bad_value(o, "requires a value")),
+            ),
+        };
+        self.set(o, value);
+    }
+
+    /// Bundled switches (`shorts` without its dash); a value option takes
+    /// the rest of the word, or the next argument.
+    fn shorts(&mut self, shorts: &str, args: &mut impl Iterator<Item = String>) {
         for (i, c) in shorts.char_indices() {
             let Some(o) = OPTIONS.iter().find(|o| o.short == Some(c)) else {
                 unknown(&format!("unknown switch `{c}'"));
             };
             if o.value.is_none() {
-                parsed.set(o, None);
+                self.set(o, None);
                 continue;
             }
             let rest = &shorts[i + c.len_utf8()..];
@@ -436,13 +460,15 @@ pub fn parse(args: impl IntoIterator<Item = String>) -> Options {
             } else {
                 rest.to_owned()
             };
-            parsed.set(o, Some(value));
+            self.set(o, Some(value));
             break;
         }
     }
-    if opts.command.is_empty() && !opts.set.has_target() {
-        usage("no command given: this example counts a command it starts (perf stat [<options>] <command>)");
-    }
+}
+
+/// perf 6.1's refusals of `-B` with `-x` and of `--timeout` with `-I`:
+/// its message, the options concerned, status 234 (-EINVAL).
+fn refuse_combinations(opts: &Options) {
     if opts.big_num && opts.csv.is_some() {
         // perf 6.1: this message, the two options, status 234 (-EINVAL).
         eprintln!(
@@ -457,14 +483,6 @@ pub fn parse(args: impl IntoIterator<Item = String>) -> Options {
         );
         std::process::exit(234);
     }
-    opts.events = if opts.null {
-        String::new()
-    } else if opts.event_list.is_empty() {
-        DEFAULT_EVENTS.to_owned()
-    } else {
-        opts.event_list.join(",")
-    };
-    opts
 }
 
 /// The command line of this process.

@@ -10,8 +10,10 @@
 //!   unknown options get perf's usage and status 129. `-a`, `-C`, `-p`,
 //!   `-t`, `--per-thread`, `-A`, `-I`, `--interval-count`, `--per-core`,
 //!   `--per-die`, `--per-socket`, `--per-node` count on the event-set
-//!   layer (`set_mode.rs`, its report lines in `set_report.rs`). `-n` (times only), `--timeout MS` (SIGTERM to
-//!   the command), `--all-user` / `--all-kernel`, `-B` (refused with `-x`).
+//!   layer (`set_mode.rs`: the target in `set_target.rs`, the counting
+//!   window in `set_window.rs`, the report lines in `set_report.rs`).
+//!   `-n` (times only), `--timeout MS` (SIGTERM to the command),
+//!   `--all-user` / `--all-kernel`, `-B` (refused with `-x`).
 //! - Events use perf's syntax (`-e cycles:u,{task-clock,page-faults}`,
 //!   `-e 'syscalls:sys_enter_w*'`); events the machine lacks print
 //!   `<not supported>`, events that never ran `<not counted>`, multiplexed
@@ -32,6 +34,8 @@ mod output;
 mod run;
 mod set_mode;
 mod set_report;
+mod set_target;
+mod set_window;
 
 use run::{Failure, Run};
 use std::ffi::CStr;

@@ -158,54 +158,21 @@ pub fn report(command: &[String], csv: Option<&str>, events: &[Wanted], runs: &[
     let stats: Vec<Summary> = (0..events.len()).map(|i| summarize(runs, i)).collect();
     let times: Vec<f64> = runs.iter().map(|r| r.elapsed.as_secs_f64()).collect();
     let (elapsed, elapsed_rsd) = mean_rsd(&times);
-    let repeated = runs.len() > 1;
+    let lines = Lines {
+        events,
+        stats: &stats,
+        elapsed_ns: elapsed * 1e9,
+        repeated: runs.len() > 1,
+    };
     let mut out = String::new();
     if let Some(sep) = csv {
-        for (i, ev) in events.iter().enumerate() {
-            let variance = |rsd: f64| {
-                if repeated {
-                    format!("{rsd:.2}%{sep}")
-                } else {
-                    String::new()
-                }
-            };
-            let line = match stats[i] {
-                Summary::NotSupported | Summary::NotCounted => {
-                    let what = match stats[i] {
-                        Summary::NotSupported => "<not supported>",
-                        _ => "<not counted>",
-                    };
-                    // perf keeps the clocks' unit on these lines too.
-                    let unit = if is_clock(&ev.name) { "msec" } else { "" };
-                    format!(
-                        "{what}{sep}{unit}{sep}{}{sep}{}0{sep}100.00{sep}{sep}",
-                        ev.name,
-                        variance(0.0)
-                    )
-                }
-                Summary::Counted {
-                    value,
-                    rsd,
-                    running,
-                    percent,
-                } => {
-                    let (v, unit) = value_text(&ev.name, value);
-                    let (m, m_unit) = metric(events, &stats, i, elapsed * 1e9)
-                        .map(|(m, u)| (m.trim().to_owned(), u.trim()))
-                        .unwrap_or_default();
-                    format!(
-                        "{v}{sep}{unit}{sep}{}{sep}{}{running:.0}{sep}{percent:.2}{sep}{m}{sep}{m_unit}",
-                        ev.name,
-                        variance(rsd)
-                    )
-                }
-            };
-            out.push_str(&line);
+        for i in 0..events.len() {
+            out.push_str(&lines.csv(i, sep));
             out.push('\n');
         }
         return out;
     }
-    let runs_note = if repeated {
+    let runs_note = if lines.repeated {
         format!(" ({} runs)", runs.len())
     } else {
         String::new()
@@ -214,49 +181,115 @@ pub fn report(command: &[String], csv: Option<&str>, events: &[Wanted], runs: &[
         "\n Performance counter stats for '{}'{runs_note}:\n\n",
         command.join(" ")
     ));
-    for (i, ev) in events.iter().enumerate() {
-        let line = match stats[i] {
-            Summary::NotSupported | Summary::NotCounted => {
-                let what = match stats[i] {
-                    Summary::NotSupported => "<not supported>",
-                    _ => "<not counted>",
-                };
-                // perf keeps the clocks' unit on these lines too.
-                let unit = if is_clock(&ev.name) { "msec" } else { "" };
-                format!("{what:>18} {unit:<4} {:<32}{:28}", ev.name, "")
-            }
-            Summary::Counted {
-                value,
-                rsd,
-                percent,
-                ..
-            } => {
-                let (v, unit) = value_text(&ev.name, value);
-                let metric = match metric(events, &stats, i, elapsed * 1e9) {
-                    Some((m, u)) => format!(" # {m:>8} {u:<23}"),
-                    None => format!("{:35}", ""),
-                };
-                let noise = if repeated && rsd != 0.0 {
-                    format!("  ( +-{rsd:6.2}% )")
-                } else {
-                    String::new()
-                };
-                let running = if percent < 99.995 {
-                    format!("  ({percent:.2}%)")
-                } else {
-                    String::new()
-                };
-                format!("{v:>18} {unit:<4} {:<32}{metric}{noise}{running}", ev.name)
-            }
-        };
-        out.push_str(&line);
+    for i in 0..events.len() {
+        out.push_str(&lines.table(i));
         out.push('\n');
     }
     // perf -n: no event lines, and no blank line for them.
     if !events.is_empty() {
         out.push('\n');
     }
-    if repeated {
+    out.push_str(&footer(runs, elapsed, elapsed_rsd));
+    out
+}
+
+/// What the event lines are made of.
+struct Lines<'a> {
+    events: &'a [Wanted],
+    /// Each event over all runs.
+    stats: &'a [Summary],
+    /// The mean elapsed time, ns.
+    elapsed_ns: f64,
+    /// More than one run (`-r`): the variance is shown.
+    repeated: bool,
+}
+
+impl Lines<'_> {
+    /// Event `i`'s CSV line (`-x SEP`): `value,unit,event,run,pct,metric,
+    /// metric-unit`, `-r`'s variance after the event.
+    fn csv(&self, i: usize, sep: &str) -> String {
+        let name = &self.events[i].name;
+        let variance = |rsd: f64| {
+            if self.repeated {
+                format!("{rsd:.2}%{sep}")
+            } else {
+                String::new()
+            }
+        };
+        match self.stats[i] {
+            Summary::Counted {
+                value,
+                rsd,
+                running,
+                percent,
+            } => {
+                let (v, unit) = value_text(name, value);
+                let (m, m_unit) = metric(self.events, self.stats, i, self.elapsed_ns)
+                    .map(|(m, u)| (m.trim().to_owned(), u.trim()))
+                    .unwrap_or_default();
+                format!(
+                    "{v}{sep}{unit}{sep}{name}{sep}{}{running:.0}{sep}{percent:.2}{sep}{m}{sep}{m_unit}",
+                    variance(rsd)
+                )
+            }
+            missing => {
+                let (what, unit) = uncounted(missing, name);
+                format!(
+                    "{what}{sep}{unit}{sep}{name}{sep}{}0{sep}100.00{sep}{sep}",
+                    variance(0.0)
+                )
+            }
+        }
+    }
+
+    /// Event `i`'s line of the table: value, unit, name, metric, `-r`'s
+    /// noise, the % running when multiplexed.
+    fn table(&self, i: usize) -> String {
+        let name = &self.events[i].name;
+        let Summary::Counted {
+            value,
+            rsd,
+            percent,
+            ..
+        } = self.stats[i]
+        else {
+            let (what, unit) = uncounted(self.stats[i], name);
+            return format!("{what:>18} {unit:<4} {name:<32}{:28}", "");
+        };
+        let (v, unit) = value_text(name, value);
+        let metric = match metric(self.events, self.stats, i, self.elapsed_ns) {
+            Some((m, u)) => format!(" # {m:>8} {u:<23}"),
+            None => format!("{:35}", ""),
+        };
+        let noise = if self.repeated && rsd != 0.0 {
+            format!("  ( +-{rsd:6.2}% )")
+        } else {
+            String::new()
+        };
+        let running = if percent < 99.995 {
+            format!("  ({percent:.2}%)")
+        } else {
+            String::new()
+        };
+        format!("{v:>18} {unit:<4} {name:<32}{metric}{noise}{running}")
+    }
+}
+
+/// What a line shows for an event without a count, and its unit (perf
+/// keeps the clocks' unit on these lines too).
+fn uncounted(summary: Summary, name: &str) -> (&'static str, &'static str) {
+    let what = match summary {
+        Summary::NotSupported => "<not supported>",
+        _ => "<not counted>",
+    };
+    let unit = if is_clock(name) { "msec" } else { "" };
+    (what, unit)
+}
+
+/// The table's footer: the elapsed time (with `-r` its deviation), or
+/// the elapsed, user and sys times of the one run.
+fn footer(runs: &[Run], elapsed: f64, elapsed_rsd: f64) -> String {
+    if runs.len() > 1 {
         let sd = elapsed * elapsed_rsd / 100.0;
         // perf shows two digits more than the deviation's first one.
         let precision = if sd > 1.0 || sd <= 0.0 {
@@ -264,17 +297,15 @@ pub fn report(command: &[String], csv: Option<&str>, events: &[Wanted], runs: &[
         } else {
             (-sd.log10()).ceil() as usize + 2
         };
-        out.push_str(&format!(
+        format!(
             " {elapsed:17.precision$} +- {sd:.precision$} seconds time elapsed  ( +-{elapsed_rsd:6.2}% )\n\n"
-        ));
+        )
     } else {
         let last = &runs[runs.len() - 1];
-        out.push_str(&format!(" {elapsed:17.9} seconds time elapsed\n\n"));
-        out.push_str(&format!(
-            " {:17.9} seconds user\n {:17.9} seconds sys\n\n\n",
+        format!(
+            " {elapsed:17.9} seconds time elapsed\n\n {:17.9} seconds user\n {:17.9} seconds sys\n\n\n",
             last.user.as_secs_f64(),
             last.sys.as_secs_f64()
-        ));
+        )
     }
-    out
 }

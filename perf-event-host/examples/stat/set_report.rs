@@ -1,6 +1,7 @@
 //! The report of the event-set mode: the counts of each aggregation key
 //! (CPU, thread, core, die, socket, node or the whole) as the lines perf
-//! 6.1 prints, and the deltas of `-I` intervals.
+//! 6.1 prints, the deltas of `-I` intervals, and the report once counting
+//! ended.
 
 use crate::args::Options;
 use crate::output;
@@ -220,6 +221,68 @@ pub fn delta(now: &[PlacedCounts], before: &[PlacedCounts]) -> Vec<PlacedCounts>
             None => *c,
         })
         .collect()
+}
+
+/// The report once counting ended, `label` naming the target in its
+/// header: perf stat's own table (or CSV) of the whole, or the lines of
+/// each key (`-A`, `--per-thread`, `--per-core`, ...).
+pub fn summary(
+    set: &mut EventSet,
+    events: &[Wanted],
+    comms: &HashMap<i32, String>,
+    opts: &Options,
+    label: &str,
+    elapsed: Duration,
+) -> String {
+    let counts = set
+        .read_all()
+        .unwrap_or_else(|e| fail(&e.to_string()))
+        .to_vec();
+    if mode(&opts.set) == AggrMode::Total && opts.set.per.is_none() {
+        return total(set, events, &counts, opts.csv.as_deref(), label, elapsed);
+    }
+    let lines = lines_for(set, comms, events, &counts, opts, elapsed, "");
+    if opts.csv.is_some() {
+        lines
+    } else {
+        format!(
+            "\n Performance counter stats for {label}:\n\n{lines}\n {:17.9} seconds time \
+             elapsed\n\n",
+            elapsed.as_secs_f64()
+        )
+    }
+}
+
+/// The whole, as perf stat prints it for a command (`output::report`),
+/// its header naming `label`, without the user and sys times.
+fn total(
+    set: &EventSet,
+    events: &[Wanted],
+    counts: &[PlacedCounts],
+    csv: Option<&str>,
+    label: &str,
+    elapsed: Duration,
+) -> String {
+    let lines = aggregate(set.events(), counts, AggrMode::Total, HybridNames::Keep);
+    let outcomes = outcomes_by_key(events.len(), &lines).remove(0).1;
+    let run = counted(outcomes, elapsed);
+    let text = output::report(
+        &["\u{0}".to_owned()],
+        csv,
+        events,
+        std::slice::from_ref(&run),
+    );
+    // perf's header names the target; no user/sys times without a
+    // command of our own.
+    text.replace("'\u{0}'", label)
+        .lines()
+        .filter(|l| !l.ends_with("seconds user") && !l.ends_with("seconds sys"))
+        .map(|l| format!("{l}\n"))
+        .collect::<String>()
+        .trim_end()
+        .to_owned()
+        // CSV ends with its last line; the table with a blank one.
+        + if csv.is_some() { "\n" } else { "\n\n" }
 }
 
 /// The report of counts alone: no command's status or CPU times.

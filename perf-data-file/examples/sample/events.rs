@@ -1,0 +1,280 @@
+//! The events and where they are opened: the attrs perf record would open
+//! (the user's `-e` events, or its default `cycles:P`), the places (per
+//! CPU for a command or `-a`, per thread for `-p`), and each event opened
+//! at every place through perf record's fallbacks.
+
+use super::args::{usage, Args, Target};
+use perf_event_core::attr::Attr;
+use perf_event_core::event::{Event, Hardware};
+use perf_event_core::fallback::{self, Attempt, Policy};
+use perf_event_core::fd::EventFd;
+use perf_event_core::open::{open, OpenError, Scope};
+use perf_event_core::record::SampleLayout;
+use perf_event_core::sys;
+use perf_event_host::parse::{parse, Builtin, EventList, Modifiers, System};
+use perf_event_host::ringset::Entry;
+use perf_event_host::workload::Workload;
+
+/// The events to open: name, attr, and whether perf's `:P` asks for the
+/// highest precision (perf record's default `cycles:P` included).
+pub type Wanted = (String, Attr, bool);
+
+/// Where events are opened: a pid (-1: every task) and a CPU (`None`:
+/// wherever the thread runs).
+pub type Place = (i32, Option<u32>);
+
+/// The attrs to open: the user's events, or perf record's default
+/// `cycles:P` (cpu-clock where the machine has no PMU for it, by the
+/// fallback policy at open).
+pub fn attrs(a: &Args) -> Vec<Wanted> {
+    let mut out = Vec::new();
+    if a.events.is_empty() {
+        out.push(default_event(a));
+    }
+    let system = System::discover();
+    for text in &a.events {
+        for (attr, max_precise) in parse_event(text, system.as_ref().ok()) {
+            out.push((text.clone(), sampling(a, attr), max_precise));
+        }
+    }
+    // The first event also reports mappings, exec names and forks (once is
+    // enough).
+    if let Some((_, first, _)) = out.first_mut() {
+        *first = first.mmap(true).mmap2(true).comm(true).task(true);
+    }
+    out
+}
+
+/// perf 6.1's evsel__new_cycles: user space only when the kernel may
+/// not be profiled (paranoid > 1 without CAP_PERFMON), the highest
+/// precision, and the guest not excluded: bookworm's perf 6.1.187
+/// leaves `exclude_guest` 0 on its default event (its message names
+/// `cpu-clock:ppp` after the fallback, where a set bit would make
+/// it `cpu-clock:pppH`), while events written with `-e` still get
+/// it ([`parse_event`]).
+fn default_event(a: &Args) -> Wanted {
+    let user_only = !kernel_allowed();
+    let cycles = Attr::new(Event::Hardware(Hardware::CpuCycles)).exclude_kernel(user_only);
+    let name = if user_only { "cycles:u" } else { "cycles" };
+    (name.to_string(), sampling(a, cycles), true)
+}
+
+/// The events of one `-e` string (perf's syntax), each with whether it
+/// asks for the highest precision (`:P`); with sysfs's PMUs where they
+/// can be read (`system`), else the built-in events alone.
+fn parse_event(text: &str, system: Option<&System>) -> Vec<(Attr, bool)> {
+    let each = |l: EventList<'_, '_>| {
+        l.events()
+            .iter()
+            // perf 6.1 excludes the guest from an event written
+            // without modifiers (its event_attr_init; modifiers decide
+            // otherwise, as the parser does).
+            .map(|e| {
+                let bare = e.modifiers == Modifiers::default();
+                let attr = if bare {
+                    e.attr.exclude_guest(true)
+                } else {
+                    e.attr
+                };
+                (attr, e.modifiers.precise_max)
+            })
+            .collect::<Vec<_>>()
+    };
+    match system {
+        Some(s) => parse(text, s).map(each),
+        None => parse(text, &Builtin).map(each),
+    }
+    .unwrap_or_else(|e| usage(&format!("{text}: {e}")))
+}
+
+/// `attr` set up to sample as asked: disabled until the recording starts,
+/// what each sample carries, inherited by a command's children (enabled
+/// at its exec), `-c` or `-F`, and `-o`'s clock.
+fn sampling(a: &Args, attr: Attr) -> Attr {
+    let inherit = matches!(a.target, Target::Command(_));
+    // A tracepoint's samples carry its fields (PERF_SAMPLE_RAW), as
+    // perf record asks for them.
+    let raw = match attr.to_raw().type_ {
+        sys::PERF_TYPE_TRACEPOINT => sys::PERF_SAMPLE_RAW as u64,
+        _ => 0,
+    };
+    let attr = attr
+        .disabled(true)
+        .sample_type_raw(sample_type(a.callchain) | raw)
+        .sample_id_all(true)
+        .inherit(inherit)
+        .enable_on_exec(inherit);
+    let attr = match a.period {
+        Some(p) => attr.sample_period(p),
+        None => attr.sample_freq(a.freq),
+    };
+    // -o: sample times on CLOCK_MONOTONIC, recorded with the wall-clock
+    // time that goes with it (perf record -k monotonic).
+    match a.output {
+        Some(_) => attr.clockid(libc::CLOCK_MONOTONIC),
+        None => attr,
+    }
+}
+
+/// What every sample carries (with `-g` its callchain too).
+fn sample_type(callchain: bool) -> u64 {
+    (sys::PERF_SAMPLE_IDENTIFIER
+        | sys::PERF_SAMPLE_IP
+        | sys::PERF_SAMPLE_TID
+        | sys::PERF_SAMPLE_TIME
+        | sys::PERF_SAMPLE_CPU
+        | sys::PERF_SAMPLE_PERIOD) as u64
+        | if callchain {
+            sys::PERF_SAMPLE_CALLCHAIN as u64
+        } else {
+            0
+        }
+}
+
+/// Whether this process may profile the kernel (perf's
+/// `perf_event_can_profile_kernel`: paranoid at most 1, or CAP_PERFMON /
+/// CAP_SYS_ADMIN).
+fn kernel_allowed() -> bool {
+    let paranoid = perf_event_core::linux::system::perf_event_paranoid();
+    paranoid.is_some_and(|p| p.allows_kernel())
+        || perf_event_core::linux::access::Caller::current().perfmon
+}
+
+/// The online CPUs (CPU 0 when they cannot be read).
+fn online_cpus() -> Vec<u32> {
+    let text = std::fs::read_to_string("/sys/devices/system/cpu/online").unwrap_or_default();
+    let mut cpus = Vec::new();
+    for part in text.trim().split(',').filter(|p| !p.is_empty()) {
+        let (a, b) = part.split_once('-').unwrap_or((part, part));
+        if let (Ok(a), Ok(b)) = (a.parse::<u32>(), b.parse::<u32>()) {
+            cpus.extend(a..=b);
+        }
+    }
+    if cpus.is_empty() {
+        cpus.push(0);
+    }
+    cpus
+}
+
+/// Where each event is opened: per CPU (command: inherited by its
+/// children; -a: every task), or per thread of a running process.
+pub fn places(target: &Target, workload: Option<&Workload>) -> Vec<Place> {
+    match target {
+        Target::Command(_) => {
+            let pid = workload.map_or(-1, |w| w.pid());
+            online_cpus().into_iter().map(|c| (pid, Some(c))).collect()
+        }
+        Target::All(_) => online_cpus().into_iter().map(|c| (-1, Some(c))).collect(),
+        Target::Pid(p) => std::fs::read_dir(format!("/proc/{p}/task"))
+            .unwrap_or_else(|e| usage(&format!("process {p}: {e}")))
+            .flatten()
+            .filter_map(|t| t.file_name().to_str()?.parse().ok())
+            .map(|tid: i32| (tid, None))
+            .collect(),
+    }
+}
+
+/// Every event opened at every place: the ring set's entries, and each
+/// event's attempt (the fallbacks it took, its attr as opened). An event
+/// that cannot be opened ends the tool with perf record's status 255; a
+/// thread gone since the listing is left out.
+pub fn open_all(wanted: &[Wanted], places: &[Place], verbose: u8) -> (Vec<Entry>, Vec<Attempt>) {
+    // perf record's fallbacks, taken on each event's first placement and
+    // kept for the others.
+    let mut attempts: Vec<Attempt> = wanted
+        .iter()
+        .map(|(_, attr, max)| {
+            let a = Attempt::new(*attr, Policy::PERF);
+            if *max {
+                a.max_precise()
+            } else {
+                a
+            }
+        })
+        .collect();
+    let mut settled = vec![false; wanted.len()];
+    let mut entries = Vec::new();
+    for &(pid, cpu) in places {
+        for (event, (name, _, _)) in wanted.iter().enumerate() {
+            let scope = match (pid, cpu) {
+                (-1, Some(c)) => Scope::all_tasks_on(c),
+                (p, Some(c)) => Scope::thread_on(p, c),
+                (p, None) => Scope::thread(p),
+            };
+            let attempt = &mut attempts[event];
+            let opened = open_at(attempt, settled[event], scope, pid, verbose);
+            let attr = attempt.attr();
+            match opened {
+                Ok(fd) => {
+                    settled[event] = true;
+                    entries.push(Entry {
+                        fd,
+                        event,
+                        layout: SampleLayout::from_attr(&attr),
+                        cpu: cpu.map_or(-1, |c| c as i32),
+                        thread: pid,
+                    })
+                }
+                // A thread may exit between the listing and the open.
+                Err(e) if cpu.is_none() && e.errno.map(|e| e.0) == Some(libc::ESRCH) => {}
+                Err(e) => {
+                    let name = fallback::renamed(name, attempt.fallbacks(), &attr);
+                    eprintln!("sample: {name}: {e}");
+                    // perf record's status when an event cannot be opened.
+                    std::process::exit(255);
+                }
+            }
+        }
+    }
+    (entries, attempts)
+}
+
+/// One event opened on `scope`: through perf record's fallbacks until it
+/// `settled` (-v prints those taken, -vv the attr and the outcome, as
+/// perf prints them), then as it settled.
+fn open_at(
+    attempt: &mut Attempt,
+    settled: bool,
+    scope: Scope,
+    pid: i32,
+    verbose: u8,
+) -> Result<EventFd, OpenError> {
+    if settled {
+        return open(&attempt.attr(), scope, None, attempt.flags());
+    }
+    let r = fallback::open(attempt, scope, None);
+    if verbose > 0 {
+        for taken in attempt.fallbacks().iter() {
+            eprintln!("Warning:\n{taken}");
+        }
+    }
+    if verbose > 1 {
+        let outcome = match &r {
+            Ok(_) => format!(
+                "sys_perf_event_open: pid {pid}  cpu {} = opened",
+                scope.cpu()
+            ),
+            Err(e) => format!(
+                "sys_perf_event_open: pid {pid}  cpu {} failed, error -{}",
+                scope.cpu(),
+                e.errno.map_or(0, |e| e.0)
+            ),
+        };
+        eprintln!("{}\n{outcome}", attempt.attr().perf_print());
+    }
+    r
+}
+
+/// The events as opened: perf's names after the fallbacks, and the attrs.
+pub fn opened(wanted: &[Wanted], attempts: &[Attempt]) -> Vec<(String, Attr)> {
+    wanted
+        .iter()
+        .zip(attempts)
+        .map(|((name, _, _), at)| {
+            (
+                fallback::renamed(name, at.fallbacks(), &at.attr()).to_string(),
+                at.attr(),
+            )
+        })
+        .collect()
+}
