@@ -12,9 +12,10 @@ use perf_event_core::attr::Attr;
 use perf_event_core::event::{Event, Software};
 use perf_event_core::read_format::Scaled;
 use perf_event_host::set::{
-    aggregate, fds_in_use, AggrKey, AggrMode, AggrValue, BudgetPolicy, Cpus, EventSet, EventSpec,
-    EventStatus, HybridNames, PlacedCounts, SetError, Target,
+    aggregate, AggrKey, AggrMode, AggrValue, BudgetPolicy, Cpus, EventSet, EventSpec, EventStatus,
+    HybridNames, PlacedCounts, SetError, Target,
 };
+use perf_event_host::sysfs::fds_in_use;
 use set_support::{role, RoleChild};
 use std::collections::HashMap;
 use std::time::{Duration, Instant};
