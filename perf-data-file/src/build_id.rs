@@ -1,7 +1,7 @@
 //! Build ids of the objects a recording mapped: the GNU build-id note of
 //! each file's ELF headers (read with the `object` crate, only the parts
-//! of the file it needs), and the running kernel's from
-//! `/sys/kernel/notes`.
+//! of the file it needs), and the running kernel's from its notes
+//! (`/sys/kernel/notes`, read by perf-event-host's `sysfs`).
 
 use object::elf::{FileHeader64, NT_GNU_BUILD_ID};
 use object::read::elf::NoteIterator;
@@ -31,5 +31,5 @@ pub fn of_notes(notes: &[u8]) -> Option<Vec<u8>> {
 
 /// The running kernel's build id.
 pub fn of_kernel() -> Option<Vec<u8>> {
-    of_notes(&std::fs::read("/sys/kernel/notes").ok()?)
+    of_notes(&perf_event_host::sysfs::kernel_notes().ok()?)
 }

@@ -9,6 +9,7 @@ use super::PerfDataError;
 use perf_event_core::abi::arch::CpuIdSource;
 use perf_event_core::record::attr_from_bytes;
 use perf_event_core::sys;
+use perf_event_host::sysfs::{self, CpuList, Siblings, Topology};
 
 /// One CPU's place in the topology (HEADER_CPU_TOPOLOGY's per-CPU part).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -120,10 +121,6 @@ pub struct Features {
     pub tracing_data: Option<Vec<u8>>,
 }
 
-fn read_file(path: &str) -> Option<String> {
-    std::fs::read_to_string(path).ok()
-}
-
 fn cpuinfo_field(info: &str, key: &str) -> Option<String> {
     info.lines().find_map(|l| {
         let (k, v) = l.split_once(':')?;
@@ -131,30 +128,17 @@ fn cpuinfo_field(info: &str, key: &str) -> Option<String> {
     })
 }
 
-/// The CPUs of a sysfs list (`0-3,8`).
-pub(crate) fn cpu_list(text: &str) -> Vec<u32> {
-    let mut cpus = Vec::new();
-    for part in text.trim().split(',').filter(|p| !p.is_empty()) {
-        let (a, b) = part.split_once('-').unwrap_or((part, part));
-        if let (Ok(a), Ok(b)) = (a.parse::<u32>(), b.parse::<u32>()) {
-            cpus.extend(a..=b);
-        }
-    }
-    cpus
-}
-
 impl Features {
-    /// What the running system says: host and kernel names (`uname`),
-    /// this crate as the version, the CPUs (`/sys/devices/system/cpu`,
-    /// `/proc/cpuinfo`), memory (`/proc/meminfo`), this process's command
-    /// line and the CPU topology. The events, clock, time span and build
-    /// ids are the writer's.
+    /// What the running system says, as perf-event-host's `sysfs` reads it
+    /// (and `uname(2)` for the kernel release): the host name, the kernel
+    /// release, this crate as the version, the CPUs (present and online
+    /// lists, `/proc/cpuinfo`, arm64's MIDR), memory (`/proc/meminfo`),
+    /// this process's command line and the CPU topology. The events,
+    /// clock, time span and build ids are the writer's.
     pub fn from_system() -> Features {
-        let cpu = "/sys/devices/system/cpu";
-        let trim = |s: String| s.trim().to_string();
-        let info = read_file("/proc/cpuinfo").unwrap_or_default();
-        let present = read_file(&format!("{cpu}/present")).map(|t| cpu_list(&t));
-        let online = read_file(&format!("{cpu}/online")).map(|t| cpu_list(&t));
+        let info = sysfs::cpuinfo().unwrap_or_default();
+        let present = CpuList::present().ok();
+        let online = CpuList::online().ok();
         let avail = present.as_ref().and_then(|p| p.iter().max()).map(|m| m + 1);
         let nrcpus = match (avail, &online) {
             (Some(a), Some(o)) => Some((a, o.len() as u32)),
@@ -174,25 +158,23 @@ impl Features {
                 (Some(v), Some(f), Some(m), Some(s)) => Some(format!("{v},{f},{m},{s}")),
                 _ => None,
             },
-            CpuIdSource::ArmMidr => {
-                read_file(&format!("{cpu}/cpu0/regs/identification/midr_el1")).map(trim)
-            }
+            CpuIdSource::ArmMidr => sysfs::midr_el1(0).ok(),
             // Unknown, and a source a later core adds: no cpuid line, as
             // perf writes none where it cannot tell.
             _ => None,
         };
-        let total_mem = read_file("/proc/meminfo").and_then(|m| {
+        let total_mem = sysfs::meminfo().ok().and_then(|m| {
             m.lines()
                 .find_map(|l| l.strip_prefix("MemTotal:"))
                 .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
         });
         let cpu_topology = avail.map(|n| {
             let mut t = CpuTopology::default();
-            for c in online.clone().unwrap_or_default() {
-                let topo = |f: &str| read_file(&format!("{cpu}/cpu{c}/topology/{f}")).map(trim);
-                let core = topo("package_cpus_list").or_else(|| topo("core_siblings_list"));
-                let thread = topo("core_cpus_list").or_else(|| topo("thread_siblings_list"));
-                let die = topo("die_cpus_list").or_else(|| core.clone());
+            for c in online.iter().flat_map(CpuList::iter) {
+                let siblings = Siblings::read(c);
+                let core = siblings.package.map(|l| l.to_string());
+                let thread = siblings.core.map(|l| l.to_string());
+                let die = siblings.die.map(|l| l.to_string()).or_else(|| core.clone());
                 for (list, v) in [
                     (&mut t.core_siblings, core),
                     (&mut t.die_siblings, die),
@@ -205,26 +187,24 @@ impl Features {
                     }
                 }
             }
+            // perf's -1 (`u32::MAX`) where sysfs has no place: a CPU
+            // without `topology/` (offline), or none readable at all.
+            let places = Topology::read().unwrap_or_default();
             for c in 0..n {
-                let id = |f: &str| {
-                    read_file(&format!("{cpu}/cpu{c}/topology/{f}"))
-                        .and_then(|v| v.trim().parse::<i64>().ok())
-                        .map_or(u32::MAX, |v| v as u32)
-                };
+                let place = places.place(c);
                 t.cpus.push(CpuPlace {
-                    core_id: id("core_id"),
-                    socket_id: id("physical_package_id"),
+                    core_id: place.map_or(u32::MAX, |p| p.core as u32),
+                    socket_id: place.map_or(u32::MAX, |p| p.socket as u32),
                 });
-                t.die_ids.push(match id("die_id") {
-                    u32::MAX => 0,
-                    d => d,
-                });
+                let die = place.map_or(u32::MAX, |p| p.die as u32);
+                t.die_ids.push(if die == u32::MAX { 0 } else { die });
             }
             t
         });
+        let release = perf_event_core::linux::system::kernel_release().ok();
         Features {
-            hostname: read_file("/proc/sys/kernel/hostname").map(trim),
-            osrelease: read_file("/proc/sys/kernel/osrelease").map(trim),
+            hostname: sysfs::hostname().ok(),
+            osrelease: release.and_then(|r| String::from_utf8(r.as_bytes().to_vec()).ok()),
             version: Some(concat!("perf-event-core ", env!("CARGO_PKG_VERSION")).to_string()),
             arch: Some(std::env::consts::ARCH.to_string()),
             nrcpus,

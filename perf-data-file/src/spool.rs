@@ -44,8 +44,7 @@ enum Msg {
 /// then runs there and never takes the recorder's CPU time.
 fn off_the_callers_cpus() -> Option<CpuMask> {
     let mine = system::thread_affinity().ok()?;
-    let text = std::fs::read_to_string("/sys/devices/system/cpu/online").ok()?;
-    let online = CpuList::parse(text.trim()).ok()?;
+    let online = CpuList::online().ok()?;
     let mut other: CpuMask = [0; 16];
     for cpu in online.iter().filter(|&c| c < 1024) {
         let (word, bit) = (cpu as usize / 64, cpu % 64);

@@ -1,12 +1,14 @@
 //! What perf record synthesizes besides the kernel's records: the
 //! kernel's mapping (`[kernel.kallsyms]_text`) and, for processes running
 //! before the recording, their threads' names and executable mappings
-//! from /proc, with a zero sample_id trailer (id 0), as perf writes them.
+//! from /proc (read by perf-event-host's `sysfs`), with a zero sample_id
+//! trailer (id 0), as perf writes them.
 
 use super::header::align;
 use super::writer::{header_bytes, Writer};
 use perf_event_core::sys;
 use perf_event_host::ringset::RingSet;
+use perf_event_host::sysfs;
 use std::io::{self, Write};
 
 impl<W: Write> Writer<W> {
@@ -75,18 +77,7 @@ impl<W: Write> Writer<W> {
     /// perf report needs to resolve kernel addresses. Nothing is written
     /// when /proc/kallsyms hides the addresses.
     pub fn write_kernel_mmap(&mut self) -> io::Result<()> {
-        // Line by line, up to `_text` (among the first lines): the whole
-        // file is over a hundred thousand lines the kernel formats on read.
-        let text = std::fs::File::open("/proc/kallsyms").ok().and_then(|f| {
-            io::BufRead::lines(io::BufReader::new(f))
-                .map_while(Result::ok)
-                .find_map(|l| {
-                    let mut w = l.split_whitespace();
-                    let (addr, _, name) = (w.next()?, w.next()?, w.next()?);
-                    (name == "_text").then(|| u64::from_str_radix(addr, 16).ok())?
-                })
-        });
-        let Some(start) = text.filter(|&a| a != 0) else {
+        let Some(start) = sysfs::kallsyms_address("_text").filter(|&a| a != 0) else {
             return Ok(());
         };
         let mut body = Vec::new();
@@ -109,24 +100,21 @@ impl<W: Write> Writer<W> {
     /// (the mappings were made before any record could report them). A
     /// process that is gone is skipped.
     pub fn write_process(&mut self, pid: u32) -> io::Result<()> {
-        let Ok(maps) = std::fs::read_to_string(format!("/proc/{pid}/maps")) else {
+        // The kernel's pid_t: /proc names no pid above i32::MAX.
+        let Ok(proc_pid) = i32::try_from(pid) else {
             return Ok(());
         };
-        let tids: Vec<u32> = std::fs::read_dir(format!("/proc/{pid}/task"))
-            .map(|d| {
-                d.flatten()
-                    .filter_map(|e| e.file_name().to_str()?.parse().ok())
-                    .collect()
-            })
-            .unwrap_or_default();
-        for tid in tids {
-            let Ok(comm) = std::fs::read_to_string(format!("/proc/{pid}/task/{tid}/comm")) else {
+        let Ok(maps) = sysfs::maps(proc_pid) else {
+            return Ok(());
+        };
+        for tid in sysfs::tasks(proc_pid).unwrap_or_default() {
+            let Ok(comm) = sysfs::comm(proc_pid, tid) else {
                 continue;
             };
             let mut body = Vec::new();
             body.extend_from_slice(&pid.to_ne_bytes());
-            body.extend_from_slice(&tid.to_ne_bytes());
-            body.extend_from_slice(comm.trim_end_matches('\n').as_bytes());
+            body.extend_from_slice(&(tid as u32).to_ne_bytes());
+            body.extend_from_slice(comm.as_bytes());
             body.push(0);
             self.synthesize(sys::PERF_RECORD_COMM, 0, &body)?;
         }

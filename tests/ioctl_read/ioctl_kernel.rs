@@ -4,6 +4,7 @@
 
 use crate::kernel_support;
 use crate::lab_support;
+use crate::set_support;
 
 use kernel_support::*;
 use perf_event_core::attr::Attr;
@@ -184,34 +185,36 @@ fn set_output_redirects_records_and_pause_output_stops_them() {
     assert_eq!(ring.headers(), want);
 }
 
-fn burn_in_child() -> libc::pid_t {
-    // SAFETY: the child only runs a loop and _exit (async-signal-safe).
-    let pid = unsafe { libc::fork() };
-    if pid == 0 {
-        let mut x = 0u64;
-        for i in 0..30_000_000u64 {
-            x = std::hint::black_box(x.wrapping_add(i));
-        }
-        // SAFETY: ends the child without running the parent's destructors.
-        unsafe { libc::_exit((x & 1) as i32) };
-    }
-    pid
-}
+const INHERIT_TEST: &str = "inherit_counts_a_childs_work";
 
-fn wait(pid: libc::pid_t) {
-    let mut status = 0;
-    // SAFETY: waiting for our own child.
-    assert_eq!(unsafe { libc::waitpid(pid, &mut status, 0) }, pid);
+/// The child's work: 30 million rounds of a loop, then exit.
+fn burn_and_exit() -> ! {
+    let mut x = 0u64;
+    for i in 0..30_000_000u64 {
+        x = std::hint::black_box(x.wrapping_add(i));
+    }
+    std::hint::black_box(x);
+    std::process::exit(0)
 }
 
 #[test]
 fn inherit_counts_a_childs_work() {
+    if set_support::role_value("burn").is_some() {
+        burn_and_exit();
+    }
     let clock = Attr::new(Event::Software(Software::TaskClock)).disabled(true);
     let with = this_thread(&clock.inherit(true));
     let without = this_thread(&clock);
     with.enable(false).unwrap();
     without.enable(false).unwrap();
-    wait(burn_in_child());
+    // The child: this test binary re-run as the burner, started by the
+    // workload launcher, which forks it from this thread (so it inherits
+    // `with`, and its threads after the exec inherit it in turn).
+    let argv = set_support::child_argv(module_path!(), INHERIT_TEST, &["ROLE:burn=1".into()]);
+    let mut child = Workload::hold(&argv).unwrap();
+    child.release().unwrap();
+    let exit = child.reap().unwrap();
+    assert_eq!(exit.code(), Some(0), "the child burned: {exit:?}");
     with.disable(false).unwrap();
     without.disable(false).unwrap();
     let (w, wo) = (

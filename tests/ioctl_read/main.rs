@@ -10,6 +10,8 @@
 mod kernel_support;
 #[path = "../support/lab_support.rs"]
 mod lab_support;
+#[path = "../support/set_support.rs"]
+mod set_support;
 
 mod ioctl_kernel;
 mod read_format_kernel;

@@ -15,6 +15,8 @@ mod lab_support;
 mod ringset_support;
 #[path = "../support/seccomp_support.rs"]
 mod seccomp_support;
+#[path = "../support/set_support.rs"]
+mod set_support;
 
 mod foreign_records;
 mod ring_kernel;

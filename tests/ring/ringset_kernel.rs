@@ -6,6 +6,7 @@
 
 use crate::kernel_support;
 use crate::ringset_support;
+use crate::set_support::{self, RoleChild};
 
 use perf_event_core::attr::Attr;
 use perf_event_core::open::{open, OpenFlags, Scope};
@@ -183,35 +184,33 @@ fn per_cpu_rings_merged(internal: bool) {
     assert_eq!(tally.backwards, 0, "merged stream went back in time");
 }
 
+const POLLHUP_TEST: &str = "pollhup_arrives_when_the_monitored_process_exits_and_the_rest_drains";
+
 #[test]
 fn pollhup_arrives_when_the_monitored_process_exits_and_the_rest_drains() {
+    if set_support::role().is_some() {
+        // The child: one worker thread, which makes the calls on cue.
+        set_support::run_workers(1);
+    }
     let Some((attr, _)) = tracepoints() else {
         return;
     };
     const K: u32 = 500;
-    let mut pipe = [0; 2];
-    // SAFETY: pipe writes two fds into the array.
-    assert_eq!(unsafe { libc::pipe(pipe.as_mut_ptr()) }, 0);
-    // SAFETY: the child only calls async-signal-safe functions and _exit.
-    let child = unsafe { libc::fork() };
-    assert!(child >= 0);
-    if child == 0 {
-        let mut b = [0u8; 1];
-        // SAFETY: reading one byte into a local buffer.
-        unsafe { libc::read(pipe[0], b.as_mut_ptr().cast(), 1) };
-        for _ in 0..K {
-            prctl();
-        }
-        // SAFETY: ends the child without running the parent's destructors.
-        unsafe { libc::_exit(0) };
-    }
+    // This test binary re-run as the child; its worker says its tid and
+    // waits, so the events are open before it makes a call.
+    let mut child = RoleChild::spawn(
+        &set_support::libtest_name(module_path!(), POLLHUP_TEST),
+        "workers",
+        None,
+    );
+    let worker = child.tids()[0];
     let layout = SampleLayout::from_attr(&attr);
     let entries = cpus()
         .into_iter()
         .map(|cpu| Entry {
             fd: open(
                 &attr,
-                Scope::thread_on(child, cpu as u32),
+                Scope::thread_on(worker, cpu as u32),
                 None,
                 OpenFlags::new(),
             )
@@ -219,16 +218,19 @@ fn pollhup_arrives_when_the_monitored_process_exits_and_the_rest_drains() {
             event: 0,
             layout,
             cpu: cpu as i32,
-            thread: child,
+            thread: worker,
         })
         .collect();
     let mut set = RingSet::new(entries, Options::default()).unwrap();
     for e in 0..set.entries() {
         set.fd(e).unwrap().enable(false).unwrap();
     }
-    // SAFETY: writing one byte from a local buffer releases the child.
-    assert_eq!(unsafe { libc::write(pipe[1], [1u8].as_ptr().cast(), 1) }, 1);
-    // A hang guard only: the child has exited, the hang-ups are due.
+    // K prctl calls on the worker, then the child exits (and its worker
+    // with it).
+    child.send(&format!("go 0 {K}"));
+    assert_eq!(child.line(), "done");
+    child.send("exit");
+    // A hang guard only: the child is exiting, the hang-ups are due.
     let deadline = Instant::now() + Duration::from_secs(600);
     let mut hung_up = Vec::new();
     while !set.all_gone() {
@@ -240,14 +242,15 @@ fn pollhup_arrives_when_the_monitored_process_exits_and_the_rest_drains() {
     }
     hung_up.sort();
     assert_eq!(hung_up, (0..set.entries()).collect::<Vec<_>>());
-    // SAFETY: reaping our child.
-    unsafe { libc::waitpid(child, std::ptr::null_mut(), 0) };
+    let pid = child.pid();
+    assert!(child.finish().success(), "the child failed");
     let mut samples = 0;
     set.drain(|_, event, rec| {
         assert_eq!(event, Some(0));
         let mut scratch = [0u8; 256];
         if let Record::Sample(s) = parse(&layout, rec, &mut scratch) {
-            assert_eq!(s.pid_tid().map(|p| p.1 as i32), Some(child));
+            let (p, t) = s.pid_tid().unwrap();
+            assert_eq!((p as i32, t as i32), (pid, worker));
             samples += 1;
         }
     });

@@ -12,9 +12,10 @@ use perf_event_core::attr::Attr;
 use perf_event_core::event::{Event, Software};
 use perf_event_core::read_format::Scaled;
 use perf_event_host::set::{
-    aggregate, fds_in_use, AggrKey, AggrMode, AggrValue, BudgetPolicy, Cpus, EventSet, EventSpec,
-    EventStatus, HybridNames, PlacedCounts, SetError, Target,
+    aggregate, AggrKey, AggrMode, AggrValue, BudgetPolicy, Cpus, EventSet, EventSpec, EventStatus,
+    HybridNames, PlacedCounts, SetError, Target,
 };
+use perf_event_host::sysfs::fds_in_use;
 use set_support::{role, RoleChild};
 use std::collections::HashMap;
 use std::time::{Duration, Instant};
@@ -354,7 +355,12 @@ fn nofile_32_of_4096() -> std::io::Result<()> {
 
 /// In the child: forks, so that the thread running the scenario is its
 /// process's main thread (the one the inherit fallback follows), and
-/// reports the fork's exit status.
+/// reports the fork's exit status. The one fork of the tests that neither
+/// the workload launcher nor a re-run of this binary can replace: the
+/// scenario is Rust code, and libtest runs every test on a thread of its
+/// own (never the main thread), with `--test-threads=1` too; a launched
+/// command's main thread runs no test code, and a held child has one
+/// thread where the scenario needs 41 at the open.
 fn budget_child(mode: &str) {
     // SAFETY: the fork child runs the scenario and leaves with _exit.
     let pid = unsafe { libc::fork() };

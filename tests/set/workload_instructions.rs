@@ -21,11 +21,10 @@
 //!   CPU-wide count holds the child's (with no more than 1 % besides:
 //!   nothing else runs in the guest's user space).
 
-use super::workload_kernel::{
-    assert_woken_by_the_exit, blocked_while, child_argv, child_target, clock_ns, role_value,
-};
+use super::workload_kernel::{assert_woken_by_the_exit, blocked_while, child_target, clock_ns};
 use crate::kernel_support;
 use crate::lab_support::{self, Need};
+use crate::set_support::{child_argv, role_value};
 
 use perf_event_core::attr::Attr;
 use perf_event_core::event::{Event, Hardware};

@@ -7,7 +7,7 @@
 //! accepts and the role reads back.
 
 use crate::lab_support;
-use crate::set_support;
+use crate::set_support::{child_argv, role_value};
 
 use perf_event_core::attr::Attr;
 use perf_event_core::event::{Event, Software};
@@ -27,32 +27,6 @@ pub(crate) fn clock_ns(clock: libc::clockid_t) -> u64 {
     // SAFETY: `ts` is a valid, writable timespec.
     assert_eq!(unsafe { libc::clock_gettime(clock, &mut ts) }, 0);
     ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
-}
-
-/// The value of `ROLE:NAME=VALUE` among this process's arguments (`--skip`
-/// values, which libtest accepts and ignores), in a child.
-pub(crate) fn role_value(name: &str) -> Option<String> {
-    let prefix = format!("ROLE:{name}=");
-    std::env::args().find_map(|a| a.strip_prefix(&prefix).map(str::to_owned))
-}
-
-/// The command line that re-runs this test binary as a child playing test
-/// `test` of `module` (pass `module_path!()`), with `roles` (`ROLE:...`
-/// words) passed as `--skip` values.
-pub(crate) fn child_argv(module: &str, test: &str, roles: &[String]) -> Vec<String> {
-    let exe = std::env::current_exe().unwrap();
-    let mut argv = vec![
-        exe.to_str().unwrap().to_owned(),
-        "--exact".into(),
-        set_support::libtest_name(module, test),
-        "--nocapture".into(),
-        "--test-threads=1".into(),
-    ];
-    for role in roles {
-        argv.push("--skip".into());
-        argv.push(role.clone());
-    }
-    argv
 }
 
 /// The child's own threads, and those it creates.

@@ -1,14 +1,15 @@
 //! Discovery and encoding on fixture trees of PMUs this machine lacks: an
 //! Intel and an AMD `cpu` PMU, arm64 `armv8_pmuv3_*` with the user-access
 //! bits in `config1`, uncore PMUs with `cpumask`, RAPL with `.scale` /
-//! `.unit`; malformed files rejected with the file, text and position.
+//! `.unit`; a CPU's sibling lists under their names before and since Linux
+//! 5.3; malformed files rejected with the file, text and position.
 
 use crate::sysfs_support;
 
 use perf_event_core::event::Event;
 use perf_event_host::sysfs::{
-    Alias, ConfigWord, EncodeProblem, Format, FormatProblem, Limits, Pmu, Pmus, Probe, Problem,
-    Tracefs,
+    Alias, ConfigWord, CpuList, EncodeProblem, Format, FormatProblem, Limits, Pmu, Pmus, Probe,
+    Problem, Siblings, Tracefs,
 };
 use std::path::Path;
 use sysfs_support::*;
@@ -438,6 +439,50 @@ fn limits_and_tracefs_read_from_fixtures() {
     let e = tf.tracepoint_id("nosys", "x").unwrap_err();
     assert!(
         e.to_string().starts_with("no tracepoint system `nosys`"),
+        "{e}"
+    );
+}
+
+#[test]
+fn cpu_lists_and_sibling_lists_under_both_names() {
+    let tree = Tree::new("siblings");
+    // cpu0: the names of Linux 5.3 and later, beside the older ones (the
+    // kernel keeps both); cpu1: only the older names; cpu2: offline, no
+    // topology/; cpu3: a malformed list.
+    for (old, new, list) in [
+        ("core_siblings_list", "package_cpus_list", "0-3"),
+        ("thread_siblings_list", "core_cpus_list", "0-1"),
+    ] {
+        tree.file(&format!("cpu/cpu0/topology/{new}"), list);
+        tree.file(&format!("cpu/cpu0/topology/{old}"), list);
+        tree.file(&format!("cpu/cpu1/topology/{old}"), list);
+    }
+    tree.file("cpu/cpu0/topology/die_cpus_list", "0-3");
+    tree.file("cpu/cpu3/topology/core_cpus_list", "3-");
+    let cpu = tree.root().join("cpu");
+    let list = |text: &str| Some(CpuList::parse(text).unwrap());
+    let new = Siblings::read_from(&cpu, 0);
+    assert_eq!(
+        (new.package, new.die, new.core),
+        (list("0-3"), list("0-3"), list("0-1"))
+    );
+    let old = Siblings::read_from(&cpu, 1);
+    assert_eq!(
+        (old.package, old.die, old.core),
+        (list("0-3"), None, list("0-1"))
+    );
+    assert_eq!(Siblings::read_from(&cpu, 2), Siblings::default());
+    assert_eq!(Siblings::read_from(&cpu, 3).core, None);
+
+    // A list file: absent is no list, malformed an error naming it.
+    tree.file("cpu/online", "0-1,3");
+    tree.file("cpu/offline", "2,x");
+    assert_eq!(CpuList::read(&cpu.join("online")).unwrap(), list("0-1,3"));
+    assert_eq!(CpuList::read(&cpu.join("possible")).unwrap(), None);
+    let e = CpuList::read(&cpu.join("offline")).unwrap_err();
+    assert!(e.path.ends_with("cpu/offline"), "{e}");
+    assert!(
+        matches!(&e.problem, Problem::CpuList { text, position: 2 } if text == "2,x"),
         "{e}"
     );
 }

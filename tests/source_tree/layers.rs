@@ -82,39 +82,10 @@ const LAYERS: &[&[&str]] = &[
 ];
 
 /// The files (relative to the workspace's root) that still read a /sys or
-/// /proc path themselves, with the function of perf-event-host's `sysfs`
-/// (or the core's `linux::system`) that should read it. Each is a
-/// boundary still to move; a new one fails, and so does a stale entry.
-const PATHS_ELSEWHERE: &[(&str, &str)] = &[
-    (
-        "perf-event-host/src/set/cpus.rs",
-        "the online and possible CPU lists: sysfs's",
-    ),
-    (
-        "perf-event-host/src/set/budget.rs",
-        "the open fds of /proc/self/fd",
-    ),
-    (
-        "perf-event-host/src/set/threads.rs",
-        "a process's threads, /proc/PID/task",
-    ),
-    (
-        "perf-data-file/src/spool.rs",
-        "the online CPUs: sysfs's CpuList",
-    ),
-    (
-        "perf-data-file/src/features.rs",
-        "the CPU topology (sysfs's), cpuinfo, meminfo, hostname, osrelease",
-    ),
-    (
-        "perf-data-file/src/synthesize.rs",
-        "kallsyms and a process's maps, threads and comms",
-    ),
-    (
-        "perf-data-file/src/build_id.rs",
-        "the kernel's notes, /sys/kernel/notes",
-    ),
-];
+/// /proc path themselves, each with why it cannot go through
+/// perf-event-host's `sysfs` (or the core's `linux::system`): none. A new
+/// one fails, and so does a stale entry.
+const PATHS_ELSEWHERE: &[(&str, &str)] = &[];
 
 /// The rank of `module` of the package at `index`: the package first,
 /// then the layer within it. `None` for a name that is not a top-level

@@ -1,7 +1,18 @@
-//! Child processes for the event-set tests: the test binary re-runs itself
-//! (`--exact <test>`, the test's libtest name: [`libtest_name`]) with
-//! [`ROLE_VAR`] set, and the named test runs the role instead of the test. Parent and child talk over stdin/stdout in
-//! lines; the child's lines carry a `CHILD ` prefix.
+//! Child processes of the kernel tests that run Rust code in a child: the
+//! test binary re-runs itself (`--exact <test>`, the test's libtest name:
+//! [`libtest_name`]) and the named test plays a role instead of the test.
+//! Two ways to say the role:
+//!
+//! - [`RoleChild`]: [`ROLE_VAR`] set in the environment; parent and child
+//!   talk over stdin/stdout in lines, the child's lines carry a `CHILD `
+//!   prefix (a child that must report or wait for cues).
+//! - [`child_argv`]: the role in the arguments (`--skip ROLE:...` words,
+//!   [`role_value`]), for a command started by the workload launcher
+//!   (`perf_event_host::workload`), held before its exec.
+//!
+//! libtest runs every test on a thread of its own, even with
+//! `--test-threads=1`: a re-run child never runs the role on its main
+//! thread.
 #![allow(dead_code)] // each test binary uses part of it
 
 use std::io::{BufRead, BufReader, Write};
@@ -21,6 +32,32 @@ pub fn libtest_name(module: &str, test: &str) -> String {
         Some((_crate, path)) => format!("{path}::{test}"),
         None => test.to_owned(),
     }
+}
+
+/// The value of `ROLE:NAME=VALUE` among this process's arguments (`--skip`
+/// values, which libtest accepts and ignores), in a child.
+pub fn role_value(name: &str) -> Option<String> {
+    let prefix = format!("ROLE:{name}=");
+    std::env::args().find_map(|a| a.strip_prefix(&prefix).map(str::to_owned))
+}
+
+/// The command line that re-runs this test binary as a child playing test
+/// `test` of `module` (pass `module_path!()`), with `roles` (`ROLE:...`
+/// words) passed as `--skip` values.
+pub fn child_argv(module: &str, test: &str, roles: &[String]) -> Vec<String> {
+    let exe = std::env::current_exe().unwrap();
+    let mut argv = vec![
+        exe.to_str().unwrap().to_owned(),
+        "--exact".into(),
+        libtest_name(module, test),
+        "--nocapture".into(),
+        "--test-threads=1".into(),
+    ];
+    for role in roles {
+        argv.push("--skip".into());
+        argv.push(role.clone());
+    }
+    argv
 }
 
 /// The calling thread's id.

@@ -1,7 +1,9 @@
 //! Discovery against this machine's sysfs, tracefs and procfs, and events
 //! opened from it: the listed PMUs and their type numbers, `msr/tsc/` from
 //! its alias, a uprobe on a function of this test binary, a tracepoint
-//! named by an event string, the system limits.
+//! named by an event string, the system limits; the machine's CPU lists
+//! and sibling lists, this process's tasks, names, mappings and fds, and
+//! the other files the packages read there.
 
 use crate::kernel_support;
 use crate::lab_support;
@@ -11,7 +13,8 @@ use perf_event_core::fd::EventFd;
 use perf_event_core::linux::access::Caller;
 use perf_event_core::open::{open, OpenFlags, Scope};
 use perf_event_host::parse::{parse, System};
-use perf_event_host::sysfs::{Limits, Pmus, Probe};
+use perf_event_host::set::Cpus;
+use perf_event_host::sysfs::{self, CpuList, Limits, Pmus, Probe, Siblings, Topology};
 use std::path::Path;
 
 fn this_thread(attr: &Attr) -> EventFd {
@@ -316,4 +319,74 @@ fn system_limits_match_procfs_and_explain_themselves() {
     }
     // Root here: the restriction does not apply, and the line says so.
     assert_eq!(first.contains("does not restrict you"), caller.perfmon);
+}
+
+#[test]
+fn the_machine_s_cpus_and_this_process_as_sysfs_and_procfs_list_them() {
+    // The CPU lists: what the event sets use, the present ones beyond.
+    let online = CpuList::online().unwrap();
+    let cpus: Vec<u32> = online.iter().collect();
+    assert_eq!(cpus, Cpus::read().unwrap().online().as_slice());
+    let present = CpuList::present().unwrap();
+    assert!(cpus.iter().all(|&c| present.contains(c)), "{present}");
+    // An online CPU is among its own siblings, wherever the kernel lists them.
+    let topology = Topology::read().unwrap();
+    for &cpu in &cpus {
+        let s = Siblings::read(cpu);
+        for list in [&s.package, &s.die, &s.core].into_iter().flatten() {
+            assert!(list.contains(cpu), "cpu {cpu}: {s:?}");
+        }
+        if topology.place(cpu).is_some() {
+            assert!(s.package.is_some() && s.core.is_some(), "cpu {cpu}: {s:?}");
+        }
+    }
+    // This process: the calling thread among its tasks, with its name.
+    let pid = std::process::id() as i32;
+    // SAFETY: gettid has no preconditions.
+    let tid = unsafe { libc::gettid() };
+    let tasks = sysfs::tasks(pid).unwrap();
+    assert!(tasks.contains(&pid) && tasks.contains(&tid), "{tasks:?}");
+    let comm = sysfs::comm(pid, tid).unwrap();
+    assert!(!comm.is_empty() && !comm.ends_with('\n'), "{comm:?}");
+    if let Some(name) = std::thread::current().name() {
+        // The thread's name, cut to the kernel's 15 bytes.
+        assert!(
+            name.starts_with(&comm),
+            "{comm:?} is not the start of {name:?}"
+        );
+    }
+    assert!(sysfs::tasks(i32::MAX).is_err(), "no such process");
+    let exe = std::env::current_exe().unwrap();
+    let maps = sysfs::maps(pid).unwrap();
+    assert!(
+        maps.lines()
+            .any(|l| l.contains(" r-xp ") && l.ends_with(exe.to_str().unwrap())),
+        "the test binary's code is mapped: {maps}"
+    );
+    // One more file, one more fd.
+    let before = sysfs::fds_in_use();
+    let file = std::fs::File::open(&exe).unwrap();
+    assert_eq!(sysfs::fds_in_use(), before + 1);
+    drop(file);
+    // The machine: its description, memory and name.
+    assert!(!sysfs::cpuinfo().unwrap().is_empty());
+    assert!(sysfs::meminfo().unwrap().starts_with("MemTotal:"));
+    // SAFETY: utsname is plain C data; all-zero is a valid value.
+    let mut uts: libc::utsname = unsafe { std::mem::zeroed() };
+    // SAFETY: `uts` is a valid, writable utsname.
+    assert_eq!(unsafe { libc::uname(&mut uts) }, 0);
+    // SAFETY: uname NUL-terminates its fields.
+    let nodename = unsafe { std::ffi::CStr::from_ptr(uts.nodename.as_ptr()) };
+    assert_eq!(sysfs::hostname().unwrap(), nodename.to_str().unwrap());
+    if cfg!(target_arch = "aarch64") {
+        let midr = sysfs::midr_el1(cpus[0]).unwrap();
+        assert!(midr.is_empty() || midr.starts_with("0x"), "{midr:?}");
+    } else {
+        assert!(sysfs::midr_el1(cpus[0]).is_err(), "arm64 only");
+    }
+    // The kernel: `_text` listed (its address 0 where it is hidden from
+    // us), its notes readable.
+    assert!(sysfs::kallsyms_address("_text").is_some());
+    assert!(sysfs::kallsyms_address("no such symbol, ever").is_none());
+    assert!(!sysfs::kernel_notes().unwrap().is_empty());
 }

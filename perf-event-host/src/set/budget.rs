@@ -1,6 +1,7 @@
 //! The fd budget: every event of every placement is one fd, counted against
 //! RLIMIT_NOFILE.
 
+use crate::sysfs::fds_in_use;
 use perf_event_core::linux::errno::Errno;
 use perf_event_core::linux::rlimit::setrlimit;
 use perf_event_core::linux::system::{getrlimit, Limit, Resource};
@@ -52,12 +53,6 @@ impl fmt::Display for BudgetError {
 }
 
 impl std::error::Error for BudgetError {}
-
-/// fds the process has open now (entries of `/proc/self/fd`, less the one
-/// used to list them).
-pub fn fds_in_use() -> usize {
-    std::fs::read_dir("/proc/self/fd").map_or(0, |d| d.count().saturating_sub(1))
-}
 
 /// RLIMIT_NOFILE now (unlimited if it cannot be read).
 pub(crate) fn open_files_limit() -> Limit {

@@ -1,9 +1,9 @@
 //! CPU sets: the online CPUs, a PMU's CPUs, and user lists checked against
 //! the machine, with every CPU that cannot be used reported and why.
 
-use crate::sysfs::{CpuList, Pmu, Problem, SysfsError};
+use crate::sysfs::{CpuList, Pmu, SysfsError};
 use std::fmt;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 /// A set of CPU numbers, ascending and without duplicates.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
@@ -133,8 +133,8 @@ pub struct CpuSelection {
     pub rejected: Vec<RejectedCpu>,
 }
 
-/// The machine's CPUs, from `/sys/devices/system/cpu` (`possible`, `online`;
-/// the files exist since Linux 2.6.x and follow the CPU list format).
+/// The machine's CPUs: the kernel's `possible` and `online` lists (under
+/// [`CpuList::DIR`]).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Cpus {
     possible: CpuSet,
@@ -142,19 +142,17 @@ pub struct Cpus {
 }
 
 impl Cpus {
-    /// Where the kernel lists CPUs.
-    pub const ROOT: &'static str = "/sys/devices/system/cpu";
-
     /// Reads the running system's CPUs.
     pub fn read() -> Result<Cpus, SysfsError> {
-        Cpus::read_from(Path::new(Cpus::ROOT))
+        Cpus::read_from(Path::new(CpuList::DIR))
     }
 
     /// Reads `possible` and `online` under `dir` (a fixture tree). A
     /// missing `possible` is taken to equal `online`.
     pub fn read_from(dir: &Path) -> Result<Cpus, SysfsError> {
-        let online = read_list(&dir.join("online"))?.ok_or_else(|| missing(&dir.join("online")))?;
-        let possible = read_list(&dir.join("possible"))?.unwrap_or_else(|| online.clone());
+        let online = CpuSet::from_list(&CpuList::read_required(&dir.join("online"))?);
+        let possible = CpuList::read(&dir.join("possible"))?
+            .map_or_else(|| online.clone(), |l| CpuSet::from_list(&l));
         Ok(Cpus { possible, online })
     }
 
@@ -206,32 +204,6 @@ impl Cpus {
             },
         }
     }
-}
-
-fn missing(path: &Path) -> SysfsError {
-    SysfsError {
-        path: PathBuf::from(path),
-        problem: Problem::Io(std::io::ErrorKind::NotFound.into()),
-    }
-}
-
-fn read_list(path: &Path) -> Result<Option<CpuSet>, SysfsError> {
-    let text = match std::fs::read_to_string(path) {
-        Ok(text) => text,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Err(e) => {
-            return Err(SysfsError {
-                path: path.to_path_buf(),
-                problem: Problem::Io(e),
-            })
-        }
-    };
-    CpuList::parse(&text)
-        .map(|l| Some(CpuSet::from_list(&l)))
-        .map_err(|position| SysfsError {
-            path: path.to_path_buf(),
-            problem: Problem::CpuList { text, position },
-        })
 }
 
 #[cfg(test)]

@@ -53,7 +53,7 @@ pub use aggregate::{
     aggregate, aggregate_topology, AggrKey, AggrMode, AggrValue, Aggregate, HybridNames,
     TopologyLevel,
 };
-pub use budget::{fds_in_use, reserve, BudgetError};
+pub use budget::{reserve, BudgetError};
 pub use cpus::{CpuProblem, CpuSelection, CpuSet, Cpus, RejectedCpu};
 pub use event_set::{AttachReport, EventInfo, EventSet};
 pub use hybrid::{CorePmu, CorePmus, PMU_TYPE_SHIFT};

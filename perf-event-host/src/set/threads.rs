@@ -1,6 +1,8 @@
-//! Thread sets: the threads of a running process, read from
-//! `/proc/PID/task`, and why attaching to them may be refused.
+//! Thread sets: the threads of a running process (sysfs's
+//! [`tasks`](crate::sysfs::tasks), `/proc/PID/task`), and why attaching to
+//! them may be refused.
 
+use crate::sysfs::{self, Problem, SysfsError};
 use perf_event_core::linux::access::Caller;
 use perf_event_core::linux::errno as os;
 use perf_event_core::linux::errno::Errno;
@@ -27,15 +29,7 @@ impl ThreadSet {
     ///
     /// [`EventSet`]: super::EventSet
     pub fn of_process(pid: i32) -> Result<ThreadSet, AttachError> {
-        let dir = format!("/proc/{pid}/task");
-        let entries = std::fs::read_dir(&dir).map_err(|err| AttachError::from_io(pid, &err))?;
-        let mut tids = Vec::new();
-        for entry in entries {
-            let entry = entry.map_err(|err| AttachError::from_io(pid, &err))?;
-            if let Some(tid) = entry.file_name().to_str().and_then(|s| s.parse().ok()) {
-                tids.push(tid);
-            }
-        }
+        let tids = sysfs::tasks(pid).map_err(|err| AttachError::from_listing(pid, &err))?;
         if tids.is_empty() {
             // An exited process whose /proc entry lingers as a zombie.
             return Err(AttachError::new(pid, Errno(os::ESRCH)));
@@ -93,8 +87,13 @@ impl AttachError {
         }
     }
 
-    fn from_io(pid: i32, err: &std::io::Error) -> AttachError {
-        let errno = Errno(err.raw_os_error().unwrap_or(os::ENOENT));
+    /// The error of listing `/proc/PID/task`: its errno.
+    fn from_listing(pid: i32, err: &SysfsError) -> AttachError {
+        let raw = match &err.problem {
+            Problem::Io(e) => e.raw_os_error(),
+            _ => None,
+        };
+        let errno = Errno(raw.unwrap_or(os::ENOENT));
         // /proc/PID/task missing means the process does not exist.
         let errno = if errno.0 == os::ENOENT {
             Errno(os::ESRCH)

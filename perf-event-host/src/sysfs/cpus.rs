@@ -1,12 +1,15 @@
-//! CPU lists: the `cpumask` (since Linux 3.7) and `cpus` files of a PMU.
+//! CPU lists: the machine's (`/sys/devices/system/cpu/online`, `possible`,
+//! `present`) and the `cpumask` (since Linux 3.7) and `cpus` files of a PMU.
 //!
 //! `cpumask` names the CPUs an uncore or other socket-wide PMU's events must
 //! be opened on, one representative CPU per socket (perf_event_open(2));
 //! `cpus` names the CPUs a core PMU covers on heterogeneous systems (ARM
-//! big.LITTLE, Intel hybrid since Linux 5.13). Both use the kernel's list
+//! big.LITTLE, Intel hybrid since Linux 5.13). All use the kernel's list
 //! format: `0-3,8,10-11`.
 
+use super::{read_optional, read_text, Problem, SysfsError};
 use core::fmt;
+use std::path::Path;
 
 /// A parsed CPU list, as ascending-or-not `(first, last)` ranges in file order.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -15,6 +18,58 @@ pub struct CpuList {
 }
 
 impl CpuList {
+    /// Where the kernel lists the machine's CPUs
+    /// (Documentation/ABI/testing/sysfs-devices-system-cpu): `online` (the
+    /// CPUs being scheduled), `possible` (those that can be brought online)
+    /// and `present` (those identified as present), one list each, older
+    /// than Linux 2.6.29 (which added `offline` and `kernel_max` beside
+    /// them); and a directory `cpuN` per CPU.
+    pub const DIR: &'static str = "/sys/devices/system/cpu";
+
+    /// Reads a file holding one CPU list (`online`, a PMU's `cpumask`, a
+    /// NUMA node's `cpulist`, ...): `Ok(None)` when it does not exist (an
+    /// older kernel, or a PMU without one). A malformed list is an error
+    /// naming the file, its text and the byte.
+    pub fn read(path: &Path) -> Result<Option<CpuList>, SysfsError> {
+        let Some(text) = read_optional(path)? else {
+            return Ok(None);
+        };
+        CpuList::parse_file(path, &text).map(Some)
+    }
+
+    /// The online CPUs: `online` under [`CpuList::DIR`], the CPUs the
+    /// kernel schedules now (perf_event_open on any other fails with
+    /// ENODEV).
+    pub fn online() -> Result<CpuList, SysfsError> {
+        CpuList::read_required(&Path::new(CpuList::DIR).join("online"))
+    }
+
+    /// The present CPUs: `present` under [`CpuList::DIR`], every CPU
+    /// identified as present in the system, online or not (perf's
+    /// HEADER_NRCPUS counts the CPUs up to the highest of them).
+    pub fn present() -> Result<CpuList, SysfsError> {
+        CpuList::read_required(&Path::new(CpuList::DIR).join("present"))
+    }
+
+    /// A CPU list file that must exist.
+    pub(crate) fn read_required(path: &Path) -> Result<CpuList, SysfsError> {
+        CpuList::parse_file(path, &read_text(path)?)
+    }
+
+    /// `text`, read from `path`, as a list; a malformed one is an error
+    /// naming the file.
+    fn parse_file(path: &Path, text: &str) -> Result<CpuList, SysfsError> {
+        CpuList::parse(text).map_err(|position| {
+            SysfsError::new(
+                path,
+                Problem::CpuList {
+                    text: text.trim_end().to_owned(),
+                    position,
+                },
+            )
+        })
+    }
+
     /// Parses `0-3,8`; one trailing newline is allowed and an empty list is
     /// valid. On error returns the byte position.
     pub fn parse(text: &str) -> Result<CpuList, usize> {

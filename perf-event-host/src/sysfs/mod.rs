@@ -1,6 +1,11 @@
 //! Discovery (std): PMUs from sysfs, their format bit ranges and event
 //! aliases, tracefs tracepoint ids, kprobe / uprobe events, and the
-//! system's perf limits.
+//! system's perf limits; the machine's CPUs and topology; and what else the
+//! packages read from sysfs and procfs: a process's threads, names and
+//! mappings, the open fds, the CPUs' description, memory, host name, and
+//! the kernel's notes and symbols. Every read of `/sys` and `/proc` in the
+//! packages above the core is here (`tests/source_tree/layers.rs` checks
+//! it); the core reads only the perf sysctls (`linux::system`).
 //!
 //! Since Linux 2.6.38 every PMU has a directory under
 //! `/sys/bus/event_source/devices/` whose `type` file holds the number for
@@ -32,6 +37,8 @@ mod format;
 mod limits;
 mod pmu;
 mod probe;
+mod process;
+mod system;
 mod terms;
 mod topology;
 mod tracefs;
@@ -44,9 +51,11 @@ pub use format::{ConfigWord, ConfigWords, Format, FormatProblem, FormatSyntaxErr
 pub use limits::{Limits, NmiWatchdog, UserAccess};
 pub use pmu::{Pmu, Pmus};
 pub use probe::{Probe, ProbeEvent};
+pub use process::{comm, fds_in_use, maps, tasks};
+pub use system::{cpuinfo, hostname, kallsyms_address, kernel_notes, meminfo, midr_el1};
 pub(crate) use terms::parse_number;
 pub use terms::{Term, TermLexer, TermProblem, TermSyntaxError, TermValue};
-pub use topology::{CpuPlace, Topology};
+pub use topology::{CpuPlace, Siblings, Topology};
 pub use tracefs::{Tracefs, TracepointError};
 pub use tracefs_format::{
     FieldKind, TraceArray, TraceDecodeError, TraceField, TraceFormat, TraceFormatError, TraceValue,

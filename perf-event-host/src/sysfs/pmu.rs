@@ -3,9 +3,7 @@
 use super::alias::{Alias, Scale};
 use super::cpus::CpuList;
 use super::format::Format;
-use super::{
-    dir_names, parse_int, read_optional, read_optional_int, read_text, Problem, SysfsError,
-};
+use super::{dir_names, parse_int, read_optional_int, read_text, Problem, SysfsError};
 use std::path::{Path, PathBuf};
 
 /// A PMU as `/sys/bus/event_source/devices/<name>/` describes it.
@@ -57,8 +55,8 @@ impl Pmu {
             pmu.formats.push((file, format));
         }
         pmu.read_events(&dir.join("events"))?;
-        pmu.cpumask = read_cpus(&dir.join("cpumask"))?;
-        pmu.cpus = read_cpus(&dir.join("cpus"))?;
+        pmu.cpumask = CpuList::read(&dir.join("cpumask"))?;
+        pmu.cpus = CpuList::read(&dir.join("cpus"))?;
         let caps_dir = dir.join("caps");
         for file in dir_names(&caps_dir)? {
             let text = read_text(&caps_dir.join(&file))?;
@@ -256,21 +254,6 @@ impl Pmu {
         let names: Vec<&str> = self.formats.iter().map(|(n, _)| n.as_str()).collect();
         names.join(", ")
     }
-}
-
-fn read_cpus(path: &Path) -> Result<Option<CpuList>, SysfsError> {
-    let Some(text) = read_optional(path)? else {
-        return Ok(None);
-    };
-    CpuList::parse(&text).map(Some).map_err(|position| {
-        SysfsError::new(
-            path,
-            Problem::CpuList {
-                text: text.trim_end().to_owned(),
-                position,
-            },
-        )
-    })
 }
 
 /// Every PMU of a devices directory.

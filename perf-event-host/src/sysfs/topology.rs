@@ -3,8 +3,10 @@
 //!
 //! Files (Documentation/ABI/stable/sysfs-devices-system-cpu):
 //! `cpu/cpuN/topology/physical_package_id` (the socket), `die_id` (since
-//! Linux 5.2; absent before: die 0, as perf reads it), `core_id`; NUMA
+//! Linux 5.3; absent before: die 0, as perf reads it), `core_id`; NUMA
 //! nodes from `node/nodeN/cpulist` (absent without CONFIG_NUMA: node 0).
+//! Beside them, each CPU's sibling lists ([`Siblings`]): the CPUs of its
+//! package, die and core.
 
 use super::{CpuList, Problem, SysfsError};
 use std::collections::BTreeMap;
@@ -15,7 +17,7 @@ use std::path::Path;
 pub struct CpuPlace {
     /// `physical_package_id`: the socket.
     pub socket: i32,
-    /// `die_id` within the socket (0 before Linux 5.2).
+    /// `die_id` within the socket (0 before Linux 5.3).
     pub die: i32,
     /// `core_id` within the die (SMT siblings share it).
     pub core: i32,
@@ -92,18 +94,7 @@ impl Topology {
                 else {
                     continue;
                 };
-                let path = entry.path().join("cpulist");
-                let text = std::fs::read_to_string(&path)
-                    .map_err(|e| SysfsError::new(&path, Problem::Io(e)))?;
-                let list = CpuList::parse(text.trim()).map_err(|position| {
-                    SysfsError::new(
-                        &path,
-                        Problem::CpuList {
-                            text: text.trim().to_owned(),
-                            position,
-                        },
-                    )
-                })?;
+                let list = CpuList::read_required(&entry.path().join("cpulist"))?;
                 for cpu in list.iter() {
                     if let Some(p) = places.get_mut(&cpu) {
                         p.node = node;
@@ -129,5 +120,43 @@ impl Topology {
     /// Every known CPU and its place, by CPU number.
     pub fn iter(&self) -> impl Iterator<Item = (u32, CpuPlace)> + '_ {
         self.places.iter().map(|(c, p)| (*c, *p))
+    }
+}
+
+/// The CPUs that share one CPU's package, die and core, as the kernel
+/// lists them in `cpu/cpuN/topology/` (what perf writes into
+/// HEADER_CPU_TOPOLOGY). Each is `None` where the file is absent or
+/// unreadable (an offline CPU has no `topology/` on most architectures),
+/// or does not hold a CPU list.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Siblings {
+    /// The CPUs of its package: `package_cpus_list` (since Linux 5.3), else
+    /// `core_siblings_list`, its older name.
+    pub package: Option<CpuList>,
+    /// The CPUs of its die: `die_cpus_list` (since Linux 5.3; `None`
+    /// before).
+    pub die: Option<CpuList>,
+    /// The CPUs of its core (SMT threads): `core_cpus_list` (since Linux
+    /// 5.3), else `thread_siblings_list`, its older name.
+    pub core: Option<CpuList>,
+}
+
+impl Siblings {
+    /// The sibling lists of `cpu` under [`CpuList::DIR`].
+    pub fn read(cpu: u32) -> Siblings {
+        Siblings::read_from(Path::new(CpuList::DIR), cpu)
+    }
+
+    /// The sibling lists of `cpu` in a tree laid out as
+    /// `/sys/devices/system/cpu` (`cpuN/topology/*_list`) under `dir`:
+    /// fixtures, containers.
+    pub fn read_from(dir: &Path, cpu: u32) -> Siblings {
+        let topology = dir.join(format!("cpu{cpu}/topology"));
+        let list = |name: &str| CpuList::read(&topology.join(name)).ok().flatten();
+        Siblings {
+            package: list("package_cpus_list").or_else(|| list("core_siblings_list")),
+            die: list("die_cpus_list"),
+            core: list("core_cpus_list").or_else(|| list("thread_siblings_list")),
+        }
     }
 }

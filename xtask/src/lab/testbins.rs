@@ -57,8 +57,7 @@ const SINGLE_FILE_TESTS: &[&str] = &["lib", "userpage_loom"];
 /// builds none of its host-only dependencies under it
 /// (`[target.'cfg(not(any(perf_event_core_lab_guest, loom)))'.dependencies]`),
 /// since no test area of [`TARGETS`] uses one (proptest and what it pulls
-/// in, perf-data-file and its ELF reader): a fifth of each architecture's
-/// build.
+/// in): a fifth of each architecture's build.
 pub const GUEST_CFG: &str = "--cfg perf_event_core_lab_guest";
 
 /// The toolchain that builds the standard library of the targets rustup

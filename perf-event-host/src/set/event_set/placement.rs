@@ -85,7 +85,7 @@ impl EventSet {
         if errno.0 == os::EMFILE || errno.0 == os::ENFILE {
             return Err(SetError::Budget(BudgetError {
                 needed: self.fds_wanted(),
-                in_use: budget::fds_in_use(),
+                in_use: crate::sysfs::fds_in_use(),
                 limit: budget::open_files_limit(),
                 errno: Some(errno),
             }));
