@@ -21,6 +21,8 @@
 
 pub mod arch;
 mod attr_size;
+#[cfg(all(test, feature = "bindgen"))]
+mod bindgen_layout;
 pub mod bitfield;
 pub(crate) mod flags;
 pub mod ioctl;

@@ -1,5 +1,5 @@
 //! Records captured on a big-endian machine (an s390x QEMU guest running
-//! `perf-event-host/examples/record_dump`; `tests/fixtures/s390x/capture.sh` made the
+//! `tests/examples/record_dump`; `tests/fixtures/s390x/capture.sh` made the
 //! fixture) parsed here in their foreign byte order: every value this crate
 //! decodes (header, sample fields, read values, callchain segments, s390
 //! registers by name, user stack, tracepoint fields by name, side-band

@@ -1,12 +1,12 @@
-//! Tests that read the repository: the vendored `src/sys` files, the
-//! build-time bindings (feature `bindgen`) against them, the fuzz corpora and
-//! regressions, the layers, the tests' early returns against the skip
-//! report, and the length of the examples' functions.
+//! Tests that read the repository: the vendored `src/sys` files, the fuzz
+//! corpora and regressions, the layers, the tests' early returns against
+//! the skip report, and the length of the examples' functions. (The
+//! build-time bindings against the vendored ones, feature `bindgen`, are a
+//! unit test of the core: `src/abi/bindgen_layout.rs`.)
 //!
 //! Host-only (`HOST_AREAS` in `xtask/src/lab/testbins.rs`): the lab does
 //! not run it in its guests.
 
-mod bindgen_layout;
 mod example_size;
 mod fuzz_corpus;
 mod fuzz_regressions;

@@ -524,7 +524,7 @@ fn find(haystack: &[u8], needle: &[u8]) -> Option<usize> {
 ///
 /// The feature changes only where `sys` comes from (build.rs writes it into
 /// OUT_DIR instead of `src/sys/<arch>.rs` being included). With the pinned
-/// headers, `source_tree::bindgen_layout` proves the generated file
+/// headers, the core's unit test `abi::bindgen_layout` proves the generated file
 /// byte-identical to the vendored one below its preamble, so the library
 /// compiled with the feature is the library the `test` step tested, and
 /// running the whole suite again would test the same code twice. What the
@@ -558,8 +558,9 @@ fn feature_bindgen() -> Result {
     ]);
     with_env(&mut lint);
     shell::run(&mut lint)?;
-    // The core's unit tests, then the two test areas (the workspace's
-    // tests package, whose feature `bindgen` is the core's).
+    // The core's unit tests (the equality and layout test among them),
+    // then the `abi` area (the workspace's tests package, whose feature
+    // `bindgen` is the core's).
     let mut unit = shell::cargo(None);
     unit.args([
         "test",
@@ -579,8 +580,6 @@ fn feature_bindgen() -> Result {
         "--features",
         "bindgen",
         "--no-fail-fast",
-        "--test",
-        "source_tree",
         "--test",
         "abi",
     ]);

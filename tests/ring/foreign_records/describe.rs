@@ -1,5 +1,5 @@
 //! A small capture of real records and one text line per record with every
-//! value this crate decodes from it. Shared by `perf-event-host/examples/record_dump.rs`
+//! value this crate decodes from it. Shared by `tests/examples/record_dump.rs`
 //! (run where the records are made, e.g. in an s390x guest) and
 //! `tests/ring/foreign_records.rs` (the same bytes parsed on another machine in
 //! their foreign byte order): equal lines mean equal values.

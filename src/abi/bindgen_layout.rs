@@ -5,10 +5,13 @@
 //! of every constant, in both files.
 //!
 //! `cargo xtask ci` runs this against the pinned header set (same kernel:
-//! everything must be equal) through `PERF_EVENT_INCLUDE_DIR`.
-#![cfg(feature = "bindgen")]
-
+//! everything must be equal) through `PERF_EVENT_INCLUDE_DIR`. A unit test of
+//! the crate: build.rs's `OUT_DIR` and `PERF_EVENT_CORE_VENDORED` are the
+//! crate's own.
 use std::collections::BTreeMap;
+use std::string::String;
+use std::vec::Vec;
+use std::format;
 
 const GENERATED: &str = include_str!(concat!(env!("OUT_DIR"), "/sys.rs"));
 const VENDORED_FILE: &str = env!("PERF_EVENT_CORE_VENDORED");
@@ -63,7 +66,7 @@ fn vendored() -> String {
         "this target has no vendored bindings to compare with (feature `bindgen` is what \
          it builds with); run this test on an architecture listed in bindgen_options.rs"
     );
-    let path = format!("{}/src/sys/{VENDORED_FILE}.rs", crate::root().display());
+    let path = format!("{}/src/sys/{VENDORED_FILE}.rs", env!("CARGO_MANIFEST_DIR"));
     std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"))
 }
 

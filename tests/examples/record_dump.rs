@@ -16,10 +16,10 @@
 //! values. Needs tracefs (`mount -t tracefs nodev /sys/kernel/tracing`).
 //!
 //! ```sh
-//! cargo run -p perf-event-host --example record_dump
+//! cargo run -p perf-event-tests --example record_dump
 //! ```
 
-#[path = "../../tests/ring/foreign_records/describe.rs"]
+#[path = "../ring/foreign_records/describe.rs"]
 mod describe;
 
 fn main() {
