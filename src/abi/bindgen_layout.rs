@@ -9,9 +9,9 @@
 //! the crate: build.rs's `OUT_DIR` and `PERF_EVENT_CORE_VENDORED` are the
 //! crate's own.
 use std::collections::BTreeMap;
+use std::format;
 use std::string::String;
 use std::vec::Vec;
-use std::format;
 
 const GENERATED: &str = include_str!(concat!(env!("OUT_DIR"), "/sys.rs"));
 const VENDORED_FILE: &str = env!("PERF_EVENT_CORE_VENDORED");

@@ -195,8 +195,13 @@ fn packaged_crate(root: &Path, package: &str) -> Result<PathBuf> {
 /// itself), and checkouts side by side never share the directory.
 fn unpack(base: &Path, crate_file: &Path) -> Result<PathBuf> {
     std::fs::create_dir_all(base).map_err(|e| format!("{}: {e}", base.display()))?;
+    // `-m`: the files get the time of unpacking, not the packaged ones.
+    // The archive's times are older than a previous run's build of the same
+    // unpacked path in the shared target directory, which cargo would then
+    // take as up to date (a stale library under a changed source).
     shell::run(
         Command::new("tar")
+            .arg("-m")
             .arg("-xzf")
             .arg(crate_file)
             .arg("-C")
