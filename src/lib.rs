@@ -27,7 +27,7 @@
 //! - [`linux`]: the raw layer: the syscall, one function per ioctl, prctl,
 //!   and the plain OS calls, exactly as the kernel defines them.
 //! - [`migration`]: moving from perf-event-open-sys / perf-event-open-sys2,
-//!   item by item, with compiled examples.
+//!   item by item, and from perf-event2, with compiled examples.
 //! - [`sys`]: the kernel's perf ABI as bindgen generates it from the UAPI
 //!   headers, vendored per architecture (or generated at build time with
 //!   feature `bindgen`).

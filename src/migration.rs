@@ -1,5 +1,6 @@
 //! Moving from `perf-event-open-sys` (5, 6, 7) or `perf-event-open-sys2`
-//! (the perf-event2 fork, imported as `perf_event_open_sys`) to this crate.
+//! (the perf-event2 fork, imported as `perf_event_open_sys`) to this crate,
+//! and from perf-event2's counters, groups and samplers (the last section).
 //!
 //! The raw layer ([`crate::sys`] + [`crate::linux`]) has the shape of those
 //! crates: the same bindgen names, a `perf_event_open` with the same
@@ -192,3 +193,50 @@
 //! which sizes the attr for the running kernel and explains failures;
 //! [`open::open_with_size`](crate::open::open_with_size) keeps an exact
 //! `attr.size` for libraries that let their users choose it.
+//!
+//! # From perf-event2
+//!
+//! perf-event2 (`perf_event`) wraps the syscall in a builder, counters,
+//! groups and samplers. The same things here, by layer (the std ones are
+//! the perf-event-host package, beside this crate):
+//!
+//! | perf-event2 | perf-event-core (and perf-event-host) |
+//! |---|---|
+//! | `Builder::new(Hardware::INSTRUCTIONS)`, `Software::TASK_CLOCK` | [`Attr::new`](crate::attr::Attr::new)`(Event::Hardware(Hardware::Instructions))`, `Event::Software(Software::TaskClock)`: a `const` attr |
+//! | `.enabled(false)` (the default) | `.disabled(true)` (the kernel's own flag) |
+//! | `.observe_pid(pid)`, `.one_cpu(cpu)`, `.any_cpu()` | [`Scope::thread`](crate::open::Scope::thread)`(pid)`, `Scope::thread_on(pid, cpu)`, `Scope::all_tasks_on(cpu)` |
+//! | `.read_format(ReadFormat::TOTAL_TIME_ENABLED \| ...)` | `.read_format(ReadFormat::TOTAL_TIME_ENABLED \| ...)` ([`read_format::ReadFormat`](crate::read_format::ReadFormat)) |
+//! | `.build()` -> `Counter` | [`open::open`](crate::open::open)`(&attr, scope, None, OpenFlags::new())` -> [`EventFd`](crate::fd::EventFd), with an error that names the field, errno and limit |
+//! | `counter.enable()`, `disable()`, `reset()` | `fd.enable(false)`, `disable(false)`, `reset(false)` (`true`: the whole group) |
+//! | `counter.read()`, `read_full()` (value and times) | `fd.read_counts()`: [`Counts`](crate::read_format::Counts), value and times; `Counts::scaled` for a multiplexed count |
+//! | `Group::new()`, `group.add(&builder)`, `group.read()` around a region | [`monitor::Monitor`](crate::monitor::Monitor)`::open([attr; N])`, `start` / `stop`: one group read per end, or none where the PMU allows user-space reads |
+//! | groups per CPU and per thread, by hand | perf-event-host's `set::EventSet` (every CPU, every thread of a process, every core type, read together) |
+//! | `counter.sampled(bytes)` -> `Sampler`, `next_record()`, `parse_record()` | [`RingBuffer::map`](crate::ring::RingBuffer::map)`(&fd, pages)`, `records()`, `RawRecord::parse(&layout, ..)` ([`record::SampleLayout`](crate::record::SampleLayout) from the attr) |
+//! | samplers on every CPU, by hand | perf-event-host's `ringset::RingSet` (one epoll wait, a time-ordered merge, loss per ring) |
+//! | `Tracepoint::with_id(id)` (the id read by the caller) | `Event::Tracepoint(id)`; perf-event-host's `parse::parse("sched:sched_switch", ..)` finds the id |
+//!
+//! A counter around a region, both ways:
+//!
+//! ```ignore
+//! // perf-event2
+//! let mut counter = perf_event::Builder::new(perf_event::events::Software::TASK_CLOCK).build()?;
+//! counter.enable()?;
+//! work();
+//! counter.disable()?;
+//! println!("{} ns", counter.read()?);
+//! ```
+//!
+//! ```
+//! // perf-event-core
+//! use perf_event_core::attr::Attr;
+//! use perf_event_core::event::{Event, Software};
+//! use perf_event_core::open::{open, OpenFlags, Scope};
+//!
+//! let attr = Attr::new(Event::Software(Software::TaskClock)).disabled(true);
+//! let fd = open(&attr, Scope::this_thread(), None, OpenFlags::new())?;
+//! fd.enable(false)?;
+//! let sum: u64 = (0..100_000u64).map(core::hint::black_box).sum();
+//! fd.disable(false)?;
+//! println!("sum {sum}: {} ns", fd.read_counts()?.value);
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
