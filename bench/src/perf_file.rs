@@ -1,7 +1,7 @@
 //! A perf.data writer for a ring set of one event, as the bench binaries
 //! that record to a file start it (`ringset`, `record_vs_perf`).
 
-use perf_data_file::{Event, Features, Writer};
+use perf_data_file::{Features, RecordedEvent, Writer};
 use perf_event_core::attr::Attr;
 use perf_event_host::ringset::RingSet;
 use std::fs::File;
@@ -13,7 +13,7 @@ pub fn perf_data_writer(path: &Path, attr: Attr, name: &str, set: &RingSet) -> W
     let ids = (0..set.entries())
         .filter_map(|e| set.fd(e)?.id().ok())
         .collect();
-    let event = Event {
+    let event = RecordedEvent {
         attr,
         name: name.into(),
         ids,

@@ -11,9 +11,10 @@ use perf_event_core::record::attr_from_bytes;
 use perf_event_core::sys;
 use perf_event_host::sysfs::{self, CpuList, Siblings, Topology};
 
-/// One CPU's place in the topology (HEADER_CPU_TOPOLOGY's per-CPU part).
+/// One CPU's core and socket ids as HEADER_CPU_TOPOLOGY records them (its
+/// per-CPU part; the full placement is perf-event-host's `sysfs::CpuPlace`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct CpuPlace {
+pub struct CoreAndSocket {
     /// `topology/core_id`.
     pub core_id: u32,
     /// `topology/physical_package_id`.
@@ -30,7 +31,7 @@ pub struct CpuTopology {
     pub thread_siblings: Vec<String>,
     /// Per CPU 0..nr_cpus_available, its core and socket (`u32::MAX`,
     /// perf's -1, where sysfs has none: an offline CPU).
-    pub cpus: Vec<CpuPlace>,
+    pub cpus: Vec<CoreAndSocket>,
     /// The distinct `die_cpus_list` of the CPUs (empty: none written).
     pub die_siblings: Vec<String>,
     /// Per CPU, its `topology/die_id` (with `die_siblings`).
@@ -192,7 +193,7 @@ impl Features {
             let places = Topology::read().unwrap_or_default();
             for c in 0..n {
                 let place = places.place(c);
-                t.cpus.push(CpuPlace {
+                t.cpus.push(CoreAndSocket {
                     core_id: place.map_or(u32::MAX, |p| p.core as u32),
                     socket_id: place.map_or(u32::MAX, |p| p.socket as u32),
                 });
@@ -308,7 +309,7 @@ impl Features {
                 // Older perf wrote only the lists, then no dies.
                 if at < b.b.len() {
                     for _ in 0..n {
-                        t.cpus.push(CpuPlace {
+                        t.cpus.push(CoreAndSocket {
                             core_id: b.u32(at, "core_id")?,
                             socket_id: b.u32(at + 4, "socket_id")?,
                         });

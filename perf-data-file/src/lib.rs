@@ -56,13 +56,13 @@ mod synthesize;
 mod tracing_data;
 mod writer;
 
-pub use features::{BuildId, ClockData, CpuPlace, CpuTopology, EventDesc, Features};
+pub use features::{BuildId, ClockData, CoreAndSocket, CpuTopology, EventDesc, Features};
 pub use header::{
     feature, kind, FileHeader, Section, FILE_HEADER_SIZE, MAGIC, NAME_ALIGN, PIPE_HEADER_SIZE,
 };
 pub use reader::{FileAttr, PerfData, Records};
 pub use spool::SPOOL_CHUNKS;
-pub use writer::{Event, WriteStats, Writer, FLUSH_BYTES, FLUSH_INTERVAL};
+pub use writer::{RecordedEvent, WriteStats, Writer, FLUSH_BYTES, FLUSH_INTERVAL};
 
 use perf_event_core::record::RecordError;
 use std::fmt;

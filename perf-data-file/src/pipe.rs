@@ -11,7 +11,7 @@ use super::features::{decode_build_id, encode_build_ids, BuildId, Features};
 use super::header::{align, feature, kind, Bytes, FileHeader, MAGIC, PIPE_HEADER_SIZE};
 use super::reader::{attr_entry, ids_at, record_len, FileAttr, PerfData};
 use super::spool::Out;
-use super::writer::{attr_bytes, attr_size_of, header_bytes, Event, Writer};
+use super::writer::{attr_bytes, attr_size_of, header_bytes, RecordedEvent, Writer};
 use super::PerfDataError;
 use perf_event_core::sys;
 use std::io::{self, Write};
@@ -24,7 +24,7 @@ impl<W: Write> Writer<W> {
     /// as [`Writer::create`] does, the same error when they cannot be); the
     /// sample time span and the build ids (PERF_RECORD_HEADER_BUILD_ID)
     /// follow the data.
-    pub fn pipe(out: W, events: Vec<Event>, mut features: Features) -> io::Result<Self> {
+    pub fn pipe(out: W, events: Vec<RecordedEvent>, mut features: Features) -> io::Result<Self> {
         if features.tracing_data.is_none() {
             features.tracing_data = super::tracing_data::for_events(&events)?;
         }

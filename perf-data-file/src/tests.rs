@@ -21,14 +21,14 @@ fn attr(sw: Software) -> Attr {
         .sample_id_all(true)
 }
 
-fn events() -> Vec<Event> {
+fn events() -> Vec<RecordedEvent> {
     vec![
-        Event {
+        RecordedEvent {
             attr: attr(Software::CpuClock),
             name: "cpu-clock".into(),
             ids: vec![11, 12],
         },
-        Event {
+        RecordedEvent {
             attr: attr(Software::TaskClock),
             name: "task-clock".into(),
             ids: vec![13],

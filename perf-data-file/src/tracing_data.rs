@@ -9,7 +9,7 @@
 //! `printk_formats`; an empty saved_cmdlines. Only the tracepoints the
 //! events name are written, as `perf record` does.
 
-use super::writer::Event;
+use super::writer::RecordedEvent;
 use perf_event_core::sys;
 use perf_event_host::sysfs::Tracefs;
 use std::io;
@@ -23,7 +23,7 @@ type Tracepoint = (String, String);
 
 /// The tracing data for `events`, `None` when none is a tracepoint. An
 /// error says which tracepoint's format could not be read, and why.
-pub(super) fn for_events(events: &[Event]) -> io::Result<Option<Vec<u8>>> {
+pub(super) fn for_events(events: &[RecordedEvent]) -> io::Result<Option<Vec<u8>>> {
     let ids: Vec<(u64, &str)> = events
         .iter()
         .filter_map(|e| {

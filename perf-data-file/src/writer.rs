@@ -21,7 +21,7 @@ use std::io::{self, BufWriter, Seek, SeekFrom, Write};
 /// One event of the recording: its attr, its name and the ids of its fds
 /// (`EventFd::id`, PERF_EVENT_IOC_ID), which its records carry.
 #[derive(Clone, Debug)]
-pub struct Event {
+pub struct RecordedEvent {
     /// The attr it was opened with.
     pub attr: Attr,
     /// Its name, as `perf report` prints it.
@@ -50,7 +50,7 @@ pub struct WriteStats {
 
 /// The attr size written: what perf 6.1 and later read
 /// (`PERF_ATTR_SIZE_VER7`, 128 bytes) unless an attr needs more.
-pub(super) fn attr_size_of(events: &[Event]) -> usize {
+pub(super) fn attr_size_of(events: &[RecordedEvent]) -> usize {
     let widest = events
         .iter()
         .map(|e| e.attr.size().bytes() as usize)
@@ -89,7 +89,7 @@ pub struct Writer<W: Write> {
     /// File mode (the output is spooled, the header updated in place).
     file_mode: bool,
     header: FileHeader,
-    pub(super) events: Vec<Event>,
+    pub(super) events: Vec<RecordedEvent>,
     pub(super) layouts: Vec<SampleLayout>,
     /// Where each event's samples hold their time.
     offsets: Vec<KeyOffsets>,
@@ -117,7 +117,11 @@ impl Writer<File> {
     /// unless `features.tracing_data` is given): an error if tracefs or a
     /// tracepoint's format cannot be read, since perf refuses such a file
     /// without them.
-    pub fn create(mut file: File, events: Vec<Event>, mut features: Features) -> io::Result<Self> {
+    pub fn create(
+        mut file: File,
+        events: Vec<RecordedEvent>,
+        mut features: Features,
+    ) -> io::Result<Self> {
         if features.tracing_data.is_none() {
             features.tracing_data = super::tracing_data::for_events(&events)?;
         }
@@ -162,7 +166,7 @@ impl Writer<File> {
 impl<W: Write> Writer<W> {
     pub(super) fn new(
         out: Out<W>,
-        events: Vec<Event>,
+        events: Vec<RecordedEvent>,
         mut features: Features,
         attr_size: usize,
         header: FileHeader,

@@ -14,7 +14,7 @@ use crate::sys;
 
 /// What the rules read about the system when the kernel refuses an attr.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Context {
+pub struct Conditions {
     /// `kernel.perf_event_paranoid` ([`Rule::ExcludeKernel`]; `None`:
     /// unreadable, taken as above 1, as perf takes it).
     pub paranoid: Option<Paranoid>,
@@ -23,10 +23,10 @@ pub struct Context {
     pub kernel: Option<KernelVersion>,
 }
 
-impl Context {
+impl Conditions {
     /// The running system's, read now.
-    pub fn now() -> Context {
-        Context {
+    pub fn now() -> Conditions {
+        Conditions {
             paranoid: crate::linux::system::perf_event_paranoid(),
             kernel: crate::linux::system::kernel_version(),
         }
@@ -53,12 +53,12 @@ const fn about_the_call(errno: Errno) -> bool {
 /// ```
 /// use perf_event_core::attr::Attr;
 /// use perf_event_core::event::{Event, Hardware};
-/// use perf_event_core::fallback::{Attempt, Context, Policy, Rule};
+/// use perf_event_core::fallback::{Attempt, Conditions, Policy, Rule};
 /// use perf_event_core::linux::errno::{Errno, ENOENT};
 ///
 /// // A virtual machine without a PMU refuses cycles: perf record's rule.
 /// let mut a = Attempt::new(Attr::new(Event::Hardware(Hardware::CpuCycles)), Policy::PERF);
-/// let none = Context { paranoid: None, kernel: None };
+/// let none = Conditions { paranoid: None, kernel: None };
 /// let taken = a.next(Errno(ENOENT), none).expect("cycles -> cpu-clock");
 /// assert_eq!(taken.rule, Rule::CyclesToCpuClock);
 /// assert_eq!(a.attr().to_raw().type_, perf_event_core::sys::PERF_TYPE_SOFTWARE);
@@ -125,7 +125,7 @@ impl Attempt {
     /// The kernel refused [`Attempt::attr`] with `errno`: applies the next
     /// rule of the policy that fits (`ctx` read when it was refused) and
     /// returns it, or `None` when no rule fits (the refusal is final).
-    pub fn next(&mut self, errno: Errno, ctx: Context) -> Option<Fallback> {
+    pub fn next(&mut self, errno: Errno, ctx: Conditions) -> Option<Fallback> {
         if about_the_call(errno) {
             return None;
         }
@@ -151,7 +151,7 @@ impl Attempt {
                 Err(err) => err,
             };
             match err.errno {
-                Some(errno) if self.next(errno, Context::now()).is_some() => {}
+                Some(errno) if self.next(errno, Conditions::now()).is_some() => {}
                 _ => return Err(err),
             }
         }

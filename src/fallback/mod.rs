@@ -39,7 +39,7 @@ mod attempt;
 #[cfg(test)]
 mod tests;
 
-pub use attempt::{open, Attempt, Context};
+pub use attempt::{open, Attempt, Conditions};
 
 use crate::abi::bitfield::{attr as flag, BitField};
 use crate::abi::Paranoid;

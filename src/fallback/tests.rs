@@ -9,7 +9,7 @@ use crate::event::{Event, Hardware, Software};
 use crate::linux::errno as e;
 use crate::sys;
 
-const P2: Context = Context {
+const P2: Conditions = Conditions {
     paranoid: Some(Paranoid(2)),
     kernel: Some(KernelVersion::new(6, 1, 0)),
 };
@@ -60,7 +60,7 @@ fn cycles_fall_back_to_cpu_clock_on_enoent_enxio_enodev_only() {
 fn eacces_above_paranoid_one_excludes_kernel_and_hv_once() {
     let task_clock = Attr::new(Event::Software(Software::TaskClock));
     for level in [2, 3, 4] {
-        let ctx = Context {
+        let ctx = Conditions {
             paranoid: Some(Paranoid(level)),
             ..P2
         };
@@ -81,7 +81,7 @@ fn eacces_above_paranoid_one_excludes_kernel_and_hv_once() {
         assert_eq!(a.next(Errno(e::EACCES), ctx), None);
     }
     // Unreadable: perf takes it as restrictive.
-    let unknown = Context {
+    let unknown = Conditions {
         paranoid: None,
         kernel: None,
     };
@@ -91,7 +91,7 @@ fn eacces_above_paranoid_one_excludes_kernel_and_hv_once() {
     for (attr, ctx, errno) in [
         (
             task_clock,
-            Context {
+            Conditions {
                 paranoid: Some(Paranoid(1)),
                 ..P2
             },
@@ -170,7 +170,7 @@ fn missing_side_band_flags_are_dropped_newest_first_on_einval() {
         .flag(flag::KSYMBOL, 1)
         .flag(flag::SAMPLE_ID_ALL, 1)
         .flag(flag::CGROUP, 1);
-    let old = Context {
+    let old = Conditions {
         kernel: Some(KernelVersion::new(4, 19, 0)),
         ..P2
     };
@@ -183,7 +183,7 @@ fn missing_side_band_flags_are_dropped_newest_first_on_einval() {
     assert_eq!(dropped, ["cgroup", "ksymbol"]);
     assert_eq!(a.attr().get_flag(flag::MMAP2), 1);
     // Unknown kernel: nothing guessed. Another errno: nothing.
-    let unknown = Context { kernel: None, ..P2 };
+    let unknown = Conditions { kernel: None, ..P2 };
     assert_eq!(
         Attempt::new(attr, Policy::PERF).next(Errno(e::EINVAL), unknown),
         None
@@ -193,7 +193,7 @@ fn missing_side_band_flags_are_dropped_newest_first_on_einval() {
         None
     );
     // CLOEXEC before 3.14.
-    let ancient = Context {
+    let ancient = Conditions {
         kernel: Some(KernelVersion::new(3, 10, 0)),
         ..P2
     };

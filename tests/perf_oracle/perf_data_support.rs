@@ -140,7 +140,7 @@ pub fn crate_samples(file: &PerfData) -> (Vec<Line>, usize) {
 }
 
 /// How perf prints a CPU of the topology.
-pub fn cpu_line(i: usize, c: &perf_data_file::CpuPlace, die: Option<&u32>) -> String {
+pub fn cpu_line(i: usize, c: &perf_data_file::CoreAndSocket, die: Option<&u32>) -> String {
     match die {
         Some(d) => format!(
             "# CPU {i}: Core ID {}, Die ID {d}, Socket ID {}",

@@ -547,14 +547,14 @@ fn rings_of_this_thread(attr: &Attr, n: usize) -> RingSet {
 /// its id, in time order, the attrs with their ids.
 #[test]
 fn a_ring_set_written_through_the_merge_reads_back_in_time_order() {
-    use perf_data_file::{Event, Features, PerfData, Writer};
+    use perf_data_file::{Features, PerfData, RecordedEvent, Writer};
     let Some((prctl_attr, _)) = tracepoints() else {
         return;
     };
     let mut set = rings_of_this_thread(&prctl_attr, 3);
     let ids: Vec<u64> = (0..3).map(|e| set.fd(e).unwrap().id().unwrap()).collect();
     let path = std::env::temp_dir().join(format!("ringset-perf-data-{}", std::process::id()));
-    let event = Event {
+    let event = RecordedEvent {
         attr: prctl_attr,
         name: "syscalls:sys_enter_prctl".into(),
         ids: ids.clone(),

@@ -4,7 +4,7 @@
 
 use crate::ringset_support;
 
-use perf_data_file::{Event, Features, PerfData, Writer};
+use perf_data_file::{Features, PerfData, RecordedEvent, Writer};
 use perf_event_core::linux::mmap::page_size;
 use perf_event_core::open::{open, OpenFlags, Scope};
 use perf_event_core::record::{Record, SampleLayout};
@@ -114,7 +114,7 @@ fn one_page_rings_under_a_tracepoint_storm_account_every_lost_record() {
     );
     // Written to perf.data as perf record ends a recording: one
     // LOST_SAMPLES with the event's lost count, naming its first id.
-    let event = Event {
+    let event = RecordedEvent {
         attr,
         name: "syscalls:sys_enter_prctl".into(),
         ids: ids.clone(),

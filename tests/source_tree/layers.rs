@@ -370,11 +370,8 @@ fn the_checks_see_an_upward_name_libc_and_a_path() {
 /// entry.
 const SECOND_PATHS: &[(&str, usize)] = &[
     ("BpfPrograms", 2),
-    ("Context", 2),
     ("Counter", 2),
     ("CounterError", 2),
-    ("CpuPlace", 2),
-    ("Event", 2),
     ("EventFd", 2),
     ("Threads", 2),
     ("attr", 2),

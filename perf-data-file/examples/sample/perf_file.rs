@@ -6,7 +6,7 @@
 //! same report.
 
 use super::capture::Capture;
-use perf_data_file::{Event, Features, PerfData, Writer};
+use perf_data_file::{Features, PerfData, RecordedEvent, Writer};
 use perf_event_core::attr::Attr;
 use perf_event_core::record::Record;
 use perf_event_core::ring::RawRecord;
@@ -21,11 +21,11 @@ pub enum Output {
 }
 
 /// The events with the ids of their fds.
-pub fn events(attrs: &[(String, Attr)], entries: &[Entry]) -> Vec<Event> {
+pub fn events(attrs: &[(String, Attr)], entries: &[Entry]) -> Vec<RecordedEvent> {
     attrs
         .iter()
         .enumerate()
-        .map(|(i, (name, attr))| Event {
+        .map(|(i, (name, attr))| RecordedEvent {
             attr: *attr,
             name: name.clone(),
             ids: entries
@@ -39,7 +39,7 @@ pub fn events(attrs: &[(String, Attr)], entries: &[Entry]) -> Vec<Event> {
 
 impl Output {
     /// Starts the file (`-`: stdout in pipe mode).
-    pub fn start(path: &str, events: Vec<Event>) -> std::io::Result<Output> {
+    pub fn start(path: &str, events: Vec<RecordedEvent>) -> std::io::Result<Output> {
         let features = Features::from_system();
         Ok(if path == "-" {
             Output::Pipe(Writer::pipe(std::io::stdout(), events, features)?)
