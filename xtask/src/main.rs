@@ -7,6 +7,7 @@ mod options;
 mod abi;
 mod archive;
 mod ci;
+mod ci_bindgen;
 mod ci_lab;
 mod cpu_time;
 mod cross;
