@@ -105,34 +105,28 @@ fn build_hot(dir: &Path, name: &str, extra: &[&str]) -> PathBuf {
     exe
 }
 
-/// `cargo run --release --example sample -- ARGS`.
+/// The optimized sample example, after cargo's `run` or `build`.
+const SAMPLE_EXAMPLE: [&str; 6] = [
+    "--quiet",
+    "--release",
+    "-p",
+    "perf-data-file",
+    "--example",
+    "sample",
+];
+
+/// `cargo run --release -p perf-data-file --example sample -- ARGS`.
 pub fn sample() -> Command {
     let mut c = Command::new(env!("CARGO"));
-    c.args([
-        "run",
-        "--quiet",
-        "--release",
-        "-p",
-        "perf-data-file",
-        "--example",
-        "sample",
-        "--",
-    ]);
+    c.arg("run").args(SAMPLE_EXAMPLE).arg("--");
     c
 }
 
 /// Builds the optimized example (so that timing starts with the tool).
 pub fn build_sample() {
     let st = Command::new(env!("CARGO"))
-        .args([
-            "build",
-            "--quiet",
-            "--release",
-            "-p",
-            "perf-data-file",
-            "--example",
-            "sample",
-        ])
+        .arg("build")
+        .args(SAMPLE_EXAMPLE)
         .status()
         .unwrap();
     assert!(st.success(), "cargo build --release --example sample");
