@@ -13,6 +13,7 @@ mod lab_support;
 #[path = "../support/seccomp_support.rs"]
 mod seccomp_support;
 
+mod measure_faults;
 mod monitor_kernel;
 mod monitor_threads;
 mod monitor_unprivileged;

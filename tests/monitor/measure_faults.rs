@@ -1,16 +1,19 @@
 //! A test suite that asserts perf event counts per iteration with
-//! `perf_event_host::measure::stats`: here, page faults of a function that
-//! touches fresh pages (a software event, on every machine).
+//! `perf_event_host::measure::stats`, as a user's own tests would: page
+//! faults of a function that touches fresh pages (a software event, so on
+//! every machine and in every guest).
 
+use perf_event_core::linux::mmap::page_size;
 use perf_event_core::monitor::Threads;
 use perf_event_host::measure::stats::{measure, Runs};
 use perf_event_host::measure::Counter;
 
 const PAGES: usize = 16;
 
-/// Allocates and touches `PAGES` fresh pages (unmapped on return).
+/// Maps `PAGES` fresh private anonymous pages, writes one byte of each
+/// (one page fault each) and unmaps them.
 fn touch_fresh_pages() -> u8 {
-    let page = 4096;
+    let page = page_size();
     // SAFETY: a private anonymous mapping, written within its bounds and
     // unmapped before returning.
     unsafe {
