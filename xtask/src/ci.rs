@@ -38,6 +38,12 @@ const PACKAGES: &[&str] = &[
     "xz-utils",
 ];
 
+/// Debian packages that only save time: each is installed on its own and
+/// one the archive cannot give leaves a line, not a failed run. LLVM's
+/// prebuilt libFuzzer for the fuzz step (xtask/src/fuzz.rs), in place of
+/// building libfuzzer-sys's C++ copy.
+const TIME_SAVING_PACKAGES: &[&str] = &["libclang-rt-16-dev"];
+
 type Step = (&'static str, fn() -> Result);
 
 const STEPS: &[Step] = &[
@@ -120,13 +126,35 @@ pub(crate) const BUILD_SETTINGS: &[(&str, &str)] = &[
     ("CARGO_PROFILE_RELEASE_CODEGEN_UNITS", "4"),
 ];
 
+/// Compiler processes at a time for every cargo CI starts (the lab's guest
+/// builds included): two per CPU, where cargo's default is one. On a
+/// quiet machine the CPUs are busy either way (the lab fills what a step
+/// leaves idle). Beside other work (one CPU hog per CPU), the scheduler
+/// shares the CPUs among runnable tasks, and a run with one compiler per
+/// CPU got a quarter of the machine in the `test` step (451 CPU-s in
+/// 910 s) and a tenth in `cross`'s one-crate checks (223 CPU-s in
+/// 1,245 s): 69 minutes for 27 minutes of quiet work. Not part of
+/// [`BUILD_SETTINGS`]: the number of jobs never changes what is built, so
+/// xtask's own build need not share it.
+fn build_jobs() -> usize {
+    2 * std::thread::available_parallelism().map_or(1, |n| n.get())
+}
+
 /// Runs every step and reports.
 pub fn main() -> Result {
     shell::step("installing what CI needs");
     shell::apt_install(PACKAGES)?;
+    for package in TIME_SAVING_PACKAGES {
+        if let Err(e) = shell::apt_install(&[package]) {
+            eprintln!("{package} not installed ({e}): the steps that use it do without");
+        }
+    }
     shell::rustup_components("stable", &["rustfmt", "clippy"])?;
     for (name, value) in BUILD_SETTINGS {
         std::env::set_var(name, value);
+    }
+    if std::env::var_os("CARGO_BUILD_JOBS").is_none() {
+        std::env::set_var("CARGO_BUILD_JOBS", build_jobs().to_string());
     }
     let started = Instant::now();
     let lab = Lab::start()?;
@@ -376,26 +404,26 @@ fn example() -> Result {
 /// serialization and thread-pool dependencies, most of the step's build)
 /// are compiled unoptimized, the workspace's own packages optimized.
 fn criterion_adapter() -> Result {
-    run_all(
-        [("criterion-0_5", "oldest"), ("criterion-0_8", "newest")].map(|(feature, bench)| {
-            let mut cmd = shell::cargo(None);
-            cmd.args([
-                "bench",
-                "-p",
-                "perf-event-criterion",
-                "--features",
-                feature,
-                "--bench",
-                bench,
-                "--config",
-                "profile.bench.package.\"*\".opt-level=0",
-                "--",
-                "--quick",
-                "--noplot",
-            ]);
-            cmd
-        }),
-    )
+    // Both benches in one cargo run: the two criterion versions' shared
+    // dependencies (serde, regex, ...) are resolved and compiled once, with
+    // one feature set, and the adapter once with both features (109 CPU-s
+    // where two runs took 124).
+    shell::run(shell::cargo(None).args([
+        "bench",
+        "-p",
+        "perf-event-criterion",
+        "--features",
+        "criterion-0_5,criterion-0_8",
+        "--bench",
+        "oldest",
+        "--bench",
+        "newest",
+        "--config",
+        "profile.bench.package.\"*\".opt-level=0",
+        "--",
+        "--quick",
+        "--noplot",
+    ]))
 }
 
 fn doc() -> Result {

@@ -53,10 +53,35 @@ pub fn ensure_tools() -> Result {
     Ok(())
 }
 
+/// LLVM's own libFuzzer, as Debian's clang 16 runtime package
+/// (`libclang-rt-16-dev`, which `cargo xtask ci` installs) ships it.
+const CLANG_LIBFUZZER: &str = "/usr/lib/llvm-16/lib/clang/16/lib/linux/libclang_rt.fuzzer-x86_64.a";
+
+/// The libFuzzer the targets link: clang's prebuilt one where it is
+/// installed (libfuzzer-sys's `CUSTOM_LIBFUZZER_PATH`), which spares the
+/// build of libfuzzer-sys's own C++ copy (46 of the fuzz build's CPU-s);
+/// else that copy, and a line that says so. The same engine either way
+/// (libfuzzer-sys vendors LLVM's sources): the targets' sanitizer-coverage
+/// hooks are the compiler's, not the library's.
+fn prebuilt_libfuzzer() -> Option<&'static str> {
+    if std::env::var_os("CUSTOM_LIBFUZZER_PATH").is_some() {
+        return None;
+    }
+    if cfg!(target_arch = "x86_64") && std::path::Path::new(CLANG_LIBFUZZER).is_file() {
+        return Some(CLANG_LIBFUZZER);
+    }
+    eprintln!(
+        "no prebuilt libFuzzer at {CLANG_LIBFUZZER} (Debian's libclang-rt-16-dev): \
+         libfuzzer-sys builds its own copy"
+    );
+    None
+}
+
 /// Runs every target for `seconds`.
 pub fn main(seconds: u32) -> Result {
     ensure_tools()?;
     let root = shell::root();
+    let libfuzzer = prebuilt_libfuzzer();
     let mut failed = Vec::new();
     for target in TARGETS {
         shell::step(&format!("fuzz {target} for {seconds} s"));
@@ -67,6 +92,9 @@ pub fn main(seconds: u32) -> Result {
         }
         let corpus = root.join("fuzz/corpus").join(target);
         let mut cmd = shell::cargo(Some("nightly"));
+        if let Some(lib) = libfuzzer {
+            cmd.env("CUSTOM_LIBFUZZER_PATH", lib);
+        }
         // Without AddressSanitizer: every module the targets reach is under
         // the crate's `deny(unsafe_code)` (record, read_format, parse,
         // perf_data, ringset, sysfs; the ring's `RawRecord::at` over a
