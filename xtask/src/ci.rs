@@ -406,7 +406,7 @@ fn example() -> Result {
 fn criterion_adapter() -> Result {
     // Both benches in one cargo run: the two criterion versions' shared
     // dependencies (serde, regex, ...) are resolved and compiled once, with
-    // one feature set, and the adapter once with both features (109 CPU-s
+    // one feature set, and the adapter once with both features (107 CPU-s
     // where two runs took 124).
     shell::run(shell::cargo(None).args([
         "bench",
