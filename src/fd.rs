@@ -1,17 +1,19 @@
-//! The owned perf event fd, [`EventFd`] (defined at the OS boundary,
-//! [`linux::fd`](crate::linux::fd), so that every layer can name it): every
-//! ioctl with the argument type the kernel really takes, exact-size reads,
-//! and prctl for all of the thread's events.
+//! The owned perf event fd, [`EventFd`]: every ioctl with the argument type
+//! the kernel really takes, exact-size reads, and prctl for all of the
+//! thread's events; and [`open_raw`], `perf_event_open(2)` on a raw
+//! `perf_event_attr` returning one. (Both are defined at the OS boundary,
+//! in the private `linux/fd.rs`, so that every layer can name them; this
+//! module is their one public path.)
 
 use crate::attr::Attr;
 use crate::linux::errno::Errno;
 use crate::linux::prctl;
 use crate::read_format::{Counts, ReadError, ReadFormat, Reading};
 
-pub use crate::linux::fd::{BpfPrograms, EventFd};
+pub use crate::linux::fd::{open_raw, BpfPrograms, EventFd};
 
 /// The methods that need the typed layer's types; the fd's own and the
-/// ioctls are in [`linux::fd`](crate::linux::fd).
+/// ioctls are defined at the OS boundary (`linux/fd.rs`).
 impl EventFd {
     /// The read_format this fd was opened with.
     #[inline]

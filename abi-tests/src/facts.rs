@@ -10,7 +10,7 @@
 //! fields that end them, and the bit-field masks over the raw words.
 
 use crate::model::{Aggregate, Kind, Model};
-use perf_event_core::abi::ioctl::Encoding;
+use perf_event_core::abi::ioctl_numbers::Encoding;
 
 /// What the checks need to know about a target beyond its bindings.
 #[derive(Clone, Copy, Debug)]

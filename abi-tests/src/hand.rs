@@ -1,4 +1,4 @@
-//! The crate's hand-written ABI facts (`abi::ioctl` composed numbers,
+//! The crate's hand-written ABI facts (`abi::ioctl_numbers` composed numbers,
 //! `abi::AttrSize` and the field that ends each size, `abi::bitfield`
 //! masks), stated for one target as facts C can check.
 
@@ -63,7 +63,7 @@ pub(crate) fn hand_written(
         (
             "struct perf_event_attr",
             "perf_event_attr",
-            bitfield::attr::ALL,
+            bitfield::attr_flags::ALL,
         ),
         (
             "struct perf_event_attr",

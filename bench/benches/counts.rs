@@ -5,9 +5,9 @@
 //! cargo bench -p bench --bench counts
 //! ```
 
-use perf_event_core::monitor::Threads;
+use perf_event_core::monitor::{Counter, Threads};
+use perf_event_host::measure::event_counter;
 use perf_event_host::measure::stats::{measure, Runs};
-use perf_event_host::measure::Counter;
 use std::hint::black_box;
 
 fn sum_of_squares(n: u64) -> u64 {
@@ -26,8 +26,8 @@ fn main() {
     ];
     let software = [
         Counter::TaskClock,
-        Counter::Event("page-faults".into()),
-        Counter::Event("context-switches".into()),
+        event_counter("page-faults").unwrap_or_else(|e| panic!("{e}")),
+        event_counter("context-switches").unwrap_or_else(|e| panic!("{e}")),
     ];
     let (counters, mut monitor) = match Counter::open(&hardware, Threads::Caller) {
         Ok(m) => (hardware, m),

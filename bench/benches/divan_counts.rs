@@ -6,9 +6,8 @@
 //! cargo bench -p bench --bench divan_counts
 //! ```
 
-use perf_event_core::monitor::Threads;
+use perf_event_core::monitor::{Counter, Threads};
 use perf_event_host::measure::stats::{measure, Runs};
-use perf_event_host::measure::Counter;
 use std::hint::black_box;
 
 #[divan::bench(args = [1_000, 100_000])]

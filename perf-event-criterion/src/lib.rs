@@ -11,7 +11,8 @@
 //!
 //! ```ignore
 //! use criterion::{criterion_group, criterion_main, Criterion};
-//! use perf_event_criterion::{Counter, PerfMeasurement};
+//! use perf_event_core::monitor::Counter;
+//! use perf_event_criterion::PerfMeasurement;
 //!
 //! fn config() -> Criterion<PerfMeasurement> {
 //!     // Fails with a message naming `task-clock` where there is no PMU.
@@ -55,14 +56,19 @@
 //! (multiplexed out entirely) panics with that explanation, as criterion's
 //! `Measurement::end` cannot return an error.
 //!
-//! For statistics outside criterion (divan, `harness = false`, tests) use
-//! [`perf_event_host::measure::stats`].
+//! The crate depends on perf-event-core alone. For an event given as a
+//! perf event string (`page-faults`, `cpu/event=0x3c/`) make the
+//! [`Counter`] with perf-event-host's `measure::event_counter`; for
+//! statistics outside criterion (divan, `harness = false`, tests) use
+//! perf-event-host's `measure::stats`.
 #![deny(unsafe_code)]
+// The errors are the core's `CounterError` (the monitor's full
+// explanation and which counter, 160 bytes), returned once per
+// measurement as the core returns it.
+#![allow(clippy::result_large_err)]
 
-use perf_event_core::monitor::Monitor;
-pub use perf_event_core::monitor::Threads;
+use perf_event_core::monitor::{Counter, CounterError, Monitor, Threads};
 use perf_event_core::userpage::CounterReading;
-pub use perf_event_host::measure::{Counter, CounterError};
 
 /// A criterion measurement counting one perf event (see the crate docs).
 #[derive(Debug)]
@@ -86,23 +92,14 @@ impl PerfMeasurement {
         counter: Counter,
         threads: Threads,
     ) -> Result<PerfMeasurement, CounterError> {
-        let monitor = Counter::open(core::array::from_ref(&counter), threads)?;
+        let monitor = Counter::open(&[counter], threads)?;
         // perf stat's fallbacks (`:u` under perf_event_paranoid 2 for an
         // ordinary user): reported once, when the measurement is made.
         for f in monitor.fallbacks()[0].iter() {
             eprintln!("perf-event-criterion: {counter}: {f}");
         }
-        // criterion wants a &'static str unit: one small string per
-        // measurement, made once.
-        let unit = match &counter {
-            Counter::Instructions => "instructions",
-            Counter::Cycles => "cycles",
-            Counter::BranchMisses => "branch-misses",
-            Counter::CacheMisses => "cache-misses",
-            Counter::TaskClock => "ns",
-            // An event string, or a counter a later perf-event-host adds.
-            other => &*Box::leak(other.unit().to_owned().into_boxed_str()),
-        };
+        // criterion wants a &'static str unit: every counter's is one.
+        let unit = counter.unit();
         Ok(PerfMeasurement {
             monitor,
             counter,
@@ -264,7 +261,14 @@ mod tests {
 
     #[test]
     fn an_event_string_is_its_own_unit() {
-        let m = PerfMeasurement::new(Counter::Event("page-faults".into())).unwrap();
+        let attr = perf_event_core::attr::Attr::new(perf_event_core::event::Event::Software(
+            perf_event_core::event::Software::PageFaults,
+        ));
+        let counter = Counter::Event {
+            attr,
+            name: "page-faults",
+        };
+        let m = PerfMeasurement::new(counter).unwrap();
         assert_eq!(m.unit(), "page-faults");
     }
 }

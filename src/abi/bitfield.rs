@@ -86,7 +86,7 @@ impl BitField {
 
 /// The flag bits of `perf_event_attr` (the 64-bit word after `read_format`),
 /// in declaration order, as of the Linux 7.2 UAPI.
-pub mod attr {
+pub mod attr_flags {
     use super::BitField;
 
     macro_rules! flags {

@@ -82,48 +82,51 @@ pub const SYS_PERF_EVENT_OPEN: core::ffi::c_long = sys::__NR_perf_event_open;
 
 // The ioctl numbers composed by const fn equal those clang computed.
 const_assert_eq!(
-    super::ioctl::PERF_EVENT_IOC_ENABLE,
+    super::ioctl_numbers::PERF_EVENT_IOC_ENABLE,
     sys::PERF_EVENT_IOC_ENABLE
 );
 const_assert_eq!(
-    super::ioctl::PERF_EVENT_IOC_DISABLE,
+    super::ioctl_numbers::PERF_EVENT_IOC_DISABLE,
     sys::PERF_EVENT_IOC_DISABLE
 );
 const_assert_eq!(
-    super::ioctl::PERF_EVENT_IOC_REFRESH,
+    super::ioctl_numbers::PERF_EVENT_IOC_REFRESH,
     sys::PERF_EVENT_IOC_REFRESH
 );
 const_assert_eq!(
-    super::ioctl::PERF_EVENT_IOC_RESET,
+    super::ioctl_numbers::PERF_EVENT_IOC_RESET,
     sys::PERF_EVENT_IOC_RESET
 );
 const_assert_eq!(
-    super::ioctl::PERF_EVENT_IOC_PERIOD,
+    super::ioctl_numbers::PERF_EVENT_IOC_PERIOD,
     sys::PERF_EVENT_IOC_PERIOD
 );
 const_assert_eq!(
-    super::ioctl::PERF_EVENT_IOC_SET_OUTPUT,
+    super::ioctl_numbers::PERF_EVENT_IOC_SET_OUTPUT,
     sys::PERF_EVENT_IOC_SET_OUTPUT
 );
 const_assert_eq!(
-    super::ioctl::PERF_EVENT_IOC_SET_FILTER,
+    super::ioctl_numbers::PERF_EVENT_IOC_SET_FILTER,
     sys::PERF_EVENT_IOC_SET_FILTER
 );
-const_assert_eq!(super::ioctl::PERF_EVENT_IOC_ID, sys::PERF_EVENT_IOC_ID);
 const_assert_eq!(
-    super::ioctl::PERF_EVENT_IOC_SET_BPF,
+    super::ioctl_numbers::PERF_EVENT_IOC_ID,
+    sys::PERF_EVENT_IOC_ID
+);
+const_assert_eq!(
+    super::ioctl_numbers::PERF_EVENT_IOC_SET_BPF,
     sys::PERF_EVENT_IOC_SET_BPF
 );
 const_assert_eq!(
-    super::ioctl::PERF_EVENT_IOC_PAUSE_OUTPUT,
+    super::ioctl_numbers::PERF_EVENT_IOC_PAUSE_OUTPUT,
     sys::PERF_EVENT_IOC_PAUSE_OUTPUT
 );
 const_assert_eq!(
-    super::ioctl::PERF_EVENT_IOC_QUERY_BPF,
+    super::ioctl_numbers::PERF_EVENT_IOC_QUERY_BPF,
     sys::PERF_EVENT_IOC_QUERY_BPF
 );
 const_assert_eq!(
-    super::ioctl::PERF_EVENT_IOC_MODIFY_ATTRIBUTES,
+    super::ioctl_numbers::PERF_EVENT_IOC_MODIFY_ATTRIBUTES,
     sys::PERF_EVENT_IOC_MODIFY_ATTRIBUTES
 );
 

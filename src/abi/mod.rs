@@ -12,7 +12,7 @@
 //! - [`KernelVersion`], and [`since`]: the kernel version of every attr
 //!   field, flag and format bit.
 //! - [`Paranoid`]: the `perf_event_paranoid` levels and what each allows.
-//! - [`ioctl`]: the `_IOC` encodings as `const fn`, and every perf ioctl
+//! - [`ioctl_numbers`]: the `_IOC` encodings as `const fn`, and every perf ioctl
 //!   request composed for the target.
 //! - [`arch`]: every per-architecture fact, one file per architecture.
 //!
@@ -25,7 +25,7 @@ mod attr_size;
 mod bindgen_layout;
 pub mod bitfield;
 pub(crate) mod flags;
-pub mod ioctl;
+pub mod ioctl_numbers;
 mod kernel_version;
 pub mod layout;
 mod paranoid;

@@ -6,7 +6,7 @@
 //! 6.12 and 7.2 added over 6.1), the kernel's git history, the
 //! perf_event_open(2) man page. Where the man page is wrong the entry says so.
 
-use super::bitfield::{attr as flag, BitField};
+use super::bitfield::{attr_flags as flag, BitField};
 use super::{AttrSize, KernelVersion};
 
 const fn v(major: u16, minor: u16) -> KernelVersion {

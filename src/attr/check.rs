@@ -3,7 +3,7 @@
 //! field and saying what to do.
 
 use super::Attr;
-use crate::abi::bitfield::{attr as flag, BitField};
+use crate::abi::bitfield::{attr_flags as flag, BitField};
 use crate::abi::since::BRANCH_SAMPLE_TYPE_KNOWN;
 use crate::abi::KernelVersion;
 use crate::sys;

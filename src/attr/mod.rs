@@ -34,7 +34,7 @@ pub use diagnose::{BeyondKernel, Diagnosis};
 pub use perf_print::PerfPrint;
 pub use since::Requirement;
 
-use crate::abi::bitfield::{attr as flag, aux_action, BitField};
+use crate::abi::bitfield::{attr_flags as flag, aux_action, BitField};
 use crate::abi::{AttrSize, BranchSampleType, SampleType};
 use crate::event::Event;
 use crate::read_format::ReadFormat;

@@ -8,7 +8,7 @@ const BASE: Attr = Attr::new(Event::Software(Software::TaskClock));
 
 #[test]
 fn every_flag_constant_equals_bindgens_accessor() {
-    for (i, field) in crate::abi::bitfield::attr::ALL.iter().enumerate() {
+    for (i, field) in crate::abi::bitfield::attr_flags::ALL.iter().enumerate() {
         let ones = if field.width == 64 {
             u64::MAX
         } else {
@@ -149,18 +149,18 @@ fn union_members_share_their_bytes() {
     assert_eq!(BASE.probe_offset(5).bytes(), BASE.config2(5).bytes());
     assert_eq!(
         BASE.sample_freq(99)
-            .get_flag(crate::abi::bitfield::attr::FREQ),
+            .get_flag(crate::abi::bitfield::attr_flags::FREQ),
         1
     );
     assert_eq!(
         BASE.sample_freq(99)
             .sample_period(7)
-            .get_flag(crate::abi::bitfield::attr::FREQ),
+            .get_flag(crate::abi::bitfield::attr_flags::FREQ),
         0
     );
     assert_eq!(
         BASE.wakeup_watermark(4096)
-            .get_flag(crate::abi::bitfield::attr::WATERMARK),
+            .get_flag(crate::abi::bitfield::attr_flags::WATERMARK),
         1
     );
 }
@@ -233,7 +233,7 @@ fn each_validation_error_without_a_syscall() {
             },
         ),
         (
-            BASE.flag(crate::abi::bitfield::attr::RESERVED_1, 1),
+            BASE.flag(crate::abi::bitfield::attr_flags::RESERVED_1, 1),
             AttrError::Reserved {
                 field: "__reserved_1",
                 value: 1,

@@ -1,7 +1,7 @@
 //! [`Attempt`]: one event's attr through perf's rules, try after try.
 
 use super::{Fallback, Fallbacks, Field, Policy, Rule, MISSING_FEATURES};
-use crate::abi::bitfield::{attr as flag, BitField};
+use crate::abi::bitfield::{attr_flags as flag, BitField};
 use crate::abi::since::FLAGS;
 use crate::abi::KernelVersion;
 use crate::abi::Paranoid;

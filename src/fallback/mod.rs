@@ -41,7 +41,7 @@ mod tests;
 
 pub use attempt::{open, Attempt, Conditions};
 
-use crate::abi::bitfield::{attr as flag, BitField};
+use crate::abi::bitfield::{attr_flags as flag, BitField};
 use crate::abi::Paranoid;
 use crate::linux::errno::Errno;
 use core::fmt;

@@ -32,7 +32,7 @@ impl fmt::Debug for sys::perf_event_attr {
             .field("sample_freq", &self.sample_freq())
             .field("sample_type", &format_args!("{:#x}", self.sample_type))
             .field("read_format", &format_args!("{:#x}", self.read_format))
-            .field("flags", &Bits(bitfield::attr::ALL, self.flag_word()))
+            .field("flags", &Bits(bitfield::attr_flags::ALL, self.flag_word()))
             .field("wakeup_events", &self.wakeup_events())
             .field("wakeup_watermark", &self.wakeup_watermark())
             .field("bp_type", &self.bp_type)

@@ -22,7 +22,7 @@ use core::ffi::CStr;
 /// on drop, and the `read_format` its attr was opened with (what
 /// `read(2)` on it returns, parsed by [`EventFd::read_into`]).
 ///
-/// Made by [`open`] (the kernel's `perf_event_open`, since Linux 2.6.31),
+/// Made by [`open_raw`] (the kernel's `perf_event_open`, since Linux 2.6.31),
 /// by the typed [`open::open`](crate::open::open), or from a raw fd with
 /// [`EventFd::from_raw`].
 /// Every ioctl method returns the errno the kernel set on failure.
@@ -73,7 +73,7 @@ fn group_flag(group: bool) -> c_uint {
 /// `attr.size`); only a size larger than this `perf_event_attr` is refused
 /// here with `EINVAL`, as the kernel would read past the struct (use the
 /// unsafe raw call with a larger buffer for that).
-pub fn open(
+pub fn open_raw(
     attr: &mut sys::perf_event_attr,
     pid: super::types::pid_t,
     cpu: c_int,

@@ -1,6 +1,6 @@
 //! One raw function per `PERF_EVENT_IOC_*` request (perf_event_open(2),
 //! "perf_event ioctl calls"), with this target's request numbers
-//! ([`crate::abi::ioctl`], proven against the C compiler for every
+//! ([`crate::abi::ioctl_numbers`], proven against the C compiler for every
 //! architecture).
 //!
 //! Each takes the argument the kernel reads, in the type it reads: a
@@ -20,7 +20,7 @@
 #![allow(unsafe_code)] // every unsafe block here says why it is sound (SAFETY:)
 
 use super::types::{c_char, c_int, c_uint, c_ulong};
-use crate::abi::ioctl as ioc;
+use crate::abi::ioctl_numbers as ioc;
 use crate::sys;
 
 #[inline]

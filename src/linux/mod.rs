@@ -18,7 +18,8 @@
 //!   wrappers returning `Result<_, Errno>`: they are what the rest of the
 //!   crate needs, not part of the perf ABI. Those that act on an fd number
 //!   the caller must keep open (`io::read`, `io::close`) are `unsafe fn`
-//!   (I/O safety); safe code reads a perf event through [`fd::EventFd`].
+//!   (I/O safety); safe code reads a perf event through
+//!   [`EventFd`](crate::fd::EventFd).
 //!
 //! # Modules
 //!
@@ -26,9 +27,10 @@
 //! - [`ioctl`]: one function per `PERF_EVENT_IOC_*`, with this target's numbers.
 //! - [`prctl`]: `PR_TASK_PERF_EVENTS_ENABLE` / `_DISABLE`.
 //! - [`errno`]: the errno constants and the one reader of the thread's errno.
-//! - [`fd`]: [`fd::EventFd`], the crate's one owned perf event fd (closed
-//!   on drop, with or without std) with every ioctl as a safe method, also
-//!   reached as `crate::fd::EventFd`; [`fd::open`].
+//! - `fd` (private): [`EventFd`](crate::fd::EventFd), the crate's one owned
+//!   perf event fd (closed on drop, with or without std) with every ioctl as
+//!   a safe method, and [`open_raw`](crate::fd::open_raw); both public at
+//!   [`crate::fd`] only.
 //! - [`fields`]: `perf_event_attr`'s union members and flag word by their
 //!   kernel names, and the struct as bytes.
 //! - [`io`]: `read(2)`, `close(2)`, `poll(2)`.
@@ -50,7 +52,7 @@ pub mod access;
 mod debug;
 pub mod epoll;
 pub mod errno;
-pub mod fd;
+pub(crate) mod fd;
 pub mod fields;
 pub mod io;
 pub mod ioctl;

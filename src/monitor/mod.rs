@@ -66,13 +66,17 @@
 //! # Ok::<(), perf_event_core::monitor::MonitorError>(())
 //! ```
 //!
-//! perf-event-host's `measure` module adds, with std, `PerThread`,
-//! `Counter` (named events with errors that say which software event works
-//! where a hardware one is missing) and `stats`, the harness-agnostic
-//! measuring API.
+//! [`Counter`] names the events harnesses ask for (instructions, cycles,
+//! branch and cache misses, task-clock, or any one attr) and opens them as a
+//! monitor, with errors ([`CounterError`]) that say which software event
+//! works where a hardware one is missing. perf-event-host's `measure`
+//! module adds, with std, `PerThread`, `event_counter` (a counter from a
+//! perf event string) and `stats`, the harness-agnostic measuring API.
 
+mod counter;
 mod group;
 
+pub use counter::{Counter, CounterError};
 pub use group::{open_group, GroupFd, MAX_EVENTS};
 
 use crate::abi::KernelVersion;

@@ -2,7 +2,7 @@
 //! monitor's fixed array and perf-event-host's event sets both use it).
 
 use super::{open, OpenError, OpenFlags, Scope};
-use crate::abi::bitfield::attr as flag;
+use crate::abi::bitfield::attr_flags as flag;
 use crate::attr::Attr;
 use crate::fd::EventFd;
 

@@ -218,7 +218,7 @@ fn open_sized(
     if scope.cgroup {
         bits |= sys::PERF_FLAG_PID_CGROUP as u64;
     }
-    match crate::linux::fd::open(&mut raw, scope.pid, scope.cpu, group, bits) {
+    match crate::linux::fd::open_raw(&mut raw, scope.pid, scope.cpu, group, bits) {
         Ok(fd) => Ok(fd),
         Err(errno) => {
             let diagnosis =
@@ -246,7 +246,7 @@ impl Attr {
     pub fn try_open_unchecked(&self) -> Result<(), Diagnosis> {
         let mut raw = self.to_raw();
         let flags = sys::PERF_FLAG_FD_CLOEXEC as u64;
-        match crate::linux::fd::open(&mut raw, 0, -1, None, flags) {
+        match crate::linux::fd::open_raw(&mut raw, 0, -1, None, flags) {
             // Dropping the fd closes it.
             Ok(_fd) => Ok(()),
             Err(errno) => {

@@ -198,7 +198,7 @@ impl SampleLayout {
             branch_sample_type: raw.branch_sample_type,
             regs_user: raw.sample_regs_user.count_ones(),
             regs_intr: raw.sample_regs_intr.count_ones(),
-            sample_id_all: attr.get_flag(crate::abi::bitfield::attr::SAMPLE_ID_ALL) != 0,
+            sample_id_all: attr.get_flag(crate::abi::bitfield::attr_flags::SAMPLE_ID_ALL) != 0,
             byte_order: ByteOrder::NATIVE,
         }
     }

@@ -21,7 +21,7 @@ use crate::kernel_support::tracepoint_id;
 use crate::lab_support;
 use crate::paranoid_support::ParanoidLevel;
 use crate::seccomp_support::as_nobody;
-use perf_event_core::abi::bitfield::attr as flag;
+use perf_event_core::abi::bitfield::attr_flags as flag;
 use perf_event_core::abi::Paranoid;
 use perf_event_core::attr::Attr;
 use perf_event_core::event::{Event, Hardware, Software};

@@ -4,9 +4,9 @@
 //! every machine and in every guest).
 
 use perf_event_core::linux::mmap::page_size;
-use perf_event_core::monitor::Threads;
+use perf_event_core::monitor::{Counter, Threads};
+use perf_event_host::measure::event_counter;
 use perf_event_host::measure::stats::{measure, Runs};
-use perf_event_host::measure::Counter;
 
 const PAGES: usize = 16;
 
@@ -37,8 +37,8 @@ fn touch_fresh_pages() -> u8 {
 
 #[test]
 fn each_call_faults_in_its_pages() {
-    let mut m = Counter::open(&[Counter::Event("page-faults".into())], Threads::Caller)
-        .unwrap_or_else(|e| panic!("{e}"));
+    let counter = event_counter("page-faults").unwrap_or_else(|e| panic!("{e}"));
+    let mut m = Counter::open(&[counter], Threads::Caller).unwrap_or_else(|e| panic!("{e}"));
     let report = measure(&mut m, &Runs::new(21), touch_fresh_pages).unwrap();
     let faults = &report.counters[0];
     println!("page faults: {faults}");

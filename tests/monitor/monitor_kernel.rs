@@ -10,9 +10,8 @@ use crate::lab_support;
 use lab_support::{not_applicable, Need};
 use perf_event_core::attr::Attr;
 use perf_event_core::event::{Event, Hardware, Software};
-use perf_event_core::monitor::{Monitor, Threads};
+use perf_event_core::monitor::{Counter, Monitor, Threads};
 use perf_event_host::measure::stats::{measure, Runs};
-use perf_event_host::measure::Counter;
 
 fn work(n: u64) -> u64 {
     (0..n).fold(0u64, |a, i| {

@@ -13,8 +13,8 @@ use kernel_support::{additions, tracefs, tracepoint_id, wait_until_reaped};
 use lab_support::{not_applicable, Need};
 use perf_event_core::attr::Attr;
 use perf_event_core::event::{Event, Software};
-use perf_event_core::monitor::{Monitor, Threads};
-use perf_event_host::measure::{Counter, PerThread};
+use perf_event_core::monitor::{Counter, Monitor, Threads};
+use perf_event_host::measure::PerThread;
 use std::sync::{Arc, Barrier};
 
 const CALLS: u64 = 1000;
@@ -242,9 +242,7 @@ fn inherit_counts_the_threads_instructions() {
         return;
     }
     const N: u64 = 1_000_000;
-    let attr = Counter::Instructions
-        .attr()
-        .unwrap_or_else(|e| panic!("{e}"));
+    let attr = Counter::Instructions.attr();
     // One region: the caller's loop, then THREADS spawned threads each
     // running a loop.
     let region = |threads: Threads| -> u64 {

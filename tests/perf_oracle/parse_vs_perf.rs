@@ -145,7 +145,7 @@ fn perf_attrs(perf: &str, events: &str) -> Vec<BTreeMap<String, u64>> {
 
 /// The same fields of our attr.
 fn our_attr(attr: &perf_event_core::attr::Attr) -> BTreeMap<String, u64> {
-    use perf_event_core::abi::bitfield::attr as flag;
+    use perf_event_core::abi::bitfield::attr_flags as flag;
     let raw = attr.to_raw();
     // SAFETY: the unions are plain u64 storage; every member is valid.
     let (config1, config2) =

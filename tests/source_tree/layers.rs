@@ -11,13 +11,15 @@
 
 use std::path::{Path, PathBuf};
 
-/// A package: the name its code uses for it, its `src/`, and the layers
-/// of its top-level modules, lowest first. A module may name modules of its
-/// own layer or a lower one, and any module of a package before it.
+/// A package: the name its code uses for it, its `src/`, the layers of
+/// its top-level modules, lowest first, and the packages before it that it
+/// depends on. A module may name modules of its own layer or a lower one,
+/// and any module of a package before it that it depends on.
 struct Package {
     krate: &'static str,
     src: &'static str,
     layers: &'static [&'static [&'static str]],
+    uses: &'static [&'static str],
 }
 
 /// The packages, lowest first: each depends only on those before it.
@@ -26,6 +28,7 @@ const PACKAGES: &[Package] = &[
         krate: "perf_event_core",
         src: "src",
         layers: LAYERS,
+        uses: &[],
     },
     Package {
         krate: "perf_event_host",
@@ -36,6 +39,7 @@ const PACKAGES: &[Package] = &[
             &["set", "measure"],
             &["ringset"],
         ],
+        uses: &["perf_event_core"],
     },
     Package {
         krate: "perf_data_file",
@@ -52,11 +56,14 @@ const PACKAGES: &[Package] = &[
             "tracing_data",
             "writer",
         ]],
+        uses: &["perf_event_core", "perf_event_host"],
     },
     Package {
         krate: "perf_event_criterion",
         src: "perf-event-criterion/src",
         layers: &[],
+        // The criterion adapter stands on the core alone.
+        uses: &["perf_event_core"],
     },
 ];
 
@@ -255,6 +262,14 @@ fn upward_names(index: usize) -> Vec<String> {
         };
         let text = std::fs::read_to_string(&f).unwrap();
         for (to, name) in named(&code(&text), index) {
+            if to != index && !package.uses.contains(&PACKAGES[to].krate) {
+                problems.push(format!(
+                    "{rel}: `{}::{module}` names `{}::{name}`, a package it does not use (it \
+                     uses {:?})",
+                    package.krate, PACKAGES[to].krate, package.uses
+                ));
+                continue;
+            }
             let target = rank(to, &name).unwrap_or((to, 0));
             if target > own {
                 problems.push(format!(
@@ -311,6 +326,48 @@ fn no_module_names_a_module_of_a_higher_layer_or_package() {
     );
 }
 
+/// The workspace packages a package's `Cargo.toml` lists under
+/// `[dependencies]`, by the name its code uses (`perf-event-host` as
+/// `perf_event_host`).
+fn manifest_uses(package: &Package) -> Vec<String> {
+    let dir = Path::new(package.src).parent().unwrap_or(Path::new(""));
+    let manifest = std::fs::read_to_string(crate::root().join(dir).join("Cargo.toml")).unwrap();
+    let mut section = "";
+    let mut out = Vec::new();
+    for line in manifest.lines() {
+        let line = line.trim();
+        if line.starts_with('[') {
+            section = line;
+        } else if section == "[dependencies]" {
+            let name = line
+                .split(['=', ' '])
+                .next()
+                .unwrap_or("")
+                .replace('-', "_");
+            if PACKAGES.iter().any(|p| p.krate == name) {
+                out.push(name);
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+#[test]
+fn each_package_depends_on_the_packages_it_uses_and_no_others() {
+    for package in PACKAGES {
+        let mut uses: Vec<String> = package.uses.iter().map(|u| u.to_string()).collect();
+        uses.sort();
+        assert_eq!(
+            manifest_uses(package),
+            uses,
+            "{}: the workspace packages in its Cargo.toml [dependencies] against `uses` in \
+             tests/source_tree/layers.rs",
+            package.krate
+        );
+    }
+}
+
 #[test]
 fn libc_only_in_linux_and_sys_and_proc_paths_only_in_sysfs() {
     let mut problems = Vec::new();
@@ -362,22 +419,6 @@ fn the_checks_see_an_upward_name_libc_and_a_path() {
     )));
     assert!(!path_literal(&code("// reads \"/proc/self/fd\"")));
 }
-
-/// The public names still reachable at two paths (a module and its
-/// re-export) or shared by two public items, from the public-API
-/// snapshots, with their number of paths: each is an item to give one
-/// path or one name. A new one, or one more path, fails; so does a stale
-/// entry.
-const SECOND_PATHS: &[(&str, usize)] = &[
-    ("BpfPrograms", 2),
-    ("Counter", 2),
-    ("CounterError", 2),
-    ("EventFd", 2),
-    ("Threads", 2),
-    ("attr", 2),
-    ("fd", 2),
-    ("ioctl", 2),
-];
 
 /// Every public type, trait and module of the snapshots
 /// (`public-api/*.txt`, `cargo xtask public-api`), and every re-export of
@@ -435,23 +476,10 @@ fn one_public_path_and_one_name_per_type() {
     let names = public_names(&snapshots);
     let mut problems = Vec::new();
     for (name, paths) in &names {
-        let known = SECOND_PATHS
-            .iter()
-            .find(|(n, _)| n == name)
-            .map_or(1, |(_, count)| *count);
-        if paths.len() > known {
+        if paths.len() > 1 {
             problems.push(format!(
                 "`{name}` is public at {}: one path per type, one type per name",
                 paths.join(" and ")
-            ));
-        }
-    }
-    for (name, count) in SECOND_PATHS {
-        let now = names.get(*name).map_or(0, Vec::len);
-        if now < *count {
-            problems.push(format!(
-                "`{name}` is in SECOND_PATHS with {count} paths but has {now} now: lower or \
-                 remove the entry"
             ));
         }
     }

@@ -4,7 +4,7 @@
 //! `exclude_guest` unless `G` / `H` is written.
 #![allow(dead_code)] // each test binary uses part of it
 
-use perf_event_core::abi::bitfield::attr as flag;
+use perf_event_core::abi::bitfield::attr_flags as flag;
 use perf_event_core::sys;
 
 pub const EU: u64 = flag::EXCLUDE_USER.mask();

@@ -33,7 +33,7 @@
 use perf_bench::perf_file::perf_data_writer;
 use perf_bench::spread::min_median_max;
 use perf_bench::storm::{cpus, pin, tracepoint_id, Storm};
-use perf_event_core::abi::bitfield::attr as flag;
+use perf_event_core::abi::bitfield::attr_flags as flag;
 use perf_event_core::attr::Attr;
 use perf_event_core::event::Event;
 use perf_event_core::fd::EventFd;

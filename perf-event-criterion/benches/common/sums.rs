@@ -2,7 +2,8 @@
 // criterion release they test into scope as `criterion` first.
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
-use perf_event_criterion::{Counter, PerfMeasurement};
+use perf_event_core::monitor::Counter;
+use perf_event_criterion::PerfMeasurement;
 use std::hint::black_box;
 
 fn sums(c: &mut Criterion<PerfMeasurement>) {

@@ -2,10 +2,9 @@
 //! the events harnesses ask for by name, a monitor over a list of threads,
 //! and per-iteration statistics.
 //!
-//! - [`Counter`]: instructions, cycles, branch and cache misses,
-//!   task-clock or any perf event string, opened as a monitor group, with
-//!   errors that say which software event works where a hardware one is
-//!   missing (a VM without a PMU, `perf_event_paranoid`).
+//! - [`event_counter`]: a [`Counter`](perf_event_core::monitor::Counter)
+//!   (the core's named events: instructions, cycles, branch and cache
+//!   misses, task-clock, any one attr) from a perf event string.
 //! - [`PerThread`]: the same group opened on each thread of a given list
 //!   of thread ids (`perf stat -t`); a read sums one group read per
 //!   thread.
@@ -23,5 +22,5 @@ mod counter;
 pub mod stats;
 mod threads;
 
-pub use counter::{Counter, CounterError, CounterErrorKind};
+pub use counter::{event_counter, EventCounterError};
 pub use threads::PerThread;

@@ -4,8 +4,7 @@
 //!
 //! ```
 //! use perf_event_host::measure::stats::{measure, Runs};
-//! use perf_event_host::measure::Counter;
-//! use perf_event_core::monitor::Threads;
+//! use perf_event_core::monitor::{Counter, Threads};
 //!
 //! let mut m = Counter::open(&[Counter::TaskClock], Threads::Caller)?;
 //! let report = measure(&mut m, &Runs::new(20).batch(10), || {

@@ -16,7 +16,7 @@
 //! `exclude_guest` by default.
 
 use core::fmt;
-use perf_event_core::abi::bitfield::attr as flag;
+use perf_event_core::abi::bitfield::attr_flags as flag;
 use perf_event_core::attr::Attr;
 
 /// The modifiers written after an event or a group.

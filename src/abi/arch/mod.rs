@@ -21,7 +21,7 @@ mod sparc64;
 mod x86;
 mod x86_64;
 
-use super::ioctl::Encoding;
+use super::ioctl_numbers::Encoding;
 use core::ffi::c_long;
 
 /// An architecture with a perf register ABI (the kernel's
