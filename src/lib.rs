@@ -3,8 +3,8 @@
 //! Complete bindings to Linux `perf_event_open(2)` and the zero-cost core that
 //! every perf library, profiler and benchmark harness needs.
 //!
-//! The crate is `no_std` and allocation-free unless feature `std` (on by
-//! default) is enabled.
+//! The crate allocates nothing, and is `no_std` unless feature `std` (on
+//! by default) adds std's trait impls.
 //!
 //! ## Where `unsafe` lives
 //!
@@ -57,17 +57,16 @@
 //!
 //! The std-only layers built on this crate are their own packages:
 //! `perf-event-host` (sysfs discovery, perf's event strings, event and ring
-//! sets, the workload launcher, named counters and measuring statistics,
+//! sets, the workload launcher, a counter from an event string and measuring statistics,
 //! the `stat` example) and `perf-data-file` (perf.data in and out, the
 //! `sample` example).
 //!
 //! ## Features
 //!
-//! - `std` (default): std trait impls (`Error`, `AsFd`, conversions to
-//!   `std::io::Error`), and the one module that allocates: the process
-//!   calls of `linux::process` (perf-event-host's workload launcher is
-//!   built on them). Without it the crate is `#![no_std]` and
-//!   allocation-free, on the same Linux targets.
+//! - `std` (default): std trait impls only (`Error`, `AsFd`, conversions
+//!   to `std::io::Error` and `OwnedFd`); every module is there without it.
+//!   Without it the crate is `#![no_std]`; with or without it, it
+//!   allocates nothing.
 //! - `bindgen`: generate [`sys`] at build time from the installed kernel
 //!   headers instead of using the vendored bindings (needs libclang).
 #![cfg_attr(not(feature = "std"), no_std)]

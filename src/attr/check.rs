@@ -253,7 +253,6 @@ impl Attr {
 
     /// [`Attr::check_for`] the running kernel, plus the system limits
     /// (`perf_event_max_sample_rate`).
-    #[cfg(feature = "std")]
     pub fn check_here(&self) -> Result<(), AttrError> {
         if let Some(kernel) = crate::linux::system::kernel_version() {
             self.check_for(kernel)?;

@@ -1,5 +1,6 @@
 //! `read(2)` and `close(2)` on raw fds (`unsafe fn`: the caller keeps the
-//! number open), and `poll(2)` on borrowed ones ([`PollFd`]).
+//! number open), [`Fd`] (an owned fd of any other kind: a pipe end, a
+//! pidfd), and `poll(2)` on borrowed ones ([`PollFd`]).
 
 #![allow(unsafe_code)] // every unsafe block here says why it is sound (SAFETY:)
 
@@ -41,6 +42,73 @@ pub unsafe fn read(fd: c_int, buf: &mut [u8]) -> Result<usize, Errno> {
 pub unsafe fn close(fd: c_int) {
     // SAFETY: the caller owns `fd` and gives it up.
     unsafe { libc::close(fd) };
+}
+
+/// An owned fd that is not a perf event (a pipe end, a pidfd: see
+/// `linux::process`), closed on drop, with or without std. Perf events
+/// have their own, [`EventFd`]. With feature `std` it is `AsFd`,
+/// `AsRawFd` and converts into `OwnedFd`.
+#[derive(Debug)]
+pub struct Fd {
+    fd: c_int,
+}
+
+impl Fd {
+    /// Takes ownership of `fd`.
+    ///
+    /// # Safety
+    ///
+    /// `fd` must be open, and nothing else may close it or use the number
+    /// after this value is dropped.
+    #[inline]
+    pub unsafe fn from_raw(fd: c_int) -> Fd {
+        Fd { fd }
+    }
+
+    /// The fd number, borrowed: valid while `self` lives.
+    #[inline]
+    pub fn raw(&self) -> c_int {
+        self.fd
+    }
+
+    /// Gives up ownership: the caller closes the returned number.
+    #[inline]
+    pub fn into_raw(self) -> c_int {
+        let fd = self.fd;
+        core::mem::forget(self);
+        fd
+    }
+}
+
+impl Drop for Fd {
+    fn drop(&mut self) {
+        // SAFETY: `self` owns the fd, and it is not used after this.
+        unsafe { close(self.fd) };
+    }
+}
+
+#[cfg(feature = "std")]
+impl std::os::fd::AsRawFd for Fd {
+    fn as_raw_fd(&self) -> std::os::fd::RawFd {
+        self.fd
+    }
+}
+
+#[cfg(feature = "std")]
+impl std::os::fd::AsFd for Fd {
+    fn as_fd(&self) -> std::os::fd::BorrowedFd<'_> {
+        // SAFETY: the fd is open for as long as `self` is borrowed.
+        unsafe { std::os::fd::BorrowedFd::borrow_raw(self.fd) }
+    }
+}
+
+#[cfg(feature = "std")]
+impl From<Fd> for std::os::fd::OwnedFd {
+    fn from(fd: Fd) -> std::os::fd::OwnedFd {
+        use std::os::fd::FromRawFd;
+        // SAFETY: `into_raw` gives up the only owner of an open fd.
+        unsafe { std::os::fd::OwnedFd::from_raw_fd(fd.into_raw()) }
+    }
 }
 
 /// One entry of a [`poll`] set: `struct pollfd` (same layout), holding a

@@ -33,7 +33,8 @@
 //!   [`crate::fd`] only.
 //! - [`fields`]: `perf_event_attr`'s union members and flag word by their
 //!   kernel names, and the struct as bytes.
-//! - [`io`]: `read(2)`, `close(2)`, `poll(2)`.
+//! - [`io`]: `read(2)`, `close(2)`, `poll(2)`, and [`io::Fd`], an owned fd
+//!   that is not a perf event (a pipe end, a pidfd).
 //! - [`epoll`]: `epoll_create1(2)`, `epoll_ctl(2)`, `epoll_wait(2)` (the ring set's one wait).
 //! - [`membarrier`]: `membarrier(2)`'s global barrier (the merge's round
 //!   barrier).
@@ -44,7 +45,7 @@
 //! - [`access`]: who may call `perf_event_open`: the caller's capabilities
 //!   ([`access::Caller`], `capget(2)`), its seccomp mode and the probe that
 //!   tells whether a seccomp filter intercepts `perf_event_open`.
-//! - `process` (feature `std`): a child held before `exec`, pipes,
+//! - [`process`]: a child held before `exec`, pipes,
 //!   `pidfd_open(2)`, `waitid(2)`, `wait4(2)`, `kill(2)` (the workload launcher's calls).
 //! - [`rlimit`]: `setrlimit(2)` (raising RLIMIT_NOFILE for event sets).
 
@@ -59,7 +60,6 @@ pub mod ioctl;
 pub mod membarrier;
 pub mod mmap;
 pub mod prctl;
-#[cfg(feature = "std")]
 pub mod process;
 pub mod rlimit;
 mod syscall;

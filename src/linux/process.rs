@@ -1,7 +1,8 @@
 //! Processes: a child held before `exec`, pipes, `pidfd_open(2)`,
 //! `waitid(2)` / `wait4(2)` and `kill(2)` — what perf-event-host's `workload` is
-//! built on. With feature `std` only (the fds are [`OwnedFd`]s, the argv
-//! [`CString`]s).
+//! built on. `no_std` and allocation-free: the fds are [`Fd`]s (with feature
+//! `std`, `AsFd` and `Into<OwnedFd>`), the argv `&CStr`s with a slot array
+//! the caller provides.
 //!
 //! Kernel facts used here:
 //! - `pipe2(2)` with `O_CLOEXEC` (Linux 2.6.27): a pipe end marked
@@ -14,10 +15,11 @@
 
 #![allow(unsafe_code)] // every unsafe block here says why it is sound (SAFETY:)
 
+use super::io::Fd;
 use super::types::{c_int, pid_t};
 use crate::linux::errno::Errno;
-use std::ffi::CString;
-use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+use core::ffi::{c_char, CStr};
+use core::fmt;
 
 /// A forked child blocked before `execvp(3)` (see [`fork_held`]).
 #[derive(Debug)]
@@ -27,21 +29,21 @@ pub struct HeldChild {
     /// Writing one byte here (or closing it) releases the child: with a
     /// byte it execs, without one (closed) it exits with status 127
     /// unexecuted.
-    pub go: OwnedFd,
+    pub go: Fd,
     /// After the release: 4 bytes (the exec errno, native endian) if the
     /// exec failed, end of file if it succeeded (see [`read_exec_errno`]).
-    pub exec_errno: OwnedFd,
+    pub exec_errno: Fd,
 }
 
 /// A pipe, both ends close-on-exec: `(read end, write end)`.
-pub fn pipe() -> Result<(OwnedFd, OwnedFd), Errno> {
+pub fn pipe() -> Result<(Fd, Fd), Errno> {
     let mut fds = [0 as c_int; 2];
     // SAFETY: pipe2 writes two fds into a valid 2-element array.
     if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
         return Err(Errno::last());
     }
     // SAFETY: both fds are new and owned by nobody else.
-    Ok(unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) })
+    Ok(unsafe { (Fd::from_raw(fds[0]), Fd::from_raw(fds[1])) })
 }
 
 /// Forks a child that waits for a byte on a pipe before
@@ -53,19 +55,30 @@ pub fn pipe() -> Result<(OwnedFd, OwnedFd), Errno> {
 /// signal mask. Between
 /// `fork` and `exec` it only calls async-signal-safe functions (`close`,
 /// `read`, `execvp`, `write`, `_exit`) on memory prepared before the fork,
-/// so this is safe in a multi-threaded program. `argv` must not be empty.
-pub fn fork_held(argv: &[CString]) -> Result<HeldChild, Errno> {
+/// so this is safe in a multi-threaded program.
+///
+/// `slots` is where the NULL-terminated `char *argv[]` that `execvp` takes
+/// is built (no allocation here): at least `argv.len() + 1` entries, their
+/// contents overwritten. `EINVAL` if `argv` is empty, `E2BIG` if `slots`
+/// is too short; nothing is forked then.
+pub fn fork_held(argv: &[&CStr], slots: &mut [*const c_char]) -> Result<HeldChild, Errno> {
     if argv.is_empty() {
         return Err(Errno(super::errno::EINVAL));
     }
+    let Some(ptrs) = slots.get_mut(..argv.len() + 1) else {
+        return Err(Errno(super::errno::E2BIG));
+    };
+    for (slot, arg) in ptrs.iter_mut().zip(argv) {
+        *slot = arg.as_ptr();
+    }
+    ptrs[argv.len()] = core::ptr::null();
+    let ptrs: &[*const c_char] = ptrs;
     let (go_read, go_write) = pipe()?;
     let (failed_read, failed_write) = pipe()?;
-    let mut ptrs: Vec<*const libc::c_char> = argv.iter().map(|a| a.as_ptr()).collect();
-    ptrs.push(core::ptr::null());
-    let (go_fd, failed_fd) = (go_read.as_raw_fd(), failed_write.as_raw_fd());
+    let (go_fd, failed_fd) = (go_read.raw(), failed_write.raw());
     // The child closes the parent's ends: its own copy of `go`'s write end
     // would keep the read from ever seeing end of file.
-    let (parent_go, parent_failed) = (go_write.as_raw_fd(), failed_read.as_raw_fd());
+    let (parent_go, parent_failed) = (go_write.raw(), failed_read.raw());
     // SAFETY: fork has no memory preconditions; the child branch below
     // only calls async-signal-safe functions and never returns.
     let pid = unsafe { libc::fork() };
@@ -108,10 +121,11 @@ pub fn fork_held(argv: &[CString]) -> Result<HeldChild, Errno> {
 }
 
 /// `write(fd, bytes)` once, retried on `EINTR`: the bytes written.
-pub fn write(fd: &OwnedFd, bytes: &[u8]) -> Result<usize, Errno> {
+pub fn write(fd: &Fd, bytes: &[u8]) -> Result<usize, Errno> {
     loop {
-        // SAFETY: `bytes` is readable for its whole length.
-        let n = unsafe { libc::write(fd.as_raw_fd(), bytes.as_ptr().cast(), bytes.len()) };
+        // SAFETY: `bytes` is readable for its whole length; `fd` is
+        // borrowed open for the call.
+        let n = unsafe { libc::write(fd.raw(), bytes.as_ptr().cast(), bytes.len()) };
         if n >= 0 {
             return Ok(n as usize);
         }
@@ -124,12 +138,12 @@ pub fn write(fd: &OwnedFd, bytes: &[u8]) -> Result<usize, Errno> {
 
 /// Reads [`HeldChild::exec_errno`] to its end: `Some(errno)` if the exec
 /// failed, `None` if it succeeded (end of file at once).
-pub fn read_exec_errno(fd: &OwnedFd) -> Result<Option<c_int>, Errno> {
+pub fn read_exec_errno(fd: &Fd) -> Result<Option<c_int>, Errno> {
     let mut buf = [0u8; 4];
     let mut got = 0;
     while got < 4 {
         // SAFETY: `fd` is borrowed open for the call.
-        match unsafe { super::io::read(fd.as_raw_fd(), &mut buf[got..]) } {
+        match unsafe { super::io::read(fd.raw(), &mut buf[got..]) } {
             Ok(0) => return Ok(None),
             Ok(n) => got += n,
             Err(e) if e.0 == libc::EINTR => {}
@@ -141,21 +155,21 @@ pub fn read_exec_errno(fd: &OwnedFd) -> Result<Option<c_int>, Errno> {
 
 /// `pidfd_open(pid, 0)` (Linux 5.3): an fd that polls readable once the
 /// process has exited. `ENOSYS` before 5.3, `ESRCH` for no such process.
-pub fn pidfd_open(pid: pid_t) -> Result<OwnedFd, Errno> {
+pub fn pidfd_open(pid: pid_t) -> Result<Fd, Errno> {
     // SAFETY: pidfd_open takes two integers and returns a new fd or -1.
     let fd = unsafe { libc::syscall(libc::SYS_pidfd_open, pid, 0) };
     if fd < 0 {
         return Err(Errno::last());
     }
     // SAFETY: the fd is new and owned by nobody else.
-    Ok(unsafe { OwnedFd::from_raw_fd(fd as c_int) })
+    Ok(unsafe { Fd::from_raw(fd as c_int) })
 }
 
 /// `pidfd_open(tid, PIDFD_THREAD)` (Linux 6.9): an fd that polls readable
 /// once the thread `tid` has exited, whether or not it leads its thread
 /// group. `EINVAL` before 6.9 (the flag is unknown there) and, on every
 /// kernel, `ENOSYS` before 5.3; `ESRCH` for no such thread.
-pub fn pidfd_open_thread(tid: pid_t) -> Result<OwnedFd, Errno> {
+pub fn pidfd_open_thread(tid: pid_t) -> Result<Fd, Errno> {
     // PIDFD_THREAD is O_EXCL (its value differs per architecture).
     let flags = libc::O_EXCL as libc::c_uint;
     // SAFETY: pidfd_open takes two integers and returns a new fd or -1.
@@ -164,7 +178,7 @@ pub fn pidfd_open_thread(tid: pid_t) -> Result<OwnedFd, Errno> {
         return Err(Errno::last());
     }
     // SAFETY: the fd is new and owned by nobody else.
-    Ok(unsafe { OwnedFd::from_raw_fd(fd as c_int) })
+    Ok(unsafe { Fd::from_raw(fd as c_int) })
 }
 
 /// `waitid(P_PID, pid, WEXITED | WNOWAIT)`: whether the child `pid` has
@@ -259,18 +273,97 @@ pub const fn term_signal(status: c_int) -> Option<c_int> {
 }
 
 /// `strerror(errno)`: the C library's text for an errno ("No such file or
-/// directory"), as perf prints it.
-pub fn strerror(errno: c_int) -> String {
-    // SAFETY: strerror returns a NUL-terminated string, copied at once.
-    unsafe { std::ffi::CStr::from_ptr(libc::strerror(errno)) }
-        .to_string_lossy()
-        .into_owned()
+/// directory"), as perf prints it; written when displayed (XSI
+/// `strerror_r(3)` into a buffer on the stack: nothing shared, nothing
+/// allocated).
+pub fn strerror(errno: c_int) -> impl fmt::Display {
+    struct Text(c_int);
+    impl fmt::Display for Text {
+        fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+            let mut buf = [0u8; 256];
+            // SAFETY: the XSI strerror_r writes at most `buf.len()` bytes,
+            // NUL-terminated, into `buf` (or fails and leaves it zeroed).
+            let failed = unsafe { libc::strerror_r(self.0, buf.as_mut_ptr().cast(), buf.len()) };
+            match CStr::from_bytes_until_nul(&buf) {
+                Ok(text) if failed == 0 && !text.is_empty() => lossy(f, text),
+                _ => write!(f, "Unknown error {}", self.0),
+            }
+        }
+    }
+    Text(errno)
 }
 
-/// `strsignal(sig)`: the C library's text for a signal ("Terminated").
-pub fn strsignal(sig: c_int) -> String {
-    // SAFETY: strsignal returns a NUL-terminated string, copied at once.
-    unsafe { std::ffi::CStr::from_ptr(libc::strsignal(sig)) }
-        .to_string_lossy()
-        .into_owned()
+/// `strsignal(sig)`: the C library's text for a signal ("Terminated"),
+/// copied out when displayed.
+pub fn strsignal(sig: c_int) -> impl fmt::Display {
+    struct Text(c_int);
+    impl fmt::Display for Text {
+        fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+            // SAFETY: strsignal returns a NUL-terminated string, read at
+            // once (before this thread calls strsignal again).
+            lossy(f, unsafe { CStr::from_ptr(libc::strsignal(self.0)) })
+        }
+    }
+    Text(sig)
+}
+
+/// Writes a C string's bytes as text, invalid UTF-8 as U+FFFD.
+fn lossy(f: &mut fmt::Formatter<'_>, text: &CStr) -> fmt::Result {
+    for chunk in text.to_bytes().utf8_chunks() {
+        f.write_str(chunk.valid())?;
+        if !chunk.invalid().is_empty() {
+            f.write_str("\u{FFFD}")?;
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_c_library_texts_of_an_errno_and_a_signal() {
+        assert_eq!(
+            strerror(libc::ENOENT).to_string(),
+            "No such file or directory"
+        );
+        assert_eq!(strerror(100_000).to_string(), "Unknown error 100000");
+        assert_eq!(strsignal(SIGTERM).to_string(), "Terminated");
+    }
+
+    #[test]
+    fn argv_slots_too_short_or_no_argv_fork_nothing() {
+        let argv = [c"true", c"x"];
+        let mut slots = [core::ptr::null(); 2];
+        assert_eq!(
+            fork_held(&argv, &mut slots).unwrap_err().0,
+            crate::linux::errno::E2BIG
+        );
+        assert_eq!(
+            fork_held(&[], &mut slots).unwrap_err().0,
+            crate::linux::errno::EINVAL
+        );
+    }
+
+    #[test]
+    fn a_held_child_execs_once_released() {
+        let argv = [c"true"];
+        let mut slots = [core::ptr::null(); 4];
+        let child = fork_held(&argv, &mut slots).unwrap();
+        assert_eq!(write(&child.go, &[1]), Ok(1));
+        assert_eq!(read_exec_errno(&child.exec_errno), Ok(None));
+        let reaped = wait4(child.pid).unwrap();
+        assert_eq!(exit_code(reaped.status), Some(0));
+    }
+
+    #[test]
+    fn an_exec_that_fails_reports_its_errno() {
+        let argv = [c"/no/such/program"];
+        let mut slots = [core::ptr::null(); 2];
+        let child = fork_held(&argv, &mut slots).unwrap();
+        write(&child.go, &[1]).unwrap();
+        assert_eq!(read_exec_errno(&child.exec_errno), Ok(Some(libc::ENOENT)));
+        assert_eq!(exit_code(wait4(child.pid).unwrap().status), Some(127));
+    }
 }

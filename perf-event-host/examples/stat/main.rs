@@ -69,12 +69,10 @@ fn fail(failure: Failure) -> ! {
 
 /// `argv0: description` for a command killed by `sig` (psignal(3)).
 fn report_signal(argv0: &str, sig: i32) {
-    // SAFETY: strsignal returns a NUL-terminated string valid until the
-    // next call; it is copied at once.
-    let text = unsafe { CStr::from_ptr(libc::strsignal(sig)) }
-        .to_string_lossy()
-        .into_owned();
-    eprintln!("{argv0}: {text}");
+    eprintln!(
+        "{argv0}: {}",
+        perf_event_core::linux::process::strsignal(sig)
+    );
 }
 
 /// `# started on <ctime>` as perf heads an output file.

@@ -3,9 +3,10 @@
 
 use perf_event_core::linux::errno::Errno;
 use perf_event_core::linux::errno::ENOSYS;
+use perf_event_core::linux::io::Fd;
 use perf_event_core::linux::io::{poll, PollFd, POLLIN};
 use perf_event_core::linux::process;
-use std::os::fd::{AsFd, AsRawFd, OwnedFd, RawFd};
+use std::os::fd::{AsFd, AsRawFd, RawFd};
 use std::time::Duration;
 
 /// An fd that becomes readable (`POLLIN`) when a process exits: no
@@ -18,7 +19,7 @@ use std::time::Duration;
 ///   child unreaped (its pid stays valid until the caller reaps it).
 #[derive(Debug)]
 pub struct ExitWatch {
-    fd: OwnedFd,
+    fd: Fd,
     pid: i32,
 }
 

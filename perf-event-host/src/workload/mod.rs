@@ -42,9 +42,9 @@ pub use error::WorkloadError;
 pub use exit_watch::{wait_any, ExitWatch};
 
 use perf_event_core::linux::errno::Errno;
+use perf_event_core::linux::io::Fd;
 use perf_event_core::linux::process;
-use std::ffi::{CString, OsStr};
-use std::os::fd::OwnedFd;
+use std::ffi::{CStr, CString, OsStr};
 use std::os::unix::ffi::OsStrExt;
 use std::time::Duration;
 
@@ -76,8 +76,8 @@ impl Exit {
 pub struct Workload {
     pid: i32,
     program: String,
-    go: Option<OwnedFd>,
-    exec_errno: Option<OwnedFd>,
+    go: Option<Fd>,
+    exec_errno: Option<Fd>,
     watch: ExitWatch,
     exited: bool,
     reaped: Option<Exit>,
@@ -96,7 +96,9 @@ impl Workload {
                 CString::new(a.as_ref().as_bytes()).map_err(|_| WorkloadError::Argument { index })
             })
             .collect::<Result<Vec<_>, _>>()?;
-        let child = process::fork_held(&args).map_err(WorkloadError::Fork)?;
+        let argv: Vec<&CStr> = args.iter().map(|a| a.as_c_str()).collect();
+        let mut slots = vec![std::ptr::null(); argv.len() + 1];
+        let child = process::fork_held(&argv, &mut slots).map_err(WorkloadError::Fork)?;
         let watch = match ExitWatch::child(child.pid) {
             Ok(w) => w,
             Err(e) => {
