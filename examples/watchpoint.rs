@@ -8,7 +8,7 @@
 use perf_event_core::attr::Attr;
 use perf_event_core::event::{BreakpointType, Event};
 use perf_event_core::open::{open, OpenFlags, Scope};
-use perf_event_core::record::{Record, SampleLayout};
+use perf_event_core::record::SampleLayout;
 use perf_event_core::ring::RingBuffer;
 use perf_event_core::sys;
 use std::collections::BTreeMap;
@@ -53,15 +53,18 @@ fn main() {
     let _ = WATCHED.load(Ordering::Relaxed); // reads do not trigger a write watchpoint
     fd.disable(false).unwrap();
     let count = fd.read_counts().unwrap().value;
-    let layout = SampleLayout::from_attr(&attr);
+    // The sample's ip, read through the layout's prefix (offsets computed
+    // once; `RawRecord::parse` would decode the whole record).
+    let prefix = SampleLayout::from_attr(&attr).prefix();
     let mut by_ip: BTreeMap<u64, u64> = BTreeMap::new();
     let mut batch = ring.records();
+    let mut scratch = [0u8; 64];
     while let Some(Ok(rec)) = batch.next() {
-        let mut scratch = [0u8; 256];
-        if let Ok(p) = rec.parse(&layout, &mut scratch) {
-            if let Record::Sample(s) = p.record {
-                *by_ip.entry(s.ip().unwrap_or(0)).or_default() += 1;
+        match rec.bytes(&mut scratch) {
+            Ok(bytes) if prefix.is_sample(bytes) => {
+                *by_ip.entry(prefix.ip(bytes).unwrap_or(0)).or_default() += 1;
             }
+            _ => {}
         }
     }
     println!("watchpoint on {addr:#x}: {count} writes (10 in bump, 1 in reset)");

@@ -211,7 +211,7 @@
 //! | `counter.read()`, `read_full()` (value and times) | `fd.read_counts()`: [`Counts`](crate::read_format::Counts), value and times; `Counts::scaled` for a multiplexed count |
 //! | `Group::new()`, `group.add(&builder)`, `group.read()` around a region | [`monitor::Monitor`](crate::monitor::Monitor)`::open([attr; N])`, `start` / `stop`: one group read per end, or none where the PMU allows user-space reads |
 //! | groups per CPU and per thread, by hand | perf-event-host's `set::EventSet` (every CPU, every thread of a process, every core type, read together) |
-//! | `counter.sampled(bytes)` -> `Sampler`, `next_record()`, `parse_record()` | [`RingBuffer::map`](crate::ring::RingBuffer::map)`(&fd, pages)`, `records()`, `RawRecord::parse(&layout, ..)` ([`record::SampleLayout`](crate::record::SampleLayout) from the attr) |
+//! | `counter.sampled(bytes)` -> `Sampler`, `next_record()`, `parse_record()` | [`RingBuffer::map`](crate::ring::RingBuffer::map)`(&fd, pages)`, `records()`, then a sample's ip / pid_tid / time through `SampleLayout::from_attr(&attr).prefix()` ([`record::SamplePrefix`](crate::record::SamplePrefix), on `RawRecord::bytes`), or the whole record with `RawRecord::parse(&layout, ..)` (see [`ring`](crate::ring#draining-a-ring)) |
 //! | samplers on every CPU, by hand | perf-event-host's `ringset::RingSet` (one epoll wait, a time-ordered merge, loss per ring) |
 //! | `Tracepoint::with_id(id)` (the id read by the caller) | `Event::Tracepoint(id)`; perf-event-host's `parse::parse("sched:sched_switch", ..)` finds the id |
 //!

@@ -167,18 +167,29 @@ impl<'b> RawRecord<'b> {
         Ok(out)
     }
 
-    /// Parses the record in place, or in `scratch` when it wraps (a record
-    /// is at most 65535 bytes).
+    /// The record as one slice: in place, or copied into `scratch` when it
+    /// wraps the ring's end (rare: `scratch` needs the record's size, at
+    /// most 65535 bytes; the size of the samples read is enough).
+    /// [`SamplePrefix`](crate::record::SamplePrefix) reads a sample's
+    /// one-word fields from it (the fast path); [`RawRecord::parse`] the
+    /// whole record.
+    #[inline(always)]
+    pub fn bytes<'c>(&'c self, scratch: &'c mut [u8]) -> Result<&'c [u8], RingError> {
+        match self.contiguous() {
+            Some(b) => Ok(b),
+            None => self.copy_into(scratch),
+        }
+    }
+
+    /// Parses the record in place, or in `scratch` when it wraps (see
+    /// [`RawRecord::bytes`]).
     #[inline]
     pub fn parse<'c>(
         &'c self,
         layout: &SampleLayout,
         scratch: &'c mut [u8],
     ) -> Result<Parsed<'c>, ParseRecordError> {
-        let bytes = match self.contiguous() {
-            Some(b) => b,
-            None => self.copy_into(scratch).map_err(ParseRecordError::Ring)?,
-        };
+        let bytes = self.bytes(scratch).map_err(ParseRecordError::Ring)?;
         record::parse(layout, bytes).map_err(ParseRecordError::Record)
     }
 }

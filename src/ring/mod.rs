@@ -7,6 +7,58 @@
 //! two points the kernel does not write the bytes `[tail, head)` (in the
 //! default, non-overwrite mode it never writes past `data_tail`), so the
 //! records can be lent out as plain byte slices.
+//!
+//! # Draining a ring
+//!
+//! [`RingBuffer::records`] is the one way to drain a ring: a [`Batch`] of
+//! the records up to `data_head`, freed for the kernel when it is dropped.
+//! A profiler's hot fields (ip, pid/tid, time, id, cpu, period) are read
+//! straight from a record's bytes through the layout's
+//! [`SamplePrefix`](crate::record::SamplePrefix), offsets computed once;
+//! [`RawRecord::parse`] decodes a whole record (callchain, registers,
+//! side-band records) when it is needed. (BENCHMARKS.md, "Draining one
+//! ring": the prefix path costs about twice a raw reader that reads the
+//! three fields at hard-coded offsets, a full parse more.)
+//!
+//! ```
+//! use perf_event_core::attr::Attr;
+//! use perf_event_core::event::{Event, Software};
+//! use perf_event_core::open::{open, OpenFlags, Scope};
+//! use perf_event_core::record::SampleLayout;
+//! use perf_event_core::ring::RingBuffer;
+//! use perf_event_core::abi::SampleType;
+//!
+//! // Every page fault of this thread in user space, with ip, pid/tid, time.
+//! let attr = Attr::new(Event::Software(Software::PageFaults))
+//!     .sample_period(1)
+//!     .sample_type(SampleType::IP | SampleType::TID | SampleType::TIME)
+//!     .exclude_kernel(true)
+//!     .exclude_hv(true);
+//! let fd = open(&attr, Scope::this_thread(), None, OpenFlags::new())?;
+//! let mut ring = RingBuffer::map(&fd, 8)?;
+//! let touched = vec![1u8; 1 << 20]; // fresh pages, each written: one fault each
+//! fd.disable(false)?;
+//! let prefix = SampleLayout::from_attr(&attr).prefix();
+//! let (mut scratch, mut samples) = ([0u8; 64], 0);
+//! let mut batch = ring.records();
+//! while let Some(record) = batch.next() {
+//!     let record = record?; // a corrupt stretch: says what was skipped
+//!     let bytes = record.bytes(&mut scratch)?;
+//!     if prefix.is_sample(bytes) {
+//!         let (ip, time) = (prefix.ip(bytes), prefix.time(bytes));
+//!         let (pid, tid) = prefix.pid_tid(bytes).unwrap_or_default();
+//!         assert!(ip.is_some() && time.is_some() && pid > 0 && tid > 0);
+//!         samples += 1;
+//!     }
+//! }
+//! drop(batch); // frees the records for the kernel
+//! assert!(samples > 0, "{} bytes touched", touched.len());
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+//!
+//! [`RingBuffer::peek`] walks without freeing: records stay lent until
+//! [`RingBuffer::commit`], so that a reader can hold records of several
+//! rings at once (perf-event-host's ring set and its time-ordered merge).
 
 #![allow(unsafe_code)] // every unsafe block here says why it is sound (SAFETY:)
 

@@ -83,10 +83,7 @@ pub fn parse<'a>(
     rec: &'a RawRecord<'_>,
     scratch: &'a mut [u8],
 ) -> Record<'a> {
-    let bytes = match rec.contiguous() {
-        Some(b) => b,
-        None => rec.copy_into(scratch).unwrap(),
-    };
+    let bytes = rec.bytes(scratch).unwrap();
     record::parse(layout, bytes)
         .unwrap_or_else(|e| panic!("torn or malformed record {:?}: {e}", rec.header))
         .record

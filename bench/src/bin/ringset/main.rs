@@ -31,6 +31,7 @@
 mod loss;
 mod write;
 
+use perf_bench::raw_ring::Raw;
 use perf_bench::storm::{prctls, tracepoint_id};
 use perf_event::events::Tracepoint;
 use perf_event::{Builder, SampleFlag};
@@ -42,7 +43,6 @@ use perf_event_core::record::{Record, SampleLayout};
 use perf_event_core::sys;
 use perf_event_host::ringset::{Entry, Options, RingSet};
 use std::hint::black_box;
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Instant;
 
 const K: u32 = 5_000;
@@ -110,74 +110,6 @@ fn page_size() -> usize {
     perf_event_core::linux::mmap::page_size()
 }
 
-/// The floor: headers walked, three fields read at fixed offsets.
-struct Raw {
-    fd: EventFd,
-    base: *mut u8,
-    len: usize,
-}
-
-impl Raw {
-    fn new(id: u64) -> Raw {
-        let fd = open(&attr(id), Scope::this_thread(), None, OpenFlags::new()).unwrap();
-        let len = (PAGES + 1) * page_size();
-        // SAFETY: the documented 1 + 2^n page mapping of a perf fd.
-        let base = unsafe {
-            libc::mmap(
-                std::ptr::null_mut(),
-                len,
-                libc::PROT_READ | libc::PROT_WRITE,
-                libc::MAP_SHARED,
-                fd.raw(),
-                0,
-            )
-        };
-        assert_ne!(base, libc::MAP_FAILED);
-        Raw {
-            fd,
-            base: base.cast(),
-            len,
-        }
-    }
-
-    fn word(&self, off: usize) -> &AtomicU64 {
-        // SAFETY: an 8-aligned u64 field of the mapped metadata page.
-        unsafe { &*(self.base.add(off) as *const AtomicU64) }
-    }
-
-    #[inline(never)]
-    fn drain(&mut self) -> (u64, u64) {
-        let head = self
-            .word(std::mem::offset_of!(sys::perf_event_mmap_page, data_head))
-            .load(Ordering::Acquire);
-        let tail_w = self.word(std::mem::offset_of!(sys::perf_event_mmap_page, data_tail));
-        let mut pos = tail_w.load(Ordering::Relaxed);
-        let page = page_size();
-        let size = self.len - page;
-        let mask = size as u64 - 1;
-        let (mut n, mut sum) = (0, 0u64);
-        // SAFETY: the data area starts one page in; [tail, head) is stable.
-        let data = unsafe { self.base.add(page) };
-        while pos < head {
-            let off = (pos & mask) as usize;
-            let rd = |o: usize| -> u64 {
-                let at = (off + o) & mask as usize;
-                // SAFETY: inside the data area (masked); 8-aligned.
-                unsafe { std::ptr::read_volatile(data.add(at) as *const u64) }
-            };
-            let hdr = rd(0);
-            let (kind, rec) = (hdr as u32, hdr >> 48);
-            if kind == sys::PERF_RECORD_SAMPLE {
-                sum = sum.wrapping_add(rd(8) ^ rd(16) ^ rd(24));
-                n += 1;
-            }
-            pos += rec;
-        }
-        tail_w.store(pos, Ordering::Release);
-        (n, sum)
-    }
-}
-
 fn median(v: &mut [f64]) -> f64 {
     v.sort_by(|a, b| a.partial_cmp(b).unwrap());
     v[v.len() / 2]
@@ -210,12 +142,8 @@ fn drain_prefix(set: &mut RingSet) -> (u64, u64) {
     let (mut n, mut sum) = (0u64, 0u64);
     let mut scratch = [0u8; 64];
     set.drain(|_, _, rec| {
-        let bytes = match rec.contiguous() {
-            Some(b) => b,
-            None => match rec.copy_into(&mut scratch) {
-                Ok(b) => b,
-                Err(_) => return,
-            },
+        let Ok(bytes) = rec.bytes(&mut scratch) else {
+            return;
         };
         if prefix.is_sample(bytes) {
             let tid = prefix.pid_tid(bytes).map_or(0, |p| p.1 as u64);
@@ -300,7 +228,7 @@ fn drain_bench(id: u64, rings: usize, rounds: usize) {
     let mut pd = ours(id, rings, |_| Scope::this_thread(), PAGES);
     let mut mo = ours(id, rings, |_| Scope::this_thread(), PAGES);
     let mut b = pe2(id, rings, |_| None, PAGES);
-    let mut raws: Vec<Raw> = (0..rings).map(|_| Raw::new(id)).collect();
+    let mut raws: Vec<Raw> = (0..rings).map(|_| Raw::new(&attr(id), PAGES)).collect();
     let fds: Vec<&EventFd> = (0..rings)
         .flat_map(|e| {
             [
