@@ -1,8 +1,8 @@
-//! A run entry of the merge (`order::Run`): the record's time and a packed
+//! A run entry of the merge (`run::Run`): the record's time and a packed
 //! `meta` word (length, whether it carried a time, event), and the
 //! [`Front`] made back from them.
 
-use super::order::Front;
+use super::run::Front;
 
 /// A run entry's `meta`: length (low 16 bits: a record is at most 64 KiB),
 /// whether it carried a time (bit 16), event (high 32 bits).

@@ -1,15 +1,36 @@
-//! [`Merge`]: the time-ordered merge of records from several rings.
+//! [`Merge`]: the time-ordered merge of records from several rings, the
+//! one engine [`super::RingSet`] uses, public so that a reader of its own
+//! rings can apply the same rule (and so that it is fuzzed alone:
+//! positions and times in, releases out, no ring access).
+//!
+//! The merge keeps, per ring, only its *run* (`run.rs`): the records read and not yet
+//! released, which the ring holds in time order already (the position of
+//! the oldest, how many follow, and the front's key), and releases a record
+//! by lending it straight from its ring and reading the next front in
+//! place. Per record a fill round does the walk, the id/time peek, one
+//! compare and a count; a release puts the ring's next front back into the
+//! selection (`select.rs`: a sorted list, one compare when the rings are
+//! written in turn, or a tree, one match per level) and reads the next
+//! front's entry. The rare record older than its ring's latest time (a ring
+//! shared by CPUs that interleave) waits in a small sorted side queue of
+//! its ring, and the run steps over it (`skips`); so does a corrupt stretch
+//! the walk skipped. Nothing is allocated per record once those (usually
+//! empty) queues exist. Ties between rings go to the lower ring; within a
+//! ring, ring order. `merge_model.rs` checks it against a model written the
+//! plain way.
 
-use std::collections::VecDeque;
+use super::entry::front;
+use super::run::{key, NO_POS};
+use super::run::{Front, Run};
+use super::select::{Select, EMPTY};
 
-/// A record the merge holds: where it is and what it was keyed by.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+/// A record [`Merge::pop`] or [`Merge::flush`] released: where it is and
+/// what it was keyed by.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Pending {
     /// The time the merge orders by (a record without a time takes the
     /// latest time its ring showed before it).
     pub time: u64,
-    /// Arrival order: ties keep the order records were read in.
-    pub seq: u64,
     /// Index of the ring.
     pub ring: u32,
     /// Position of the record in its ring.
@@ -62,74 +83,6 @@ impl RingClock {
     }
 }
 
-/// The key of an empty ring's front in the selection tree: after every
-/// real key (a real `seq` is never `u64::MAX`).
-const EMPTY: u128 = u128::MAX;
-
-/// The `seq` bit that says the record carried a time of its own.
-const TIMED: u64 = 1 << 63;
-
-/// A held record as the queues store it: four aligned words (copied whole,
-/// where `Pending`'s mixed fields made each release shuffle bytes through
-/// the stack); the ring is the queue's.
-#[derive(Clone, Copy, Debug)]
-pub(crate) struct Slot {
-    /// The merge time.
-    pub(crate) time: u64,
-    /// Arrival order, with [`TIMED`].
-    seq: u64,
-    /// Position in the ring.
-    pub(crate) pos: u64,
-    /// Length (low half) and event (high half, `u32::MAX`: unknown).
-    meta: u64,
-}
-
-impl Slot {
-    /// Arrival order.
-    #[inline]
-    fn seq(&self) -> u64 {
-        self.seq & !TIMED
-    }
-
-    /// Whether the record carried a time of its own.
-    #[inline]
-    pub(crate) fn timed(&self) -> bool {
-        self.seq & TIMED != 0
-    }
-
-    /// Its length in bytes.
-    #[inline]
-    pub(crate) fn len(&self) -> u32 {
-        self.meta as u32
-    }
-
-    /// Its event (`u32::MAX`: unknown).
-    #[inline]
-    pub(crate) fn event(&self) -> u32 {
-        (self.meta >> 32) as u32
-    }
-
-    /// The public form.
-    #[inline]
-    fn pending(&self, ring: usize) -> Pending {
-        Pending {
-            time: self.time,
-            seq: self.seq(),
-            ring: ring as u32,
-            pos: self.pos,
-            len: self.len(),
-            event: self.event(),
-            timed: self.timed(),
-        }
-    }
-}
-
-/// A front's key: time, then arrival order (one compare orders both).
-#[inline]
-fn key(time: u64, seq: u64) -> u128 {
-    (u128::from(time) << 64) | u128::from(seq)
-}
-
 /// The time-ordered merge of records from several rings (perf's
 /// `util/ordered-events.c` and the rounds of `perf record`).
 ///
@@ -176,50 +129,28 @@ fn key(time: u64, seq: u64) -> u128 {
 /// makes the kernel drop records, counted as lost: the bound trades order
 /// against loss, and both are reported.
 ///
-/// The merge state (pure: no ring access, so it can be fuzzed alone).
-/// [`super::RingSet`] applies the same rule without this queue of
-/// positions: it keeps per ring only the run of records read and not yet
-/// released, which are already in time order, and lends them from the
-/// ring (`order.rs`, checked against a plain model as this one is).
-///
-/// Each ring's records wait in a queue of their own, kept sorted (a record
-/// is inserted from the back, so a ring in time order costs one compare).
-/// The oldest record is the winner of a tournament (loser) tree over the
-/// rings' fronts: releasing it replays one path, one compare per level
-/// (log2 of the rings); the tree is rebuilt (one compare per ring) only
-/// when another ring's front changed, once per round when rings are
-/// filled and then emptied. Whether it is safe is one compare with the
-/// *horizon*, the oldest of the rings' limits (a ring's limit: the later of
-/// the newest time it showed and the time a barrier round covered it to,
-/// as above), which only rises and is recomputed once after the pushes
-/// and round changes that moved it, not per record. Nothing is allocated
-/// per record once the queues have grown to the round's size.
+/// The merge state: per ring the run of records taken and not released
+/// (the module docs). [`Merge::push`] takes a ring's records in ring order,
+/// each at the position where the one before it ended (a gap is a stretch
+/// the run steps over, as a corrupt header's); [`Merge::pop`] releases the
+/// oldest when it is safe (or forced, the merge being full),
+/// [`Merge::flush`] whatever is oldest.
 #[derive(Debug)]
 pub struct Merge {
-    queues: Vec<VecDeque<Slot>>,
+    pub(crate) runs: Vec<Run>,
     held: usize,
-    rings: Vec<RingClock>,
     capacity: usize,
-    seq: u64,
-    /// Newest time seen so far.
     seen_max: Option<u64>,
-    /// What a ring read to its head in this round is covered to.
     round_bound: Option<u64>,
-    last_released: Option<u64>,
+    /// The newest time released (0: none yet, which nothing is older than).
+    last_released: u64,
     stats: MergeStats,
-    /// The tree's width: the rings rounded up to a power of two.
-    width: usize,
-    /// The loser of the match at each inner node `1..width` (key, ring);
-    /// node `i`'s children are `2i` and `2i + 1`, ring `r`'s leaf `width + r`.
-    losers: Vec<(u128, u32)>,
-    /// The overall winner: the oldest front (key [`EMPTY`]: none).
-    winner: (u128, u32),
-    /// A front changed other than by releasing the winner: rebuild first.
+    /// Which front is the oldest.
+    select: Select,
+    /// A front changed other than by a release of the winner.
     tree_stale: bool,
-    /// Scratch for rebuilding: the winners of each node.
-    winners: Vec<(u128, u32)>,
     /// Every record with a time up to this is safe (min over the rings'
-    /// limits; `None`: none is), valid unless `horizon_stale`.
+    /// limits), valid unless `horizon_stale`.
     horizon: Option<u64>,
     horizon_stale: bool,
 }
@@ -227,22 +158,21 @@ pub struct Merge {
 impl Merge {
     /// A merge over `rings` rings holding at most `capacity` (>= 1) records.
     pub fn new(rings: usize, capacity: usize) -> Merge {
-        let width = rings.next_power_of_two().max(1);
         Merge {
-            queues: vec![VecDeque::new(); rings],
+            runs: (0..rings)
+                .map(|_| Run {
+                    out_first: NO_POS,
+                    ..Run::default()
+                })
+                .collect(),
             held: 0,
-            rings: vec![RingClock::default(); rings],
             capacity: capacity.max(1),
-            seq: 0,
             seen_max: None,
             round_bound: None,
-            last_released: None,
+            last_released: 0,
             stats: MergeStats::default(),
-            width,
-            losers: vec![(EMPTY, 0); width],
-            winner: (EMPTY, 0),
-            tree_stale: false,
-            winners: vec![(EMPTY, 0); 2 * width],
+            select: Select::new(rings),
+            tree_stale: true,
             horizon: None,
             horizon_stale: true,
         }
@@ -269,6 +199,33 @@ impl Merge {
         self.seen_max
     }
 
+    fn compute_horizon(&self) -> Option<u64> {
+        let mut h = Some(u64::MAX);
+        for r in &self.runs {
+            h = h.min(r.clock.limit());
+        }
+        h
+    }
+
+    /// The key of ring `r`'s front.
+    #[inline]
+    fn front_key(&self, r: usize) -> u128 {
+        self.runs[r].front_key(r)
+    }
+
+    /// The oldest front's (time, ring).
+    fn oldest(&self) -> Option<(u64, usize)> {
+        let (k, r) = if self.tree_stale {
+            (0..self.runs.len())
+                .map(|r| (self.front_key(r), r as u32))
+                .min()
+                .unwrap_or((EMPTY, 0))
+        } else {
+            self.select.winner()
+        };
+        (k != EMPTY).then_some(((k >> 64) as u64, r as usize))
+    }
+
     /// Whether the oldest held record waits for a ring that has not shown a
     /// later time: the next round needs a barrier to release it.
     pub fn blocked(&self) -> bool {
@@ -287,6 +244,14 @@ impl Merge {
     /// covered up to `m`; `guarded: false` says the barrier was refused and
     /// `m` rests on perf's timing rule alone (counted).
     pub fn begin_round(&mut self, bound: Option<u64>, guarded: bool) {
+        for run in &mut self.runs {
+            // Drop what was released once it is most of the run: each
+            // entry moves at most once per time the run doubles.
+            if run.first > 0 && run.first >= run.n() {
+                run.entries.drain(..run.first);
+                run.first = 0;
+            }
+        }
         self.round_bound = bound;
         if bound.is_some() {
             if guarded {
@@ -297,19 +262,28 @@ impl Merge {
         }
     }
 
-    /// Says ring `ring` was read up to its head in this round.
-    pub fn drained(&mut self, ring: usize) {
-        if let (Some(r), Some(b)) = (self.rings.get_mut(ring), self.round_bound) {
-            r.covered_to = Some(r.covered_to.map_or(b, |c| c.max(b)));
+    /// Says ring `r` was read up to its head in this round.
+    pub fn drained(&mut self, r: usize) {
+        if let (Some(run), Some(b)) = (self.runs.get_mut(r), self.round_bound) {
+            let c = &mut run.clock.covered_to;
+            *c = Some(c.map_or(b, |c| c.max(b)));
             self.horizon_stale = true;
         }
     }
 
-    /// Takes a record of `ring` at `pos`, `len` bytes, with `time` (if it
-    /// has one) and `event`. Refused (`false`) when the merge is full
-    /// ([`Merge::has_room`]) or `ring` is out of range: leave the record in
-    /// its ring and take it later.
+    /// Records that can be taken before the merge is full.
     #[inline]
+    pub(crate) fn room(&self) -> usize {
+        self.capacity.saturating_sub(self.held)
+    }
+
+    /// Takes a record of `ring` at `pos`, `len` bytes, with `time` (if it
+    /// has one) and `event`, read in ring order: at the position where the
+    /// ring's previous record ended, or after it (the bytes between are
+    /// stepped over, as a corrupt stretch is). Refused (`false`) when the
+    /// merge is full ([`Merge::has_room`]), `ring` is out of range, or `pos`
+    /// lies before the end of the ring's previous record: leave the record
+    /// in its ring and take it later.
     pub fn push(
         &mut self,
         ring: usize,
@@ -321,159 +295,150 @@ impl Merge {
         if self.held >= self.capacity {
             return false;
         }
-        let (Some(clock), Some(q)) = (self.rings.get_mut(ring), self.queues.get_mut(ring)) else {
+        let Some(run) = self.runs.get_mut(ring) else {
             return false;
         };
-        if let Some(t) = time {
-            if clock.last_seen.is_none_or(|s| t > s) {
-                clock.last_seen = Some(t);
-                // The ring's limit may have risen, and with it the horizon.
-                self.horizon_stale = true;
+        if run.n() > 0 && pos != run.end {
+            // Positions count bytes in the ring's laps (mod 2^64).
+            let ahead = (pos as usize).wrapping_sub(run.end as usize);
+            if ahead > isize::MAX as usize {
+                return false;
             }
+            run.skipped(run.end, pos);
+        }
+        let stale = run.push(pos, len, time, event);
+        run.end = (pos as usize).wrapping_add(len as usize) as u64;
+        self.taken(1, 0, stale);
+        self.end_ring(ring, false);
+        true
+    }
+
+    /// Releases the oldest record if it is safe (or the merge is full: a
+    /// forced release, counted): `None` while it may still come after a
+    /// record a ring has not shown yet.
+    pub fn pop(&mut self) -> Option<Pending> {
+        self.take(false, false).map(|(r, f)| pending(r, f))
+    }
+
+    /// Releases the oldest record whether or not it is safe: once no ring
+    /// can produce more (the targets are gone or the events disabled).
+    pub fn flush(&mut self) -> Option<Pending> {
+        self.take(true, false).map(|(r, f)| pending(r, f))
+    }
+
+    /// `n` records were pushed into runs and `dropped` dropped from them
+    /// ([`Run::drop_all`]); `stale`: a front changed.
+    #[inline]
+    pub(crate) fn taken(&mut self, n: usize, dropped: usize, stale: bool) {
+        self.held = (self.held + n).saturating_sub(dropped);
+        self.tree_stale |= stale;
+    }
+
+    /// Ring `r`'s pushes of this round are done (`drained`: it was read to
+    /// its head): the newest time seen, the most held, and the ring's
+    /// limit are brought up to date once here rather than per record.
+    pub(crate) fn end_ring(&mut self, r: usize, drained: bool) {
+        let Some(run) = self.runs.get(r) else {
+            return;
+        };
+        if let Some(t) = run.clock.last_seen {
             if self.seen_max.is_none_or(|m| t > m) {
                 self.seen_max = Some(t);
             }
         }
-        let key = time.or(clock.last_seen).unwrap_or(0);
-        let event = event.map_or(u32::MAX, |e| e.min(u32::MAX as usize - 1) as u32);
-        let seq = self.seq | if time.is_some() { TIMED } else { 0 };
-        let meta = u64::from(len) | u64::from(event) << 32;
-        self.seq += 1;
-        self.held += 1;
+        self.horizon_stale = true;
         self.stats.max_held = self.stats.max_held.max(self.held);
-        // Sorted insert from the back: O(1) when the ring is in time order.
-        // (The slot is built in the call, so it goes from registers into
-        // the queue, not through the stack.)
-        match q.back() {
-            Some(b) if b.time <= key => q.push_back(Slot {
-                time: key,
-                seq,
-                pos,
-                meta,
-            }),
-            None => {
-                q.push_back(Slot {
-                    time: key,
-                    seq,
-                    pos,
-                    meta,
-                });
-                // A new front for a ring that had none.
-                self.tree_stale = true;
-            }
-            Some(_) => {
-                let at = q.partition_point(|x| x.time <= key);
-                q.insert(
-                    at,
-                    Slot {
-                        time: key,
-                        seq,
-                        pos,
-                        meta,
-                    },
-                );
-                self.tree_stale |= at == 0;
-            }
+        if drained {
+            self.drained(r);
         }
-        true
     }
 
-    /// The key of ring `r`'s front ([`EMPTY`] when it has none).
-    #[inline]
-    fn front_key(&self, r: usize) -> u128 {
-        self.queues[r]
-            .front()
-            .map_or(EMPTY, |p| key(p.time, p.seq()))
-    }
-
-    /// Rebuilds the tree from every ring's front: one match per node.
+    /// Rebuilds the selection from every ring's front.
+    #[cold]
     fn rebuild(&mut self) {
-        let w = self.width;
-        for r in 0..w {
-            let k = if r < self.queues.len() {
-                self.front_key(r)
-            } else {
-                EMPTY
-            };
-            self.winners[w + r] = (k, r as u32);
-        }
-        for i in (1..w).rev() {
-            let (a, b) = (self.winners[2 * i], self.winners[2 * i + 1]);
-            let (win, lose) = if b.0 < a.0 { (b, a) } else { (a, b) };
-            self.winners[i] = win;
-            self.losers[i] = lose;
-        }
-        // The root (or, with one leaf, the leaf itself).
-        self.winner = self.winners[1];
+        let runs = &self.runs;
+        self.select.rebuild(runs.len(), |r| runs[r].front_key(r));
         self.tree_stale = false;
     }
 
-    /// The winner's front changed to `k` (it was released): replays its
-    /// path to the root, one match per level.
-    #[inline]
-    fn replay_winner(&mut self, k: u128) {
-        let mut carried = (k, self.winner.1);
-        let mut i = (self.width + carried.1 as usize) >> 1;
-        while i >= 1 {
-            let node = &mut self.losers[i];
-            if node.0 < carried.0 {
-                core::mem::swap(node, &mut carried);
-            }
-            i >>= 1;
-        }
-        self.winner = carried;
-    }
-
-    /// The oldest front's (time, ring) (ties: read first).
-    #[inline]
-    fn oldest(&self) -> Option<(u64, usize)> {
-        let (k, r) = if self.tree_stale {
-            (0..self.queues.len())
-                .map(|r| (self.front_key(r), r as u32))
-                .min()
-                .unwrap_or((EMPTY, 0))
-        } else {
-            self.winner
-        };
-        (k != EMPTY).then_some(((k >> 64) as u64, r as usize))
-    }
-
-    /// Min over the rings' limits (module docs): `Some(u64::MAX)` with no
-    /// rings, `None` while any ring has neither shown a time nor been
-    /// covered.
-    fn compute_horizon(&self) -> Option<u64> {
-        let mut h = Some(u64::MAX);
-        for r in &self.rings {
-            h = h.min(r.limit());
-        }
-        h
-    }
-
-    /// Releases ring `r`'s front.
-    #[inline(always)]
-    fn take(&mut self, r: usize) -> Option<Slot> {
-        let q = &mut self.queues[r];
-        let p = q.pop_front()?;
-        let next = q.front().map_or(EMPTY, |n| key(n.time, n.seq()));
-        // `r` is the winner (the tree is fresh: `pop` / `flush` rebuilt it).
-        self.replay_winner(next);
-        self.held -= 1;
-        match self.last_released {
-            Some(l) if p.time < l => self.stats.out_of_order += 1,
-            _ => self.last_released = Some(p.time),
-        }
-        self.stats.released += 1;
-        Some(p)
-    }
-
-    /// The oldest record and its ring: if it is safe to release, or when
-    /// the merge is full (forced), or at once with `flush`.
-    #[inline]
-    pub(crate) fn next_slot(&mut self, flush: bool) -> Option<(usize, Slot)> {
+    /// The newest time [`Merge::take_safe`] may release now: every held
+    /// record up to it is safe (every record, with `flush`). `None` when
+    /// nothing is, or when a run has side records or skipped stretches
+    /// ([`Merge::take`] handles those).
+    pub(crate) fn safe_limit(&mut self, flush: bool) -> Option<u64> {
         if self.tree_stale {
             self.rebuild();
         }
-        let (t, r) = self.oldest()?;
+        if self
+            .runs
+            .iter()
+            .any(|r| !r.side.is_empty() || !r.skips.is_empty())
+        {
+            return None;
+        }
+        if flush {
+            return Some(u64::MAX);
+        }
+        if self.horizon_stale {
+            self.horizon = self.compute_horizon();
+            self.horizon_stale = false;
+        }
+        self.horizon
+    }
+
+    /// The oldest record if its time is at most `limit`, from
+    /// [`Merge::safe_limit`] (no fill since, so every run is still plain:
+    /// its front is its next entry), not lent.
+    #[inline(always)]
+    pub(crate) fn take_safe(&mut self, limit: u64) -> Option<(usize, Front)> {
+        // Something held: the winner is a front (not EMPTY).
+        let (k, r) = self.select.winner();
+        if self.held == 0 || (k >> 64) as u64 > limit {
+            return None;
+        }
+        let r = r as usize;
+        let run = self.runs.get_mut(r)?;
+        let e = *run.entries.get(run.first)?;
+        run.first += 1;
+        let pos = run.front_pos;
+        run.front_pos = (pos as usize).wrapping_add((e.1 & 0xffff) as usize) as u64;
+        let next = match run.entries.get(run.first) {
+            Some(n) => key(n.0, r),
+            None => EMPTY,
+        };
+        self.select.replay(next);
+        self.held -= 1;
+        if e.0 < self.last_released {
+            self.stats.out_of_order += 1;
+        } else {
+            self.last_released = e.0;
+        }
+        self.stats.released += 1;
+        Some((r, front(pos, e.0, e.1)))
+    }
+
+    /// The oldest record, if it is safe to release (or the merge is full,
+    /// counted as forced, or `flush`), noted as lent in its ring.
+    #[inline(always)]
+    pub(crate) fn next(&mut self, flush: bool) -> Option<(usize, Front)> {
+        self.take(flush, true)
+    }
+
+    /// [`Merge::next`], the record noted as lent only when `lend` (a
+    /// caller that is done with it before the next call does not lend it:
+    /// it counts the bytes as given back itself).
+    #[inline(always)]
+    pub(crate) fn take(&mut self, flush: bool, lend: bool) -> Option<(usize, Front)> {
+        if self.tree_stale {
+            self.rebuild();
+        }
+        // Nothing held: every front is empty.
+        if self.held == 0 {
+            return None;
+        }
+        let (k, r) = self.select.winner();
+        let t = (k >> 64) as u64;
+        let r = r as usize;
         if !flush {
             if self.horizon_stale {
                 self.horizon = self.compute_horizon();
@@ -486,109 +451,45 @@ impl Merge {
                 self.stats.forced += 1;
             }
         }
-        self.take(r).map(|s| (r, s))
+        let run = self.runs.get_mut(r)?;
+        let f = match (run.side.front(), run.entries.get(run.first).copied()) {
+            (Some(s), Some(e)) if s.time >= e.0 => run.take_front(e),
+            (Some(_), _) => run.side.pop_front()?,
+            (None, Some(e)) => run.take_front(e),
+            (None, None) => return None,
+        };
+        if lend {
+            run.lend(f.pos);
+        }
+        let next = run.front_key(r);
+        self.select.replay(next);
+        self.held -= 1;
+        if f.time < self.last_released {
+            self.stats.out_of_order += 1;
+        } else {
+            self.last_released = f.time;
+        }
+        self.stats.released += 1;
+        Some((r, f))
     }
+}
 
-    /// The oldest record, if it is safe to release; when the merge is full
-    /// and nothing is safe, the oldest anyway (counted as forced).
-    pub fn pop(&mut self) -> Option<Pending> {
-        self.next_slot(false).map(|(r, s)| s.pending(r))
-    }
-
-    /// The oldest record, safe or not: for the end, when no ring can
-    /// produce more.
-    pub fn flush(&mut self) -> Option<Pending> {
-        self.next_slot(true).map(|(r, s)| s.pending(r))
+/// The public form of a released front of ring `r`.
+#[inline]
+fn pending(r: usize, f: Front) -> Pending {
+    Pending {
+        time: f.time,
+        ring: r as u32,
+        pos: f.pos,
+        len: f.len,
+        event: f.event,
+        timed: f.timed,
     }
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_ring_that_has_not_shown_a_later_time_holds_the_others_back() {
-        let mut m = Merge::new(2, 16);
-        m.begin_round(None, true);
-        m.push(0, 0, 8, Some(10), None);
-        m.push(0, 8, 8, Some(30), None);
-        m.drained(0);
-        // Ring 1 has shown nothing and no barrier has passed: nothing is safe.
-        assert!(m.blocked());
-        assert_eq!(m.pop(), None);
-        m.push(1, 0, 8, Some(20), None);
-        assert_eq!(m.pop().map(|p| p.time), Some(10));
-        assert_eq!(m.pop().map(|p| p.time), Some(20));
-        // 30: ring 1 has shown only 20 and no barrier round covered it.
-        assert_eq!(m.pop(), None);
-        m.drained(1);
-        assert_eq!(m.pop(), None, "read to its head, but without a barrier");
-        // A round after a barrier that began once 30 had been seen.
-        assert!(m.blocked());
-        let bound = m.seen_max();
-        assert_eq!(bound, Some(30));
-        m.begin_round(bound, true);
-        m.drained(0);
-        assert_eq!(m.pop(), None, "ring 1 not yet read in this round");
-        m.drained(1);
-        assert_eq!(m.pop().map(|p| p.time), Some(30));
-        assert_eq!(m.stats().forced, 0);
-        assert_eq!((m.stats().barriers, m.stats().unguarded_rounds), (1, 0));
-    }
-
-    #[test]
-    fn a_record_newer_than_the_barrier_s_bound_waits_for_the_next_one() {
-        let mut m = Merge::new(2, 16);
-        m.begin_round(None, true);
-        m.push(0, 0, 8, Some(10), None);
-        let bound = m.seen_max();
-        // Round after a barrier covering 10; ring 0 shows 40 in it.
-        m.begin_round(bound, true);
-        m.push(0, 8, 8, Some(40), None);
-        m.drained(0);
-        m.drained(1);
-        assert_eq!(m.pop().map(|p| p.time), Some(10));
-        // 40 was seen after the barrier began: ring 1 may still publish 35.
-        assert_eq!(m.pop(), None);
-        m.begin_round(None, true);
-        m.push(1, 0, 8, Some(35), None);
-        m.drained(1);
-        assert_eq!(m.pop().map(|p| p.time), Some(35));
-        let bound = m.seen_max();
-        m.begin_round(bound, false);
-        m.drained(1);
-        assert_eq!(m.pop().map(|p| p.time), Some(40));
-        assert_eq!((m.stats().barriers, m.stats().unguarded_rounds), (1, 1));
-        assert_eq!(m.stats().out_of_order, 0);
-    }
-
-    #[test]
-    fn a_full_merge_releases_the_oldest_and_says_so() {
-        let mut m = Merge::new(2, 2);
-        m.begin_round(None, true);
-        assert!(m.push(0, 0, 8, Some(5), None));
-        assert!(m.push(0, 8, 8, Some(6), None));
-        assert!(!m.push(0, 16, 8, Some(7), None), "full");
-        // Ring 1 has shown nothing: not safe, but full.
-        let forced = m.pop().unwrap();
-        assert_eq!((forced.time, forced.pos), (5, 0));
-        assert_eq!(m.stats().forced, 1);
-        assert!(m.push(1, 0, 8, Some(1), None));
-        assert_eq!(m.flush().map(|p| p.time), Some(1));
-        assert_eq!(m.stats().out_of_order, 1);
-    }
-
-    #[test]
-    fn untimed_records_keep_their_place_after_their_ring_s_last_time() {
-        let mut m = Merge::new(1, 8);
-        m.begin_round(None, true);
-        m.push(0, 0, 8, Some(4), None);
-        m.push(0, 8, 8, None, None);
-        m.push(0, 16, 8, Some(9), None);
-        let order: Vec<u64> = std::iter::from_fn(|| m.flush()).map(|p| p.pos).collect();
-        assert_eq!(order, [0, 8, 16]);
-    }
-}
+#[path = "merge_tests.rs"]
+mod tests;
 
 #[cfg(test)]
 #[path = "merge_model.rs"]

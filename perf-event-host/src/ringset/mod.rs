@@ -44,8 +44,8 @@ mod from_set;
 mod ident;
 mod loss;
 mod merge;
-mod order;
 mod read;
+mod run;
 mod select;
 
 pub use ident::{Identify, Key, KeyOffsets, MixedLayouts};
@@ -266,7 +266,7 @@ pub struct RingSet {
     entries: Vec<EntryInfo>,
     ident: Identify,
     epoll: epoll::Epoll,
-    order: order::Order,
+    order: Merge,
     event_losses: Vec<Losses>,
     unshared: Vec<(usize, Errno)>,
     ready: Readiness,
@@ -291,7 +291,7 @@ impl RingSet {
             rings: Vec::new(),
             entries: Vec::new(),
             event_losses: vec![Losses::default(); events],
-            order: order::Order::new(0, opts.max_held),
+            order: Merge::new(0, opts.max_held),
             ident: Identify::new(Vec::new()).map_err(RingSetError::Layouts)?,
             epoll,
             unshared: Vec::new(),
@@ -380,7 +380,7 @@ impl RingSet {
             }
         }
         set.ident = ident;
-        set.order = order::Order::new(set.rings.len(), opts.max_held);
+        set.order = Merge::new(set.rings.len(), opts.max_held);
         Ok(set)
     }
 

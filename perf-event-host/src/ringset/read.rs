@@ -4,7 +4,7 @@
 use super::entry::timed_meta;
 use super::ident::u64_at;
 use super::loss::LossRecord;
-use super::order::{Front, Run};
+use super::run::{Front, Run};
 use super::{Losses, RingSet, SetRing};
 use core::ops::ControlFlow;
 use perf_event_core::ring::{Peek, RawRecord, RingBuffer, RingError};

@@ -1,4 +1,4 @@
-//! Which ring's front is the oldest, for the run merge (`order.rs`).
+//! Which ring's front is the oldest, for the merge (`merge.rs`).
 //!
 //! A front's key is its time in the high half and its ring in the low one,
 //! so one compare orders by time and then by ring. From [`LIST_MIN`] to
