@@ -130,7 +130,8 @@ impl RingClock {
 /// against loss, and both are reported.
 ///
 /// The merge state: per ring the run of records taken and not released
-/// (the module docs). [`Merge::push`] takes a ring's records in ring order,
+/// (their times and lengths only; the positions follow from the lengths,
+/// and the bytes stay in the ring). [`Merge::push`] takes a ring's records in ring order,
 /// each at the position where the one before it ended (a gap is a stretch
 /// the run steps over, as a corrupt header's); [`Merge::pop`] releases the
 /// oldest when it is safe (or forced, the merge being full),
