@@ -353,34 +353,18 @@ fn nofile_32_of_4096() -> std::io::Result<()> {
     nofile(32, 4096)
 }
 
-/// In the child: forks, so that the thread running the scenario is its
-/// process's main thread (the one the inherit fallback follows), and
-/// reports the fork's exit status. The one fork of the tests that neither
-/// the workload launcher nor a re-run of this binary can replace: the
-/// scenario is Rust code, and libtest runs every test on a thread of its
-/// own (never the main thread), with `--test-threads=1` too; a launched
-/// command's main thread runs no test code, and a held child has one
-/// thread where the scenario needs 41 at the open.
-fn budget_child(mode: &str) {
-    // SAFETY: the fork child runs the scenario and leaves with _exit.
-    let pid = unsafe { libc::fork() };
-    assert!(pid >= 0, "fork: {}", std::io::Error::last_os_error());
-    if pid == 0 {
-        let ok = std::panic::catch_unwind(|| budget_scenario(mode)).is_ok();
-        // SAFETY: ends the fork child without running the parent's atexit work.
-        unsafe { libc::_exit(if ok { 0 } else { 1 }) };
-    }
-    let mut status = 0;
-    // SAFETY: waits for our own child.
-    assert_eq!(unsafe { libc::waitpid(pid, &mut status, 0) }, pid);
-    assert!(
-        libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0,
-        "{mode}: the scenario failed ({status:#x})"
-    );
-}
-
 /// 40 parked threads, then a set of 2 events on each thread of the process
-/// (82 fds) under the limit the parent gave.
+/// (82 fds and more) under the limit the parent gave.
+///
+/// The target is this thread's id, not the process id: libtest runs the
+/// scenario on a thread of its own (never the main thread), and the
+/// fallback's inherited events follow the task they are opened on and
+/// the threads *it* creates. `/proc/TID/task` lists every thread of the
+/// process, as `/proc/PID/task` does, so the per-thread open still needs
+/// an fd pair for each; the fallback then counts this thread and the
+/// threads it starts after the open, the way it counts a process's main
+/// thread and its later threads (perf's `-p` takes a thread id the same
+/// way). No fork: the scenario runs in the child the test started.
 fn budget_scenario(mode: &str) {
     let park = std::sync::Arc::new(std::sync::Barrier::new(41));
     let parked: Vec<_> = (0..40)
@@ -389,7 +373,7 @@ fn budget_scenario(mode: &str) {
             std::thread::spawn(move || park.wait())
         })
         .collect();
-    let pid = std::process::id() as i32;
+    let pid = perf_event_core::linux::system::gettid();
     let group = || vec![tracepoint("sys_enter_getpid"), task_clock()];
     let target = Target::Process {
         pid,
@@ -398,6 +382,12 @@ fn budget_scenario(mode: &str) {
     };
     match mode {
         "hard64" => {
+            // A thread that exists before the open: its calls are not counted.
+            let (go, wait) = std::sync::mpsc::channel::<()>();
+            let before = std::thread::spawn(move || {
+                wait.recv().unwrap();
+                set_support::getpids(50);
+            });
             let err = EventSet::open(vec![group()], target.clone(), BudgetPolicy::Fail)
                 .expect_err("82 fds under a hard limit of 64");
             let text = err.to_string();
@@ -407,7 +397,8 @@ fn budget_scenario(mode: &str) {
             };
             assert!(b.needed >= 82 && b.limit.hard == Some(64), "{b:?}");
             assert!(text.contains("needs") && text.contains("allowed"), "{text}");
-            // The fallback: per CPU, inherit, on the main thread.
+            // The fallback: per CPU, inherit, on this thread. A thread
+            // parked before the open is not counted.
             let mut set =
                 EventSet::open(vec![group()], target, BudgetPolicy::InheritPerCpu).unwrap();
             let online = Cpus::read().unwrap().online().len();
@@ -415,6 +406,8 @@ fn budget_scenario(mode: &str) {
             assert_eq!(set.fd_count(), 2 * online);
             set.enable().unwrap();
             set_support::getpids(777);
+            go.send(()).unwrap();
+            before.join().unwrap();
             // A thread created after the open is inherited.
             std::thread::spawn(|| set_support::getpids(23))
                 .join()
@@ -461,7 +454,7 @@ fn budget_scenario(mode: &str) {
 #[test]
 fn low_nofile_budget_explained_error_then_inherit_fallback() {
     if let Some(mode) = role() {
-        budget_child(&mode);
+        budget_scenario(&mode);
         std::process::exit(0);
     }
     if let Err(why) = kernel_support::syscall_tracepoints() {

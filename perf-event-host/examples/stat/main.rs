@@ -37,6 +37,7 @@ mod set_report;
 mod set_target;
 mod set_window;
 
+use perf_event_core::linux::process;
 use run::{Failure, Run};
 use std::ffi::CStr;
 use std::io::Write;
@@ -69,10 +70,7 @@ fn fail(failure: Failure) -> ! {
 
 /// `argv0: description` for a command killed by `sig` (psignal(3)).
 fn report_signal(argv0: &str, sig: i32) {
-    eprintln!(
-        "{argv0}: {}",
-        perf_event_core::linux::process::strsignal(sig)
-    );
+    eprintln!("{argv0}: {}", process::strsignal(sig));
 }
 
 /// `# started on <ctime>` as perf heads an output file.
@@ -112,11 +110,11 @@ fn main() {
             opts.timeout_ms.map(std::time::Duration::from_millis),
         )
         .unwrap_or_else(|f| fail(f));
-        if libc::WIFSIGNALED(run.status) {
-            report_signal(&opts.command[0], libc::WTERMSIG(run.status));
+        if let Some(signal) = process::term_signal(run.status) {
+            report_signal(&opts.command[0], signal);
         }
         // perf's status: the command's exit code (0 when a signal ended it).
-        code = libc::WEXITSTATUS(run.status);
+        code = process::exit_code(run.status).unwrap_or(0);
         runs.push(run);
         // -r 0 repeats until Ctrl-C; perf runs every one of -r N.
         if opts.runs == 0 && run::RECEIVED.load(Ordering::SeqCst) != 0 {
