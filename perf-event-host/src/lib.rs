@@ -22,6 +22,9 @@
 //! - [`workload`]: a command held before `exec`, released when the
 //!   counters are ready, its exit waking the waiter (pidfd) with no
 //!   polling period.
+//! - [`control`]: perf's control protocol (`--control fd:|fifo:`) at
+//!   both ends: a client that drives perf or our tools around a region,
+//!   the measured program's region markers, and the tool's server.
 //! - [`measure`]: named counters, a monitor over a list of threads, and
 //!   the harness-agnostic measuring API over the core's
 //!   [`Monitor`](perf_event_core::monitor::Monitor).
@@ -33,6 +36,7 @@
 // The other lints (missing_docs, the clippy set): the `[lints]` table of
 // Cargo.toml, denied for every target of the crate.
 
+pub mod control;
 pub mod features;
 pub mod measure;
 pub mod parse;

@@ -12,23 +12,55 @@ use core::fmt;
 /// `read_format` are numbers (`0x3`) where perf 6.1 names the bits
 /// (`TOTAL_TIME_ENABLED|TOTAL_TIME_RUNNING`). Made by
 /// [`Attr::perf_print`]; allocates nothing.
+///
+/// [`Attr::perf_print_inline`] gives the same fields on one line, as
+/// perf's control command `evlist -v` prints them after the event's name
+/// (`: type: 1, size: 128, config: 0x1, ...`).
 #[derive(Clone, Copy, Debug)]
-pub struct PerfPrint<'a>(&'a Attr);
+pub struct PerfPrint<'a> {
+    attr: &'a Attr,
+    inline: bool,
+}
 
 const RULE: &str = "------------------------------------------------------------";
 
 impl Attr {
     /// This attr as `perf -vv` prints it ([`PerfPrint`]).
     pub const fn perf_print(&self) -> PerfPrint<'_> {
-        PerfPrint(self)
+        PerfPrint {
+            attr: self,
+            inline: false,
+        }
+    }
+
+    /// The same fields on one line, each `, NAME: VALUE` (the first
+    /// `: NAME: VALUE`), as perf's `evlist -v` control command prints
+    /// them after the event's name ([`PerfPrint`]).
+    pub const fn perf_print_inline(&self) -> PerfPrint<'_> {
+        PerfPrint {
+            attr: self,
+            inline: true,
+        }
     }
 }
 
 impl fmt::Display for PerfPrint<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let raw = self.0.to_raw();
-        writeln!(f, "{RULE}\nperf_event_attr:")?;
-        let mut put = |name: &str, value: &dyn fmt::Display| writeln!(f, "  {name:<32} {value}");
+        let raw = self.attr.to_raw();
+        let inline = self.inline;
+        if !inline {
+            writeln!(f, "{RULE}\nperf_event_attr:")?;
+        }
+        let mut first = true;
+        let mut put = |name: &str, value: &dyn fmt::Display| {
+            if inline {
+                let sep = if first { ":" } else { "," };
+                first = false;
+                write!(f, "{sep} {name}: {value}")
+            } else {
+                writeln!(f, "  {name:<32} {value}")
+            }
+        };
         let hex = |v: u64| Hex(v);
         if raw.type_ != 0 {
             put("type", &raw.type_)?;
@@ -57,10 +89,13 @@ impl fmt::Display for PerfPrint<'_> {
             put("bp_type", &raw.bp_type)?;
         }
         for flag in FLAGS {
-            let v = self.0.get_flag(flag.flag);
+            let v = self.attr.get_flag(flag.flag);
             if v != 0 {
                 put(flag.flag.name, &v)?;
             }
+        }
+        if inline {
+            return Ok(());
         }
         write!(f, "{RULE}")
     }

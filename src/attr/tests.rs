@@ -370,3 +370,21 @@ fn perf_print_lists_the_non_zero_fields_as_perf_vv_does() {
     );
     assert_eq!(text, expected);
 }
+
+#[test]
+fn perf_print_inline_is_the_same_fields_as_perf_evlist_v_prints_them() {
+    // perf 6.1's `evlist -v` control command prints, after the name,
+    // "task-clock: type: 1, size: 128, config: 0x1, ..." (the same
+    // fields as -vv, on one line).
+    let attr = Attr::new(Event::Software(Software::TaskClock))
+        .disabled(true)
+        .inherit(true)
+        .read_format_raw(3);
+    let size = attr.to_raw().size;
+    assert_eq!(
+        std::format!("{}", attr.perf_print_inline()),
+        std::format!(
+            ": type: 1, size: {size}, config: 0x1, read_format: 0x3, disabled: 1, inherit: 1"
+        )
+    );
+}

@@ -1,6 +1,9 @@
 //! `read(2)` and `close(2)` on raw fds (`unsafe fn`: the caller keeps the
 //! number open), [`Fd`] (an owned fd of any other kind: a pipe end, a
-//! pidfd), and `poll(2)` on borrowed ones ([`PollFd`]).
+//! pidfd, a FIFO), `poll(2)` on borrowed ones ([`PollFd`]), and the calls
+//! of perf's control channel: [`mkfifo`], [`open_fifo`] and the two
+//! duplicates of an fd handed across `exec` ([`dup_inherited`],
+//! [`dup_inheritable`]).
 
 #![allow(unsafe_code)] // every unsafe block here says why it is sound (SAFETY:)
 
@@ -194,4 +197,67 @@ pub fn poll(fds: &mut [PollFd<'_>], timeout_ms: c_int) -> Result<usize, Errno> {
     } else {
         Ok(n as usize)
     }
+}
+
+/// `mkfifo(path, mode)` (mode before the umask): a named pipe, as perf's
+/// control users make them for `--control fifo:CTL,ACK`. `EEXIST` if
+/// `path` exists.
+pub fn mkfifo(path: &core::ffi::CStr, mode: u32) -> Result<(), Errno> {
+    // SAFETY: `path` is a NUL-terminated string, read for the call only.
+    if unsafe { libc::mkfifo(path.as_ptr(), mode as libc::mode_t) } != 0 {
+        return Err(Errno::last());
+    }
+    Ok(())
+}
+
+/// Opens the FIFO at `path` as perf opens its control FIFOs:
+/// `O_RDWR | O_NONBLOCK | O_CLOEXEC`. Read-write, so the open never waits
+/// for the other end and the FIFO never hangs up while this fd is open;
+/// non-blocking, so a read with nothing buffered fails with `EAGAIN`.
+pub fn open_fifo(path: &core::ffi::CStr) -> Result<Fd, Errno> {
+    // SAFETY: `path` is a NUL-terminated string, read for the call only.
+    let fd = unsafe {
+        libc::open(
+            path.as_ptr(),
+            libc::O_RDWR | libc::O_NONBLOCK | libc::O_CLOEXEC,
+        )
+    };
+    if fd < 0 {
+        return Err(Errno::last());
+    }
+    // SAFETY: a new fd, owned by nobody else.
+    Ok(unsafe { Fd::from_raw(fd) })
+}
+
+/// A close-on-exec duplicate (`fcntl(F_DUPFD_CLOEXEC)`) of fd number `fd`,
+/// one this process inherited and was told about (`perf stat --control
+/// fd:CTL,ACK`, an environment variable such as `PERF_CTL_FD`). `fd`
+/// itself stays open and untouched; the duplicate shares its file (and
+/// its offset and `O_NONBLOCK` flag). `EBADF` when no such fd is open.
+pub fn dup_inherited(fd: c_int) -> Result<Fd, Errno> {
+    // SAFETY: F_DUPFD_CLOEXEC reads no memory; on a number that is not
+    // open it fails with EBADF, and it never closes or changes `fd`.
+    let dup = unsafe { libc::fcntl(fd, libc::F_DUPFD_CLOEXEC, 0) };
+    if dup < 0 {
+        return Err(Errno::last());
+    }
+    // SAFETY: a new fd, owned by nobody else.
+    Ok(unsafe { Fd::from_raw(dup) })
+}
+
+/// A duplicate of `fd` that is *not* close-on-exec (`fcntl(F_DUPFD)`): a
+/// child started while it is open inherits it under its number (to be
+/// named on the child's command line, `--control fd:N,M`). Drop it once
+/// the child has started: every process started meanwhile, by any thread,
+/// inherits it too.
+#[cfg(feature = "std")]
+pub fn dup_inheritable(fd: std::os::fd::BorrowedFd<'_>) -> Result<Fd, Errno> {
+    use std::os::fd::AsRawFd;
+    // SAFETY: `fd` is borrowed open; F_DUPFD reads no memory.
+    let dup = unsafe { libc::fcntl(fd.as_raw_fd(), libc::F_DUPFD, 0) };
+    if dup < 0 {
+        return Err(Errno::last());
+    }
+    // SAFETY: a new fd, owned by nobody else.
+    Ok(unsafe { Fd::from_raw(dup) })
 }

@@ -34,7 +34,9 @@
 //! - [`fields`]: `perf_event_attr`'s union members and flag word by their
 //!   kernel names, and the struct as bytes.
 //! - [`io`]: `read(2)`, `close(2)`, `poll(2)`, and [`io::Fd`], an owned fd
-//!   that is not a perf event (a pipe end, a pidfd).
+//!   that is not a perf event (a pipe end, a pidfd, a FIFO); `mkfifo(3)`,
+//!   FIFOs opened as perf opens its control FIFOs, and fds duplicated
+//!   across `exec` (perf's control protocol).
 //! - [`epoll`]: `epoll_create1(2)`, `epoll_ctl(2)`, `epoll_wait(2)` (the ring set's one wait).
 //! - [`membarrier`]: `membarrier(2)`'s global barrier (the merge's round
 //!   barrier).

@@ -41,6 +41,8 @@ pub enum Id {
     IntervalCount,
     AllUser,
     AllKernel,
+    Delay,
+    Control,
 }
 
 /// One option: its letters, its value's name (None: a switch), its help.
@@ -90,6 +92,13 @@ pub const OPTIONS: &[Opt] = &[
         "cpu",
         Some("cpu"),
         "list of cpus to monitor in system-wide",
+    ),
+    opt(
+        Id::Delay,
+        Some('D'),
+        "delay",
+        Some("n"),
+        "ms to wait before starting measurement after program start (-1: start with events disabled)",
     ),
     opt(
         Id::Event,
@@ -161,6 +170,13 @@ pub const OPTIONS: &[Opt] = &[
         "append",
         None,
         "append to the output file",
+    ),
+    opt(
+        Id::Control,
+        None,
+        "control",
+        Some("fd:ctl-fd[,ack-fd] or fifo:ctl-fifo[,ack-fifo]"),
+        "Listen on ctl-fd descriptor for command to control measurement ('enable': enable events, 'disable': disable events).\n\t\t\t  Optionally send control command completion ('ack\\n') to ack-fd descriptor.\n\t\t\t  Alternatively, ctl-fifo / ack-fifo will be opened and used as ctl-fd / ack-fd.",
     ),
     opt(
         Id::PerThread,
@@ -265,6 +281,11 @@ pub struct Options {
     pub all_user: bool,
     /// See `all_user`.
     pub all_kernel: bool,
+    /// `-D MS`: 0 counts from exec, N > 0 from N ms after it, -1 from the
+    /// first `enable` control command.
+    pub delay_ms: i32,
+    /// `--control fd:CTL[,ACK]` / `fifo:CTL[,ACK]`.
+    pub control: Option<String>,
     /// The `-e` lists, in order.
     event_list: Vec<String>,
 }
@@ -310,6 +331,17 @@ fn bad_value(o: &Opt, what: &str) -> ! {
         None => format!("option `{}'", o.long),
     };
     eprintln!(" Error: {name} {what}\n{USAGE}\n\n{}\n", help_line(o));
+    std::process::exit(129)
+}
+
+/// perf's answer to a `--control` value it cannot use (its callback
+/// failed): the usage line and the option's help, status 129.
+pub fn option_usage(long: &str) -> ! {
+    let o = OPTIONS
+        .iter()
+        .find(|o| o.long == long)
+        .expect("a known option");
+    eprintln!("\n{USAGE}\n\n{}\n", help_line(o));
     std::process::exit(129)
 }
 
@@ -359,6 +391,11 @@ impl Options {
             },
             Id::AllUser => self.all_user = true,
             Id::AllKernel => self.all_kernel = true,
+            Id::Delay => match value.parse::<i32>() {
+                Ok(ms) if ms >= -1 => self.delay_ms = ms,
+                _ => bad_value(o, "expects a numerical value"),
+            },
+            Id::Control => self.control = Some(value),
             Id::IntervalPrint => match value.parse::<u64>() {
                 Ok(ms) if ms >= 10 => self.set.interval_ms = Some(ms),
                 Ok(_) => bad_value(o, "expects at least 10 (ms)"),
@@ -385,6 +422,8 @@ pub fn parse(args: impl IntoIterator<Item = String>) -> Options {
         timeout_ms: None,
         all_user: false,
         all_kernel: false,
+        delay_ms: 0,
+        control: None,
         event_list: Vec::new(),
     };
     let mut args = args.into_iter();
@@ -475,6 +514,9 @@ fn refuse_combinations(opts: &Options) {
             "-B option not supported with -x\n\n{USAGE}\n\n    -B, --big-num         print large numbers with thousands' separators\n    -x, --field-separator <separator>\n                          print counts with custom separator"
         );
         std::process::exit(234);
+    }
+    if (opts.control.is_some() || opts.delay_ms != 0) && opts.set.active() {
+        usage("this example serves --control and -D for a command it starts, not with -a, -C, -p, -t, -I or the aggregation options");
     }
     if opts.timeout_ms.is_some() && opts.set.interval_ms.is_some() {
         // perf 6.1: the message, each option under its own usage line, 234.

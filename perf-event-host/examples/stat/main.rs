@@ -30,6 +30,7 @@
 //!   at once (status 143), as it ends perf.
 
 mod args;
+mod control;
 mod output;
 mod run;
 mod set_mode;
@@ -38,6 +39,7 @@ mod set_target;
 mod set_window;
 
 use perf_event_core::linux::process;
+use perf_event_host::control::{ControlError, Server, Tool};
 use run::{Failure, Run};
 use std::ffi::CStr;
 use std::io::Write;
@@ -100,16 +102,24 @@ fn main() {
         args::usage("NUL in an argument");
     }
     let argv = &opts.command;
+    let mut server = opts.control.as_deref().map(|arg| {
+        Server::open(arg, Tool::Stat).unwrap_or_else(|e| {
+            if !matches!(e, ControlError::Arg { .. }) {
+                eprintln!("{e}");
+            }
+            args::option_usage("control")
+        })
+    });
     let mut runs: Vec<Run> = Vec::new();
     let mut code = 0;
     while opts.runs == 0 || runs.len() < opts.runs {
-        let run = run::run_once(
-            &mut events,
-            argv,
-            opts.verbose,
-            opts.timeout_ms.map(std::time::Duration::from_millis),
-        )
-        .unwrap_or_else(|f| fail(f));
+        let mut drive = run::Drive {
+            timeout: opts.timeout_ms.map(std::time::Duration::from_millis),
+            delay_ms: opts.delay_ms,
+            control: server.as_mut(),
+        };
+        let run =
+            run::run_once(&mut events, argv, opts.verbose, &mut drive).unwrap_or_else(|f| fail(f));
         if let Some(signal) = process::term_signal(run.status) {
             report_signal(&opts.command[0], signal);
         }

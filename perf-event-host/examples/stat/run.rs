@@ -16,12 +16,14 @@
 //! itself). SIGTERM is not caught: the tool dies of it, as perf does.
 
 use crate::args::{usage, Options};
+use crate::control::RunEvents;
 use perf_event_core::attr::Attr;
 use perf_event_core::fallback::{self, Attempt, Policy};
 use perf_event_core::fd::EventFd;
 use perf_event_core::open::{OpenError, Scope};
 use perf_event_core::read_format::Counts;
 use perf_event_core::sys;
+use perf_event_host::control::{Events, Server};
 use perf_event_host::parse::{parse, Builtin, Modifiers, Resolver, System};
 use perf_event_host::workload::{Workload, WorkloadError};
 use std::sync::atomic::{AtomicI32, Ordering};
@@ -159,11 +161,12 @@ pub fn wanted(opts: &Options) -> Vec<Wanted> {
             if opts.all_kernel {
                 attr = attr.exclude_user(true).exclude_kernel(false);
             }
-            // Only group leaders wait for exec; members follow their leader.
-            let attr = if i == 0 {
-                attr.disabled(true).enable_on_exec(true)
-            } else {
-                attr
+            // Only group leaders wait for exec (or, with -D, for the
+            // delay or an `enable` command); members follow their leader.
+            let attr = match (i, opts.delay_ms) {
+                (0, 0) => attr.disabled(true).enable_on_exec(true),
+                (0, _) => attr.disabled(true),
+                _ => attr,
             };
             out.push(Wanted {
                 name: ev.name.or(ev.expanded).unwrap_or(ev.text).to_owned(),
@@ -178,14 +181,25 @@ pub fn wanted(opts: &Options) -> Vec<Wanted> {
     out
 }
 
+/// How a run is driven besides its command: perf's `--timeout`, `-D` and
+/// `--control`.
+pub struct Drive<'a> {
+    /// `--timeout`: the command gets SIGTERM after it.
+    pub timeout: Option<Duration>,
+    /// `-D`: 0 counts from exec; N > 0 enables the events N ms after the
+    /// command started; -1 leaves them disabled for `--control enable`.
+    pub delay_ms: i32,
+    /// `--control`: commands served while the command runs.
+    pub control: Option<&'a mut Server>,
+}
+
 /// Forks the command held before exec, opens the events on it, releases
 /// it, waits.
-/// `timeout`: perf's `--timeout`: the command gets SIGTERM after it.
 pub fn run_once(
     events: &mut [Wanted],
     argv: &[String],
     verbose: u8,
-    timeout: Option<Duration>,
+    drive: &mut Drive<'_>,
 ) -> Result<Run, Failure> {
     let mut workload = Workload::hold(argv).unwrap_or_else(|e| {
         eprintln!("stat: {e}");
@@ -199,25 +213,26 @@ pub fn run_once(
             return Err(failure);
         }
     };
+    if drive.delay_ms != 0 {
+        eprintln!("Events disabled");
+    }
     let start = Instant::now();
     let released = workload.release();
     if let Err(WorkloadError::Exec { errno, .. }) = released {
         return Err(Failure::Exec(errno.0));
     }
-    if let Some(t) = timeout {
-        // Woken by the exit or the deadline, whichever is first.
-        let deadline = start + t;
-        loop {
-            let left = deadline.saturating_duration_since(Instant::now());
-            match workload.wait_exit(Some(left)) {
-                Ok(true) => break,
-                Ok(false) if Instant::now() >= deadline => {
-                    let _ = workload.signal(libc::SIGTERM);
-                    break;
-                }
-                _ => {}
-            }
-        }
+    let mut run_events = RunEvents {
+        events,
+        slots: &fds,
+    };
+    if drive.delay_ms > 0 {
+        // perf sleeps the delay out (serving no command meanwhile).
+        std::thread::sleep(Duration::from_millis(drive.delay_ms as u64));
+        run_events.enable(None);
+        eprintln!("Events enabled");
+    }
+    if drive.timeout.is_some() || drive.control.is_some() {
+        wait_serving(&mut workload, start, drive, &mut run_events);
     }
     let exit = workload.reap().unwrap_or_else(|e| {
         eprintln!("stat: {e}");
@@ -244,8 +259,61 @@ pub fn run_once(
     })
 }
 
+/// Waits for the command's exit, serving `--control` commands meanwhile
+/// and ending the command (SIGTERM) at `--timeout`: one `poll(2)` on the
+/// exit watch and the control fd.
+fn wait_serving(
+    workload: &mut Workload,
+    start: Instant,
+    drive: &mut Drive<'_>,
+    run_events: &mut RunEvents<'_>,
+) {
+    use std::os::fd::AsRawFd;
+    let deadline = drive.timeout.map(|t| start + t);
+    loop {
+        let ms = match deadline {
+            Some(d) => d.saturating_duration_since(Instant::now()).as_millis() as i32,
+            None => -1,
+        };
+        let control = drive
+            .control
+            .as_deref()
+            .and_then(|c| c.fd())
+            .map(|fd| fd.as_raw_fd());
+        let mut fds = [
+            libc::pollfd {
+                fd: workload.exit_watch().fd(),
+                events: libc::POLLIN,
+                revents: 0,
+            },
+            libc::pollfd {
+                fd: control.unwrap_or(-1),
+                events: libc::POLLIN,
+                revents: 0,
+            },
+        ];
+        // SAFETY: two valid pollfd entries; the fds are open (or -1, ignored).
+        let n = unsafe { libc::poll(fds.as_mut_ptr(), 2, ms) };
+        if n < 0 {
+            continue; // EINTR: a signal; RECEIVED says which.
+        }
+        if fds[1].revents != 0 {
+            if let Some(server) = drive.control.as_deref_mut() {
+                server.serve(fds[1].revents, run_events, &mut std::io::stderr());
+            }
+        }
+        if fds[0].revents != 0 {
+            break; // the command exited
+        }
+        if n == 0 && deadline.is_some_and(|d| Instant::now() >= d) {
+            let _ = workload.signal(libc::SIGTERM);
+            break;
+        }
+    }
+}
+
 /// An event's fd, or why it has none.
-enum Slot {
+pub enum Slot {
     Open(EventFd),
     Failed,
     /// Its group lost a member: closed, so it counts nothing.
