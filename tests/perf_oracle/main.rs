@@ -6,6 +6,8 @@
 //! not run it in its guests. Needs the perf tool (Debian `linux-perf`) and
 //! cargo; without perf its tests say "skipped".
 
+#[path = "../support/control_support.rs"]
+mod control_support;
 #[path = "../support/lab_support.rs"]
 mod lab_support;
 #[path = "../support/seccomp_support.rs"]
@@ -25,6 +27,7 @@ pub fn one_busy_test_at_a_time() -> std::sync::MutexGuard<'static, ()> {
 }
 
 mod access_vs_perf;
+mod control_client_vs_perf;
 mod parse_vs_perf;
 mod perf_compare;
 mod perf_data_fields;
@@ -39,6 +42,7 @@ mod sample_cli;
 mod sample_example;
 mod sample_support;
 mod sample_system_wide;
+mod stat_control_vs_perf;
 mod stat_example;
 mod stat_options_vs_perf;
 mod stat_set_example;

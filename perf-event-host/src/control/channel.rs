@@ -9,7 +9,7 @@ use perf_event_core::linux::errno::Errno;
 use perf_event_core::linux::io::{self as os_io, Fd};
 use perf_event_core::linux::process;
 use std::ffi::CString;
-use std::os::fd::{AsFd, OwnedFd};
+use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 
@@ -22,7 +22,8 @@ pub const ENV_FDS: [&str; 2] = ["PERF_CTL_FD", "PERF_CTL_ACK_FD"];
 pub const ENV_FIFOS: [&str; 2] = ["PERF_CTL_FIFO", "PERF_ACK_FIFO"];
 
 /// A control channel made before the tool starts: pipes (`--control
-/// fd:N,M`) or two FIFOs (`--control fifo:CTL,ACK`). Put
+/// fd:N,M`), a socket pair (`fd:N,N`) or two FIFOs (`--control
+/// fifo:CTL,ACK`). Put
 /// [`control_arg`](Self::control_arg) on the tool's command line, then
 /// [`spawn`](Self::spawn) the tool (or [`attach`](Self::attach) to one
 /// started elsewhere) to get the [`Client`].
@@ -43,6 +44,12 @@ enum Kind {
         /// The client's: the command pipe's write end, the ack pipe's read end.
         ctl: OwnedFd,
         ack: OwnedFd,
+    },
+    /// One socket pair for both directions (`fd:N,N`).
+    Socket {
+        /// The tool's end, inheritable until the spawn.
+        tool: Fd,
+        client: std::os::unix::net::UnixStream,
     },
     Fifos(Fifos),
 }
@@ -100,6 +107,20 @@ impl Channel {
         })
     }
 
+    /// One connected socket pair (`socketpair(2)`, `AF_UNIX`): the tool
+    /// reads commands from its end and writes acknowledgements to it
+    /// (`--control fd:N,N`). Its end stays inheritable until
+    /// [`spawn`](Self::spawn), as with [`pipes`](Self::pipes).
+    pub fn socket_pair() -> Result<Channel, ControlError> {
+        let (client, tool) = std::os::unix::net::UnixStream::pair()
+            .map_err(|e| ControlError::io("socketpair", e))?;
+        let tool = os_io::dup_inheritable(tool.as_fd()).map_err(|e| io_err("dup".into(), e))?;
+        Ok(Channel {
+            kind: Kind::Socket { tool, client },
+            workload: None,
+        })
+    }
+
     /// Two new FIFOs at `ctl` and `ack` (mode 0600), removed when the
     /// channel or its client is dropped. `EEXIST` if a path exists.
     pub fn fifos(ctl: &Path, ack: &Path) -> Result<Channel, ControlError> {
@@ -126,6 +147,7 @@ impl Channel {
                 Some((ctl, ack)) => format!("fd:{},{}", ctl.raw(), ack.raw()),
                 None => String::new(),
             },
+            Kind::Socket { tool, .. } => format!("fd:{0},{0}", tool.raw()),
             Kind::Fifos(f) => format!("fifo:{},{}", f.ctl.display(), f.ack.display()),
         }
     }
@@ -141,12 +163,16 @@ impl Channel {
                 (ENV_FIFOS[0], f.ctl.display().to_string()),
                 (ENV_FIFOS[1], f.ack.display().to_string()),
             ]),
-            Kind::Pipes { ctl, ack, .. } => {
+            Kind::Pipes { .. } | Kind::Socket { .. } => {
                 if self.workload.is_none() {
-                    let dup = |fd: &OwnedFd| {
-                        os_io::dup_inheritable(fd.as_fd()).map_err(|e| io_err("dup".into(), e))
+                    let dup = |fd: BorrowedFd<'_>| {
+                        os_io::dup_inheritable(fd).map_err(|e| io_err("dup".into(), e))
                     };
-                    self.workload = Some((dup(ctl)?, dup(ack)?));
+                    self.workload = Some(match &self.kind {
+                        Kind::Pipes { ctl, ack, .. } => (dup(ctl.as_fd())?, dup(ack.as_fd())?),
+                        Kind::Socket { client, .. } => (dup(client.as_fd())?, dup(client.as_fd())?),
+                        Kind::Fifos(_) => unreachable!(),
+                    });
                 }
                 let (c, a) = self.workload.as_ref().unwrap();
                 Ok(vec![
@@ -177,6 +203,12 @@ impl Channel {
     pub fn attach(self, tool: Tool) -> Result<Client, ControlError> {
         match self.kind {
             Kind::Pipes { ctl, ack, .. } => Ok(Client::from_fds(ctl, Some(ack), tool)),
+            Kind::Socket { client, .. } => {
+                let ctl = client
+                    .try_clone()
+                    .map_err(|e| ControlError::io("dup the socket", e))?;
+                Ok(Client::from_fds(ctl.into(), Some(client.into()), tool))
+            }
             Kind::Fifos(fifos) => {
                 let ctl = open_fifo(&fifos.ctl)?;
                 let ack = open_fifo(&fifos.ack)?;
