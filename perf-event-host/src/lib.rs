@@ -29,9 +29,11 @@
 //!   the harness-agnostic measuring API over the core's
 //!   [`Monitor`](perf_event_core::monitor::Monitor).
 //!
-//! The `stat` example is a `perf stat` built on these modules
+//! The `stat` example is a `perf stat` built on these modules, with
+//! perf's `--control` protocol
 //! (`cargo run --release -p perf-event-host --example stat -- ls -l /`);
-//! perf.data in and out is the `perf-data-file` package.
+//! `counted_region` is a benchmark whose region alone an external `perf
+//! stat` counts. perf.data in and out is the `perf-data-file` package.
 #![deny(unsafe_code)]
 // The other lints (missing_docs, the clippy set): the `[lints]` table of
 // Cargo.toml, denied for every target of the crate.

@@ -141,7 +141,11 @@ impl Driven {
         while !line.trim_end().ends_with(&want) {
             line.clear();
             let got = self.stdout.read_line(&mut line).unwrap();
-            assert!(got > 0, "the workload ended before `{want}`; stderr: {:?}", self.log);
+            assert!(
+                got > 0,
+                "the workload ended before `{want}`; stderr: {:?}",
+                self.log
+            );
         }
     }
 

@@ -22,29 +22,10 @@
 //! The stat example is built in release (`cargo build --release --example
 //! stat`) and found beside this binary; perf is `perf` on PATH.
 
+use perf_bench::examples::stat_example;
 use perf_bench::spread::min_median_max;
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
-
-/// The stat example, built in release beside this binary.
-fn stat_example() -> PathBuf {
-    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_owned());
-    let status = Command::new(cargo)
-        .args([
-            "build",
-            "--quiet",
-            "--release",
-            "-p",
-            "perf-event-host",
-            "--example",
-            "stat",
-        ])
-        .status()
-        .expect("cargo build --example stat");
-    assert!(status.success(), "building the stat example failed");
-    let exe = std::env::current_exe().unwrap();
-    exe.parent().unwrap().join("examples").join("stat")
-}
 
 /// `stat ARGS` of one tool: `perf stat` or the example.
 fn tool(perf: bool, example: &PathBuf) -> Command {

@@ -14,6 +14,12 @@
 //!   window in `set_window.rs`, the report lines in `set_report.rs`).
 //!   `-n` (times only), `--timeout MS` (SIGTERM to the command),
 //!   `--all-user` / `--all-kernel`, `-B` (refused with `-x`).
+//! - `-D MS` / `--delay` (`-1`: start with the events disabled) and
+//!   `--control fd:CTL[,ACK]` / `fifo:CTL[,ACK]`: perf's control protocol,
+//!   served as perf 6.1 serves it (`enable`, `disable`, `enable NAME`,
+//!   `evlist [-v|-g|-F]`, `stop`, `ping`; the same acknowledgements and
+//!   `Events enabled` / `Events disabled` lines; `control.rs`), for a
+//!   command this tool starts.
 //! - Events use perf's syntax (`-e cycles:u,{task-clock,page-faults}`,
 //!   `-e 'syscalls:sys_enter_w*'`); events the machine lacks print
 //!   `<not supported>`, events that never ran `<not counted>`, multiplexed
