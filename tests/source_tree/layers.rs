@@ -34,7 +34,7 @@ const PACKAGES: &[Package] = &[
         krate: "perf_event_host",
         src: "perf-event-host/src",
         layers: &[
-            &["sysfs", "features", "workload"],
+            &["sysfs", "features", "workload", "control"],
             &["parse"],
             &["set", "measure"],
             &["ringset"],
