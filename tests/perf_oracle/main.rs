@@ -39,6 +39,7 @@ mod perf_data_support;
 mod perf_data_vs_perf;
 mod sample_callchains;
 mod sample_cli;
+mod sample_control_vs_perf;
 mod sample_example;
 mod sample_support;
 mod sample_system_wide;

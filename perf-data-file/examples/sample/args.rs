@@ -38,15 +38,67 @@ pub struct Args {
     /// `-v` given this many times: `-v` prints the fallbacks taken (perf's
     /// warnings), `-vv` also each event's attr as opened, as perf prints it.
     pub verbose: u8,
+    /// `-D/--delay MS`: 0 records from the start; N > 0 enables the events
+    /// N ms after the command started; -1 leaves them disabled until an
+    /// `enable` control command.
+    pub delay_ms: i32,
+    /// `--control fd:CTL[,ACK]` / `fifo:CTL[,ACK]`: perf's control channel.
+    pub control: Option<String>,
 }
 
 pub const USAGE: &str =
     "usage: sample [-v[v]] [-e EVENT]... [-c PERIOD | -F HZ] [-g] [--folded FILE] [-o FILE] \
+                         [-D MS] [--control fd:CTL[,ACK] | --control fifo:CTL[,ACK]] \
                          (CMD ARGS | -i FILE | -a [-- CMD ARGS] | -p PID) [-d SECONDS]";
+
+/// The options whose help perf record prints on a bad value, as `perf
+/// record -h` prints them: (long name, help line).
+const OPTION_HELP: [(&str, &str); 2] = [
+    (
+        "delay",
+        "    -D, --delay <ms>      ms to wait before starting measurement after program start \
+         (-1: start with events disabled), or ranges of time to enable events e.g. '-D 10-20,30-40'",
+    ),
+    (
+        "control",
+        "        --control <fd:ctl-fd[,ack-fd] or fifo:ctl-fifo[,ack-fifo]>\n                          \
+         Listen on ctl-fd descriptor for command to control measurement ('enable': enable events, \
+         'disable': disable events,\n\t\t\t  'snapshot': AUX area tracing snapshot).\n\t\t\t  \
+         Optionally send control command completion ('ack\\n') to ack-fd descriptor.\n\t\t\t  \
+         Alternatively, ctl-fifo / ack-fifo will be opened and used as ctl-fd / ack-fd.",
+    ),
+];
 
 pub fn usage(why: &str) -> ! {
     eprintln!("sample: {why}\n{USAGE}");
     std::process::exit(129)
+}
+
+/// perf's answer to a value its option callback refused: a blank line,
+/// the usage, a blank line and that option's help; status 129.
+pub fn option_usage(long: &str) -> ! {
+    let help = OPTION_HELP
+        .iter()
+        .find(|(name, _)| *name == long)
+        .map_or("", |(_, help)| help);
+    eprintln!("\n{USAGE}\n\n{help}");
+    std::process::exit(129)
+}
+
+/// `-D`'s value: a delay in ms, at least -1 (else that option's help, as
+/// perf record prints it). perf record 6.1's time ranges (`10-20,30-40`)
+/// are refused with a reason.
+fn delay(v: &str) -> i32 {
+    if v.contains(',') || v.get(1..).is_some_and(|rest| rest.contains('-')) {
+        usage(&format!(
+            "-D {v}: time ranges (perf record's '-D 10-20,30-40') are not supported by this \
+             example; give one delay in ms, or -1 to start with the events disabled"
+        ));
+    }
+    match v.parse::<i32>() {
+        Ok(ms) if ms >= -1 => ms,
+        _ => option_usage("delay"),
+    }
 }
 
 fn number<T: std::str::FromStr>(opt: &str, v: &str) -> T {
@@ -70,6 +122,8 @@ pub fn parse(words: &[String]) -> Args {
             input: None,
             target: Target::All(None),
             verbose: 0,
+            delay_ms: 0,
+            control: None,
         },
         all: false,
         pid: None,
@@ -150,6 +204,8 @@ impl Parser<'_> {
             "output" => self.a.output = Some(self.take(attached, &opt)),
             "input" => self.a.input = Some(self.take(attached, &opt)),
             "verbose" => self.a.verbose = self.a.verbose.saturating_add(1),
+            "delay" => self.a.delay_ms = delay(&self.take(attached, &opt)),
+            "control" => self.a.control = Some(self.take(attached, &opt)),
             "help" => usage("help"),
             _ => usage(&format!("unknown option {opt}")),
         }
@@ -179,10 +235,11 @@ impl Parser<'_> {
                     self.a.duration = Some(Duration::from_secs_f64(s));
                 }
                 'v' => self.a.verbose = self.a.verbose.saturating_add(1),
+                'D' => self.a.delay_ms = delay(&self.take(rest, &opt)),
                 'h' => usage("help"),
                 _ => usage(&format!("unknown option {opt}")),
             }
-            if matches!(flag, 'e' | 'c' | 'F' | 'p' | 'd' | 'o' | 'i') {
+            if matches!(flag, 'e' | 'c' | 'F' | 'p' | 'd' | 'o' | 'i' | 'D') {
                 break;
             }
         }
@@ -193,8 +250,11 @@ impl Parser<'_> {
     fn finish(self, command: Vec<String>) -> Args {
         let (mut a, all, pid) = (self.a, self.all, self.pid);
         if a.input.is_some() {
-            if all || pid.is_some() || !command.is_empty() || a.output.is_some() {
-                usage("-i FILE reports on a recording: no CMD, -a, -p or -o with it");
+            let recording = a.output.is_some() || a.delay_ms != 0 || a.control.is_some();
+            if all || pid.is_some() || !command.is_empty() || recording {
+                usage(
+                    "-i FILE reports on a recording: no CMD, -a, -p, -o, -D or --control with it",
+                );
             }
             return a;
         }
@@ -232,5 +292,32 @@ mod tests {
         let a = p("-o - -c 1000 ./hot");
         assert_eq!(a.output.as_deref(), Some("-"));
         assert_eq!(p("-iperf.data").input.as_deref(), Some("perf.data"));
+        let a = p("-D -1 --control fd:5,6 -e cpu-clock ./hot");
+        assert_eq!(a.delay_ms, -1);
+        assert_eq!(a.control.as_deref(), Some("fd:5,6"));
+        assert_eq!(p("-D250 ./hot").delay_ms, 250);
+        assert_eq!(p("--delay=0 --control=fifo:a,b ./hot").delay_ms, 0);
+    }
+
+    /// The help printed for a bad `-D` / `--control` is `perf record -h`'s
+    /// line for it (perf 6.1.187's text, tabs and all).
+    #[test]
+    fn option_help_is_perfs() {
+        let help = |long| OPTION_HELP.iter().find(|(n, _)| *n == long).unwrap().1;
+        assert!(help("delay").starts_with("    -D, --delay <ms>      ms to wait"));
+        assert!(help("delay").ends_with("e.g. '-D 10-20,30-40'"));
+        let control: Vec<&str> = help("control").lines().collect();
+        assert_eq!(control.len(), 5);
+        assert_eq!(
+            control[0],
+            "        --control <fd:ctl-fd[,ack-fd] or fifo:ctl-fifo[,ack-fifo]>"
+        );
+        assert!(control[1].starts_with(&format!("{:26}Listen on ctl-fd", "")));
+        assert!(control[1].ends_with("'disable': disable events,"));
+        assert_eq!(
+            control[2],
+            "\t\t\t  'snapshot': AUX area tracing snapshot)."
+        );
+        assert!(control[3].contains("('ack\\n') to ack-fd descriptor."));
     }
 }

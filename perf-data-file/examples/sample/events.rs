@@ -5,7 +5,7 @@
 
 use super::args::{usage, Args, Target};
 use perf_event_core::attr::Attr;
-use perf_event_core::event::{Event, Hardware};
+use perf_event_core::event::{Event, Hardware, Software};
 use perf_event_core::fallback::{self, Attempt, Policy};
 use perf_event_core::fd::EventFd;
 use perf_event_core::open::{open, OpenError, Scope};
@@ -25,7 +25,8 @@ pub type Place = (i32, Option<u32>);
 
 /// The attrs to open: the user's events, or perf record's default
 /// `cycles:P` (cpu-clock where the machine has no PMU for it, by the
-/// fallback policy at open).
+/// fallback policy at open); with `-D`, then the tracking event
+/// ([`TRACKING`], last: see [`tracking`]).
 pub fn attrs(a: &Args) -> Vec<Wanted> {
     let mut out = Vec::new();
     if a.events.is_empty() {
@@ -33,16 +34,46 @@ pub fn attrs(a: &Args) -> Vec<Wanted> {
     }
     let system = System::discover();
     for text in &a.events {
-        for (attr, max_precise) in parse_event(text, system.as_ref().ok()) {
-            out.push((text.clone(), sampling(a, attr), max_precise));
+        for (name, attr, max_precise) in parse_event(text, system.as_ref().ok()) {
+            out.push((name, sampling(a, attr), max_precise));
         }
     }
-    // The first event also reports mappings, exec names and forks (once is
-    // enough).
-    if let Some((_, first, _)) = out.first_mut() {
-        *first = first.mmap(true).mmap2(true).comm(true).task(true);
+    if a.delay_ms != 0 {
+        out.push((TRACKING.to_string(), tracking_event(a), false));
+    } else if let Some((_, first, _)) = out.first_mut() {
+        // The first event also reports mappings, exec names and forks
+        // (once is enough).
+        *first = with_side_band(*first);
     }
     out
+}
+
+/// The name of the tracking event added with `-D`, as perf record 6.1
+/// names its own (`dummy:HG` in its `evlist` control command).
+pub const TRACKING: &str = "dummy:HG";
+
+/// The index of the tracking event among the `n` events [`attrs`]
+/// returned for `a`: with `-D`, the last.
+pub fn tracking(a: &Args, n: usize) -> Option<usize> {
+    (a.delay_ms != 0 && n > 0).then(|| n - 1)
+}
+
+/// What an event reports besides its samples: mappings, exec names,
+/// forks and exits.
+fn with_side_band(attr: Attr) -> Attr {
+    attr.mmap(true).mmap2(true).comm(true).task(true)
+}
+
+/// perf record's tracking event with `-D` (its `evlist__add_dummy` in
+/// `record__config`): the software dummy, which never samples, carrying
+/// the side band, enabled at the command's exec (`-a`, `-p`: at the
+/// start) while the events wait for the delay or an `enable`; period 1,
+/// as perf sets it.
+fn tracking_event(a: &Args) -> Attr {
+    let dummy = sampling(a, Attr::new(Event::Software(Software::Dummy)));
+    with_side_band(dummy)
+        .sample_period(1)
+        .enable_on_exec(matches!(a.target, Target::Command(_)))
 }
 
 /// perf 6.1's evsel__new_cycles: user space only when the kernel may
@@ -59,10 +90,12 @@ fn default_event(a: &Args) -> Wanted {
     (name.to_string(), sampling(a, cycles), true)
 }
 
-/// The events of one `-e` string (perf's syntax), each with whether it
-/// asks for the highest precision (`:P`); with sysfs's PMUs where they
-/// can be read (`system`), else the built-in events alone.
-fn parse_event(text: &str, system: Option<&System>) -> Vec<(Attr, bool)> {
+/// The events of one `-e` string (perf's syntax), each with its name
+/// (perf's: the `name=` term, the tracepoint a wildcard expanded to, or
+/// the event's own text in the string) and whether it asks for the
+/// highest precision (`:P`); with sysfs's PMUs where they can be read
+/// (`system`), else the built-in events alone.
+fn parse_event(text: &str, system: Option<&System>) -> Vec<(String, Attr, bool)> {
     let each = |l: EventList<'_, '_>| {
         l.events()
             .iter()
@@ -76,7 +109,8 @@ fn parse_event(text: &str, system: Option<&System>) -> Vec<(Attr, bool)> {
                 } else {
                     e.attr
                 };
-                (attr, e.modifiers.precise_max)
+                let name = e.name.or(e.expanded).unwrap_or(e.text).to_string();
+                (name, attr, e.modifiers.precise_max)
             })
             .collect::<Vec<_>>()
     };
@@ -89,7 +123,8 @@ fn parse_event(text: &str, system: Option<&System>) -> Vec<(Attr, bool)> {
 
 /// `attr` set up to sample as asked: disabled until the recording starts,
 /// what each sample carries, inherited by a command's children (enabled
-/// at its exec), `-c` or `-F`, and `-o`'s clock.
+/// at its exec, but with `-D`: by the delay or an `enable` command),
+/// `-c` or `-F`, and `-o`'s clock.
 fn sampling(a: &Args, attr: Attr) -> Attr {
     let inherit = matches!(a.target, Target::Command(_));
     // A tracepoint's samples carry its fields (PERF_SAMPLE_RAW), as
@@ -103,7 +138,7 @@ fn sampling(a: &Args, attr: Attr) -> Attr {
         .sample_type_raw(sample_type(a.callchain) | raw)
         .sample_id_all(true)
         .inherit(inherit)
-        .enable_on_exec(inherit);
+        .enable_on_exec(inherit && a.delay_ms == 0);
     let attr = match a.period {
         Some(p) => attr.sample_period(p),
         None => attr.sample_freq(a.freq),

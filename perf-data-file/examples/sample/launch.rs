@@ -6,7 +6,9 @@
 //! interrupts the wait for the rings, so the recording ends at the
 //! command's exit. Ctrl-C: SIGINT / SIGTERM end the recording, the report
 //! is printed, then the signal is raised again, as perf record's
-//! `record__sig_exit` does.
+//! `record__sig_exit` does; a command that died of a signal (the SIGTERM
+//! the tool sends it when the recording ends first) is the signal the
+//! tool dies of.
 //!
 //! With `-o -` the command's standard output is our standard error: stdout
 //! carries the perf.data stream, and perf 6.1 does the same in pipe mode
@@ -115,10 +117,17 @@ pub fn stopped() -> Option<i32> {
 /// Dies of the stop signal (after the report), as perf record does.
 pub fn raise_stop_signal() {
     if let Some(sig) = stopped() {
-        // SAFETY: restoring the default action and raising a signal.
-        unsafe {
-            libc::signal(sig, libc::SIG_DFL);
-            libc::raise(sig);
-        }
+        die_of(sig);
+    }
+}
+
+/// Dies of `sig`: its default action restored, then raised (perf's
+/// `record__sig_exit`); returns only for a signal whose default action
+/// does not end the process.
+pub fn die_of(sig: i32) {
+    // SAFETY: restoring the default action and raising a signal.
+    unsafe {
+        libc::signal(sig, libc::SIG_DFL);
+        libc::raise(sig);
     }
 }

@@ -18,6 +18,7 @@
 //! cargo run --release --example sample -- -o perf.data -- CMD ARGS   # perf report -i perf.data
 //! cargo run --release --example sample -- -o - -- CMD ARGS | perf report -i -
 //! cargo run --release --example sample -- -i perf.data              # perf's or ours
+//! cargo run --release --example sample -- -D -1 --control fd:5,6 -o perf.data -- CMD ARGS
 //! ```
 //!
 //! Options are read as perf reads them: `-c100000`, `-F999`, `-ecpu-clock`,
@@ -46,6 +47,24 @@
 //! perf.data file (perf's or ours, `-` for stdin) with `perf_data::PerfData`
 //! and prints the same report.
 //!
+//! `-D MS` / `--delay MS` and `--control fd:CTL[,ACK]` / `fifo:CTL[,ACK]`
+//! are perf record 6.1's (`control.rs`): with `-D` the events start
+//! disabled ("Events disabled") and are enabled MS ms after the command
+//! started ("Events enabled"), or with `-D -1` by an `enable` command; the
+//! control channel's commands (`enable` / `disable`, all or `enable NAME`,
+//! `evlist [-v|-g|-F]`, `snapshot`, `ping`, `stop`) are read, answered and
+//! acknowledged by the library's `perf_event_host::control::Server` while
+//! the rings are drained (one poll(2) on the ring set and the control fd).
+//! `stop` ends the recording as Ctrl-C does: the file is finished, the
+//! command still running gets SIGTERM, and the tool dies of it (status
+//! 143), as perf record does. With `-D` a tracking event `dummy:HG` records
+//! the command's mappings and names from its exec, as perf record's does,
+//! so the report names symbols of a recording enabled late; it lists in
+//! `evlist` as perf's does and has no report of its own. perf record 6.1's
+//! `-D` time ranges (`-D 10-20,30-40`) are refused with a reason. A bad
+//! `-D` or `--control` value gets perf's answer: the usage and that
+//! option's help as `perf record -h` prints it, status 129.
+//!
 //! Symbols come from the ELF symbol tables of the mapped files and
 //! /proc/kallsyms, as perf does without debug info, demangled (Rust, C++),
 //! and are looked up only after the recording ended: while recording, the
@@ -54,10 +73,14 @@
 //! perf record's. Ctrl-C (SIGINT) or SIGTERM ends the recording; the report
 //! of what was recorded is printed, then the tool dies of that signal, as
 //! perf record does. A command that cannot be executed gets perf's message
-//! and exit status 255; otherwise the exit status is the command's.
+//! and exit status 255; otherwise the exit status is the command's, and a
+//! command killed by a signal (the SIGTERM sent when the recording ends
+//! first included) kills the tool with that signal, as perf record's
+//! `record__sig_exit` does.
 
 mod args;
 mod capture;
+mod control;
 mod events;
 mod launch;
 mod perf_file;
@@ -68,6 +91,7 @@ mod symbols;
 use args::{Args, Target};
 use capture::Capture;
 use perf_event_core::attr::Attr;
+use perf_event_host::control::Server;
 use perf_event_host::ringset::{Entry, Options, RingSet, Sharing};
 use perf_event_host::workload::{Exit, Workload, WorkloadError};
 use recording::Recording;
@@ -80,7 +104,9 @@ fn main() {
     if let Some(input) = &a.input {
         return report_file(input, &a);
     }
+    let mut server = control::open(&a);
     let wanted = events::attrs(&a);
+    let tracking = events::tracking(&a, wanted.len());
     let command = match &a.target {
         Target::Command(c) | Target::All(Some(c)) => Some(c.clone()),
         _ => None,
@@ -102,21 +128,18 @@ fn main() {
     // records of `-a` without callchains are copied without a page fault.
     let mut recording = Recording::with_reserve(32 << 20);
     launch::catch_stop_signals();
-    if !matches!(a.target, Target::Command(_)) {
-        for e in 0..set.entries() {
-            let _ = set.fd(e).map(|f| f.enable(false));
-        }
-    }
+    control::before_start(&a, &set, tracking);
     if let (Some(w), Some(c)) = (&mut workload, &command) {
         launch::release(w, &names[0], &c[0]);
     }
-    record(
-        &a,
-        &mut set,
-        workload.as_mut(),
-        output.as_mut(),
-        &mut recording,
-    );
+    control::after_start(&a, &set);
+    let mut control = server.as_mut().map(|server| (server, &attrs[..]));
+    let mut rec = Recorder {
+        set: &mut set,
+        output: output.as_mut(),
+        recording: &mut recording,
+    };
+    rec.record(&a, workload.as_mut(), control.as_mut());
     let exit = workload.as_mut().map(end_workload);
     if let Some(out) = output.take() {
         if let Err(e) = out.finish(&set) {
@@ -124,7 +147,6 @@ fn main() {
         }
     }
     report(&a, &set, cap, recording, &names);
-    launch::raise_stop_signal();
     exit_as(exit);
 }
 
@@ -169,42 +191,70 @@ fn snapshot_running(a: &Args, cap: &mut Capture, output: Option<&mut perf_file::
     }
 }
 
-/// The recording: every pass over the rings copies what they hold (with
-/// `-o` also written, each pass a round, as in perf record) until
-/// [`finished`]; the events are disabled before the last pass.
-fn record(
-    a: &Args,
-    set: &mut RingSet,
-    mut workload: Option<&mut Workload>,
-    mut output: Option<&mut perf_file::Output>,
-    recording: &mut Recording,
-) {
-    let start = Instant::now();
-    loop {
-        // Woken by the rings (half full), their hang-up (-p: the process
-        // exited), SIGCHLD (the command exited), SIGINT / SIGTERM, or the
-        // end of -d: few wake-ups, each a cost counted in -a's samples.
-        let left = a.duration.map_or(1000, |d| {
-            d.saturating_sub(start.elapsed()).as_millis().clamp(1, 1000) as i32
-        });
-        let _ = set.wait(left);
-        let done = finished(a, set, workload.as_deref_mut(), start);
-        if done {
-            for e in 0..set.entries() {
-                let _ = set.fd(e).map(|f| f.disable(false));
+/// What a recording writes to: the rings it drains, `-o`'s output, the
+/// copy of every record kept for the report.
+struct Recorder<'a> {
+    set: &'a mut RingSet,
+    output: Option<&'a mut perf_file::Output>,
+    recording: &'a mut Recording,
+}
+
+/// `--control`'s server and the events its commands act on (name and
+/// attr as opened).
+type Control<'a> = (&'a mut Server, &'a [(String, Attr)]);
+
+impl Recorder<'_> {
+    /// The recording: every pass over the rings copies what they hold
+    /// (with `-o` also written, each pass a round, as in perf record) until
+    /// [`finished`] or a `stop` command; the events are disabled before the
+    /// last pass.
+    fn record(
+        &mut self,
+        a: &Args,
+        mut workload: Option<&mut Workload>,
+        mut control: Option<&mut Control<'_>>,
+    ) {
+        let start = Instant::now();
+        let mut stop = false;
+        loop {
+            // Woken by the rings (half full), their hang-up (-p: the
+            // process exited), SIGCHLD (the command exited), SIGINT /
+            // SIGTERM, the end of -d, or a control command: few wake-ups,
+            // each a cost counted in -a's samples.
+            let left = a.duration.map_or(1000, |d| {
+                d.saturating_sub(start.elapsed()).as_millis().clamp(1, 1000) as i32
+            });
+            match control.as_deref_mut() {
+                Some((server, events)) => stop |= control::wait(self.set, server, events, left),
+                None => {
+                    let _ = self.set.wait(left);
+                }
+            }
+            let done = stop || finished(a, self.set, workload.as_deref_mut(), start);
+            if done {
+                for e in 0..self.set.entries() {
+                    let _ = self.set.fd(e).map(|f| f.disable(false));
+                }
+            }
+            self.pass(a);
+            if done {
+                break;
             }
         }
-        match output.as_deref_mut() {
+    }
+
+    /// One pass over the rings: every record copied, and with `-o` written
+    /// as a round; a write error ends the tool (status 1).
+    fn pass(&mut self, a: &Args) {
+        let recording = &mut *self.recording;
+        match self.output.as_deref_mut() {
             Some(out) => {
-                if let Err(e) = out.write_drained(set, |_, _, rec| recording.keep(rec)) {
+                if let Err(e) = out.write_drained(self.set, |_, _, rec| recording.keep(rec)) {
                     eprintln!("sample: writing {}: {e}", a.output.as_deref().unwrap_or(""));
                     std::process::exit(1);
                 }
             }
-            None => recording.drain(set),
-        }
-        if done {
-            break;
+            None => recording.drain(self.set),
         }
     }
 }
@@ -282,9 +332,17 @@ fn write_folded(report: &Report, path: &str) {
     }
 }
 
-/// Exits with the command's status (128 + the signal that killed it;
-/// 255 when it could not be waited for); returns without a command.
+/// Ends as perf record ends: a command killed by a signal kills the tool
+/// with the same signal (perf's `record__sig_exit`: after `stop` or
+/// Ctrl-C the command got SIGTERM, so the tool dies of SIGTERM, status
+/// 143); else a stop signal received (SIGINT, SIGTERM) is raised again;
+/// else the command's exit code (255 when it could not be waited for).
+/// Returns without a command or signal.
 fn exit_as(exit: Option<Result<Exit, WorkloadError>>) {
+    if let Some(sig) = exit.as_ref().and_then(|e| e.as_ref().ok()?.signal()) {
+        launch::die_of(sig);
+    }
+    launch::raise_stop_signal();
     match exit {
         Some(Ok(e)) => {
             std::process::exit(e.code().unwrap_or_else(|| 128 + e.signal().unwrap_or(0)))

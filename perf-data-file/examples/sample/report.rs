@@ -99,9 +99,14 @@ impl Report {
     /// Prints the report; `children`: the callchain columns. `tool`: the
     /// lines with the tool's own samples and the idle task's (pid 0: an
     /// idle CPU's cpu-clock samples, `0:swapper` in `perf report --sort
-    /// pid`), for system-wide recordings.
+    /// pid`), for system-wide recordings. A tracking event with no
+    /// samples (`-D`'s `dummy:HG`, ours or perf's) gets no report, as in
+    /// `perf report`.
     pub fn print(&self, names: &[String], lost: &[u64], children: bool, tool: bool) {
         for ((rows, name), lost) in self.events.iter().zip(names).zip(lost) {
+            if rows.samples == 0 && name == super::events::TRACKING {
+                continue;
+            }
             println!("# Event '{name}': {} samples, {lost} lost", rows.samples);
             if tool {
                 println!(
