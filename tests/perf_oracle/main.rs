@@ -27,6 +27,7 @@ pub fn one_busy_test_at_a_time() -> std::sync::MutexGuard<'static, ()> {
 }
 
 mod access_vs_perf;
+mod control_bytes_vs_perf;
 mod control_client_vs_perf;
 mod parse_vs_perf;
 mod perf_compare;
