@@ -14,10 +14,12 @@
 //! command's mappings and names are recorded before any `enable`.
 
 use super::args::{option_usage, Args, Target};
-use perf_event_core::abi::bitfield::attr_flags;
 use perf_event_core::attr::Attr;
 use perf_event_core::linux::io::{self as os_io, PollFd, POLLIN};
-use perf_event_host::control::{ControlError, Events, EvlistDetail, Received, Server, Tool};
+use perf_event_host::control::{
+    write_evlist_group, write_evlist_line, ControlError, Events, EvlistDetail, Received, Server,
+    Tool,
+};
 use perf_event_host::ringset::RingSet;
 use std::io::Write;
 use std::os::fd::AsFd;
@@ -87,17 +89,10 @@ impl Events for RecordEvents<'_> {
     /// leaders, a group as `{leader,member}`: here every event alone.
     fn evlist(&self, detail: EvlistDetail, out: &mut dyn Write) -> std::io::Result<()> {
         for (name, attr) in self.events {
-            match detail {
-                EvlistDetail::Verbose => writeln!(out, "{name}{}", attr.perf_print_inline())?,
-                EvlistDetail::Freq => {
-                    let term = if attr.get_flag(attr_flags::FREQ) != 0 {
-                        "sample_freq"
-                    } else {
-                        "sample_period"
-                    };
-                    writeln!(out, "{name}: {term}={}", attr.to_raw().sample_period())?
-                }
-                _ => writeln!(out, "{name}")?,
+            if detail == EvlistDetail::Groups {
+                write_evlist_group(out, &[name.as_str()])?;
+            } else {
+                write_evlist_line(out, detail, name, attr)?;
             }
         }
         Ok(())

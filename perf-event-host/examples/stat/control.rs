@@ -4,7 +4,7 @@
 //! [`Server`](perf_event_host::control::Server)).
 
 use crate::run::{Slot, Wanted};
-use perf_event_host::control::{Events, EvlistDetail};
+use perf_event_host::control::{write_evlist_group, write_evlist_line, Events, EvlistDetail};
 use std::io::Write;
 
 /// The run's events as the control commands see them: enabling acts on
@@ -47,40 +47,16 @@ impl Events for RunEvents<'_> {
 
     fn evlist(&self, detail: EvlistDetail, out: &mut dyn Write) -> std::io::Result<()> {
         for (i, ev) in self.events.iter().enumerate() {
-            match detail {
-                EvlistDetail::Groups => {
-                    if ev.leader != i {
-                        continue;
-                    }
-                    let members: Vec<&str> = self
-                        .events
-                        .iter()
-                        .filter(|e| e.leader == i)
-                        .map(|e| e.name.as_str())
-                        .collect();
-                    if members.len() > 1 {
-                        writeln!(out, "{{{}}}", members.join(","))?;
-                    } else {
-                        writeln!(out, "{}", ev.name)?;
-                    }
-                }
-                EvlistDetail::Verbose => {
-                    writeln!(out, "{}{}", ev.name, ev.attr.perf_print_inline())?
-                }
-                EvlistDetail::Freq => {
-                    let raw = ev.attr.to_raw();
-                    let term = if ev
-                        .attr
-                        .get_flag(perf_event_core::abi::bitfield::attr_flags::FREQ)
-                        != 0
-                    {
-                        "sample_freq"
-                    } else {
-                        "sample_period"
-                    };
-                    writeln!(out, "{}: {term}={}", ev.name, raw.sample_period())?
-                }
-                _ => writeln!(out, "{}", ev.name)?,
+            if detail != EvlistDetail::Groups {
+                write_evlist_line(out, detail, &ev.name, &ev.attr)?;
+            } else if ev.leader == i {
+                let members: Vec<&str> = self
+                    .events
+                    .iter()
+                    .filter(|e| e.leader == i)
+                    .map(|e| e.name.as_str())
+                    .collect();
+                write_evlist_group(out, &members)?;
             }
         }
         Ok(())

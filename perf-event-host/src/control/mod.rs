@@ -60,6 +60,7 @@ mod channel;
 mod client;
 mod command;
 mod error;
+mod evlist;
 mod region;
 mod server;
 
@@ -67,5 +68,6 @@ pub use channel::{Channel, ENV_FDS, ENV_FIFOS};
 pub use client::{Client, DEFAULT_DEADLINE};
 pub use command::{Command, EvlistDetail, Received, Tool, ACK, MAX_LINE};
 pub use error::ControlError;
+pub use evlist::{write_evlist_group, write_evlist_line};
 pub use region::Region;
 pub use server::{Events, Server};
