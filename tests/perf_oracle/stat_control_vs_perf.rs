@@ -22,20 +22,25 @@ use std::io::{ErrorKind, Read, Write};
 use std::os::fd::{AsFd, OwnedFd};
 use std::path::PathBuf;
 
-const EVENT: &str = "syscalls:sys_enter_getpid";
+pub(crate) const EVENT: &str = "syscalls:sys_enter_getpid";
 
 /// perf stat's and the example's command lines up to `--`, the control
 /// value left as `CONTROL`; `None` (the test skips, saying why) without
 /// perf or tracefs. A re-run of this binary as the phases workload runs
 /// the workload instead and exits.
 pub(crate) fn tools() -> Option<[(&'static str, Vec<String>); 2]> {
+    tools_with(&["-x,", "-e", EVENT, "-D", "-1", "--control", "CONTROL"])
+}
+
+/// [`tools`] with the options `opts`.
+pub(crate) fn tools_with(opts: &[&str]) -> Option<[(&'static str, Vec<String>); 2]> {
     crate::control_support::run_role();
     let perf = perf()?;
     if !tracefs_usable() {
         lab_support::skip("needs tracefs", "tracefs is not mounted or not readable");
         return None;
     }
-    let opts = ["-x,", "-e", EVENT, "-D", "-1", "--control", "CONTROL"].map(String::from);
+    let opts: Vec<String> = opts.iter().map(|o| o.to_string()).collect();
     let mut theirs = vec![perf, "stat".into()];
     theirs.extend(opts.iter().cloned());
     let mut ours = vec![stat_binary().to_str().unwrap().to_owned()];
@@ -55,7 +60,7 @@ pub(crate) fn fifo_path(name: &str) -> PathBuf {
 }
 
 /// The perf messages of a stat log: every line but the CSV counts.
-fn messages(log: &[String]) -> Vec<String> {
+pub(crate) fn messages(log: &[String]) -> Vec<String> {
     log.iter()
         .filter(|l| !l.contains(&format!(",{EVENT},")))
         .cloned()
@@ -112,7 +117,7 @@ fn enabled_phases_count_exactly_through_perf_stat_and_ours() {
 
 /// What one byte sequence got from a tool.
 #[derive(Debug, PartialEq)]
-struct Answer {
+pub(crate) struct Answer {
     /// Every byte written to the ack fd.
     acks: Vec<u8>,
     /// The tool's messages (stderr without the counts).
@@ -130,7 +135,15 @@ struct Answer {
 /// line is on the tool's stderr, every command before it has been
 /// answered. Then the workload makes 5 getpid calls and ends, the tool
 /// exits, and every acknowledgement is read: no timing decides anything.
-fn answer(tool: &[String], workload: &[String], fifo: bool, case: &[u8]) -> Answer {
+/// `count` reads the count in the tool's log ([`csv_value`] for a CSV
+/// report).
+pub(crate) fn answer(
+    tool: &[String],
+    workload: &[String],
+    fifo: bool,
+    case: &[u8],
+    count: fn(&[String], &str) -> String,
+) -> Answer {
     let (control, mut ctl, mut ack, inheritable, _fifos): (
         String,
         File,
@@ -201,20 +214,16 @@ fn answer(tool: &[String], workload: &[String], fifo: bool, case: &[u8]) -> Answ
     Answer {
         acks,
         messages,
-        count: match csv_value(&log, EVENT) {
+        count: match count(&log, EVENT) {
             n if n == "<not counted>" => "0".into(),
             n => n,
         },
     }
 }
 
-#[test]
-fn byte_sequences_get_the_same_answers_from_perf_stat_and_ours() {
-    let Some(tools) = tools() else { return };
-    let workload = workload_argv(
-        module_path!(),
-        "byte_sequences_get_the_same_answers_from_perf_stat_and_ours",
-    );
+/// The byte sequences sent to both tools, each with its name: valid,
+/// unknown, over-long, without newline, NUL-terminated, prefixed.
+pub(crate) fn byte_sequences() -> Vec<(&'static str, Vec<u8>)> {
     let long = {
         let mut v = b"enable ".to_vec();
         v.extend([b'x'; 70]);
@@ -243,10 +252,20 @@ fn byte_sequences_get_the_same_answers_from_perf_stat_and_ours() {
         ("pingpong", b"pingpong\n".to_vec()),
         ("evlist -x", b"evlist -x\n".to_vec()),
     ];
+    cases
+}
+
+#[test]
+fn byte_sequences_get_the_same_answers_from_perf_stat_and_ours() {
+    let Some(tools) = tools() else { return };
+    let workload = workload_argv(
+        module_path!(),
+        "byte_sequences_get_the_same_answers_from_perf_stat_and_ours",
+    );
     for fifo in [false, true] {
-        for (name, case) in &cases {
-            let theirs = answer(&tools[0].1, &workload, fifo, case);
-            let ours = answer(&tools[1].1, &workload, fifo, case);
+        for (name, case) in &byte_sequences() {
+            let theirs = answer(&tools[0].1, &workload, fifo, case, csv_value);
+            let ours = answer(&tools[1].1, &workload, fifo, case, csv_value);
             let way = if fifo { "fifos" } else { "a socket pair" };
             println!("{name} over {way}: {theirs:?}");
             assert_eq!(
