@@ -15,7 +15,7 @@
 
 use crate::control_support::{csv_value, workload_argv, Driven};
 use crate::sample_support::{build_sample, sample_binary};
-use crate::stat_control_vs_perf::{argv, fifo_path, messages, tools};
+use crate::stat_control_vs_perf::{argv, fifo_path, messages, tools, EVENT};
 use perf_event_core::linux::io as os_io;
 use std::ffi::CString;
 use std::fs::File;
@@ -24,19 +24,18 @@ use std::os::fd::{AsFd, OwnedFd};
 use std::path::PathBuf;
 use std::process::Command;
 
-const EVENT: &str = "syscalls:sys_enter_getpid";
-
-/// Which protocol server: perf stat's (counts in its CSV) or perf
+/// Which protocol server: perf stat's (the count read from its CSV by the
+/// function given: `csv_value`, or an interval line's reader) or perf
 /// record's (samples in its file, `-c 1`).
-#[derive(Clone, Copy, PartialEq)]
-enum Kind {
-    Stat,
+#[derive(Clone, Copy)]
+pub(crate) enum Kind {
+    Stat(fn(&[String], &str) -> String),
     Record,
 }
 
 /// What one byte sequence got from a tool.
 #[derive(Debug, PartialEq)]
-struct Answer {
+pub(crate) struct Answer {
     /// Every byte written to the ack fd.
     acks: Vec<u8>,
     /// The tool's messages (stderr without the counts).
@@ -54,7 +53,13 @@ struct Answer {
 /// line is on the tool's stderr, every command before it has been
 /// answered. Then the workload makes 5 getpid calls and ends, the tool
 /// exits, and every acknowledgement is read: no timing decides anything.
-fn answer(kind: Kind, tool: &[String], workload: &[String], fifo: bool, case: &[u8]) -> Answer {
+pub(crate) fn answer(
+    kind: Kind,
+    tool: &[String],
+    workload: &[String],
+    fifo: bool,
+    case: &[u8],
+) -> Answer {
     let (control, mut ctl, mut ack, inheritable, _fifos): (
         String,
         File,
@@ -102,7 +107,7 @@ fn answer(kind: Kind, tool: &[String], workload: &[String], fifo: bool, case: &[
     ctl.write_all(case).unwrap();
     ctl.write_all(b"\n").unwrap();
     ctl.write_all(b"evlist -F\n").unwrap();
-    let period = if kind == Kind::Stat { 0 } else { 1 };
+    let period = if matches!(kind, Kind::Stat(_)) { 0 } else { 1 };
     let sync = format!("{EVENT}: sample_period={period}");
     d.wait_stderr(&sync, 1);
     d.phase(5);
@@ -140,7 +145,7 @@ fn answer(kind: Kind, tool: &[String], workload: &[String], fifo: bool, case: &[
     let evlist_at = messages.iter().rposition(|m| *m == sync);
     messages.remove(evlist_at.unwrap());
     let count = match kind {
-        Kind::Stat => match csv_value(&log, EVENT) {
+        Kind::Stat(read) => match read(&log, EVENT) {
             n if n == "<not counted>" => "0".into(),
             n => n,
         },
@@ -215,9 +220,9 @@ const BY_FD_KIND: [&str; 3] = [
 
 /// Each sequence over a socket pair (and those of [`BY_FD_KIND`] over
 /// FIFOs too), to `theirs` and `ours` alike.
-fn compare(kind: Kind, theirs: &[String], ours: &[String], workload: &[String]) {
+pub(crate) fn compare(kind: Kind, theirs: &[String], ours: &[String], workload: &[String]) {
     for fifo in [false, true] {
-        for (name, case) in cases(kind == Kind::Stat) {
+        for (name, case) in cases(matches!(kind, Kind::Stat(_))) {
             if fifo && !BY_FD_KIND.contains(&name) {
                 continue;
             }
@@ -240,7 +245,7 @@ fn byte_sequences_get_the_same_answers_from_perf_stat_and_the_stat_example() {
         module_path!(),
         "byte_sequences_get_the_same_answers_from_perf_stat_and_the_stat_example",
     );
-    compare(Kind::Stat, &tools[0].1, &tools[1].1, &workload);
+    compare(Kind::Stat(csv_value), &tools[0].1, &tools[1].1, &workload);
 }
 
 #[test]

@@ -47,6 +47,7 @@ mod sample_system_wide;
 mod stat_control_vs_perf;
 mod stat_example;
 mod stat_options_vs_perf;
+mod stat_set_control_vs_perf;
 mod stat_set_example;
 mod stat_vs_perf;
 mod stat_windows_vs_perf;

@@ -15,20 +15,25 @@ use crate::stat_vs_perf::perf;
 use perf_event_host::control::{Channel, Tool};
 use std::path::PathBuf;
 
-const EVENT: &str = "syscalls:sys_enter_getpid";
+pub(crate) const EVENT: &str = "syscalls:sys_enter_getpid";
 
 /// perf stat's and the example's command lines up to `--`, the control
 /// value left as `CONTROL`; `None` (the test skips, saying why) without
 /// perf or tracefs. A re-run of this binary as the phases workload runs
 /// the workload instead and exits.
 pub(crate) fn tools() -> Option<[(&'static str, Vec<String>); 2]> {
+    tools_with(&["-x,", "-e", EVENT, "-D", "-1", "--control", "CONTROL"])
+}
+
+/// [`tools`] with the options `opts`.
+pub(crate) fn tools_with(opts: &[&str]) -> Option<[(&'static str, Vec<String>); 2]> {
     crate::control_support::run_role();
     let perf = perf()?;
     if !tracefs_usable() {
         lab_support::skip("needs tracefs", "tracefs is not mounted or not readable");
         return None;
     }
-    let opts = ["-x,", "-e", EVENT, "-D", "-1", "--control", "CONTROL"].map(String::from);
+    let opts: Vec<String> = opts.iter().map(|o| o.to_string()).collect();
     let mut theirs = vec![perf, "stat".into()];
     theirs.extend(opts.iter().cloned());
     let mut ours = vec![stat_binary().to_str().unwrap().to_owned()];

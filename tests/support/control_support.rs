@@ -7,6 +7,10 @@
 //! its stdin, makes that many getpid calls, and answers `done N` on its
 //! stdout. The tool passes its stdin and stdout through to the workload, so
 //! the test steps the workload and the tool in turn with no sleep.
+//!
+//! A tool attached to the workload (`-p PID`, [`Driven::attach`]) runs
+//! beside it instead: the test starts the workload, steps it through its
+//! own pipes, and reaps it at the end, before the tool can see it gone.
 #![allow(dead_code)] // each test binary uses part of it
 
 use crate::set_support;
@@ -21,6 +25,9 @@ pub const PHASES_ROLE: &str = "control-phases";
 
 /// How long any one step waits before the test fails instead of hanging.
 pub const STEP: Duration = Duration::from_secs(20);
+
+/// In a tool's command line for [`Driven::attach`]: the workload's pid.
+pub const WORKLOAD_PID: &str = "WORKLOAD_PID";
 
 /// The phases workload: a number per stdin line, that many getpid calls,
 /// `done N` on stdout; exits at end of input.
@@ -44,6 +51,8 @@ pub fn phases_workload() -> ! {
 pub struct Driven {
     client: Option<Client>,
     child: Option<Child>,
+    /// The workload, when the test started it beside the tool.
+    workload: Option<Child>,
     stdin: Option<ChildStdin>,
     stdout: BufReader<ChildStdout>,
     stderr: Receiver<String>,
@@ -102,9 +111,92 @@ impl Driven {
         driven
     }
 
+    /// Starts the phases workload `workload` alone, lets it make `first`
+    /// getpid calls (once they are made its every thread is there), then
+    /// starts `tool_argv` with no command (an argument [`WORKLOAD_PID`]
+    /// replaced by the workload's pid, `CONTROL` by `channel`'s control
+    /// value), driven through its [`Client`], or without a channel.
+    /// [`Driven::phase`] steps the workload; [`Driven::end`] ends and
+    /// reaps it, then waits for the tool.
+    pub fn attach(
+        tool_argv: &[&str],
+        workload: &[String],
+        first: u64,
+        channel: Option<Channel>,
+        tool: Tool,
+    ) -> Driven {
+        let mut w = Command::new(&workload[0])
+            .args(&workload[1..])
+            .env(set_support::ROLE_VAR, PHASES_ROLE)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .spawn()
+            .expect("start the workload");
+        let stdin = w.stdin.take();
+        let stdout = BufReader::new(w.stdout.take().unwrap());
+        let pid = w.id().to_string();
+        let control = channel.as_ref().map(Channel::control_arg);
+        let mut cmd = Command::new(tool_argv[0]);
+        for a in &tool_argv[1..] {
+            cmd.arg(match *a {
+                WORKLOAD_PID => &pid,
+                "CONTROL" => control.as_deref().expect("a channel for CONTROL"),
+                a => a,
+            });
+        }
+        cmd.stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped());
+        let mut driven = Driven::with_stderr(None, stdin, stdout);
+        driven.workload = Some(w);
+        driven.phase(first);
+        match channel {
+            Some(channel) => {
+                let mut client = channel.spawn(&mut cmd, tool).expect("start the tool");
+                client.set_deadline(STEP);
+                driven.take_stderr(client.child().unwrap());
+                driven.client = Some(client);
+            }
+            None => {
+                let mut child = cmd.spawn().expect("start the tool");
+                driven.take_stderr(&mut child);
+                driven.child = Some(child);
+            }
+        }
+        driven
+    }
+
     fn piped(child: &mut Child) -> Driven {
         let stdin = child.stdin.take();
         let stdout = BufReader::new(child.stdout.take().unwrap());
+        Driven::with_stderr(Some(child), stdin, stdout)
+    }
+
+    /// A driven tool stepping the workload through `stdin` / `stdout`,
+    /// reading `child`'s stderr (later with [`Driven::take_stderr`]).
+    fn with_stderr(
+        child: Option<&mut Child>,
+        stdin: Option<ChildStdin>,
+        stdout: BufReader<ChildStdout>,
+    ) -> Driven {
+        let (_, rx) = channel();
+        let mut driven = Driven {
+            client: None,
+            child: None,
+            workload: None,
+            stdin,
+            stdout,
+            stderr: rx,
+            log: Vec::new(),
+        };
+        if let Some(child) = child {
+            driven.take_stderr(child);
+        }
+        driven
+    }
+
+    /// Reads the tool's stderr, line by line, from a thread of its own.
+    fn take_stderr(&mut self, child: &mut Child) {
         let stderr = child.stderr.take().unwrap();
         let (tx, rx) = channel();
         std::thread::spawn(move || {
@@ -115,14 +207,7 @@ impl Driven {
                 }
             }
         });
-        Driven {
-            client: None,
-            child: None,
-            stdin,
-            stdout,
-            stderr: rx,
-            log: Vec::new(),
-        }
+        self.stderr = rx;
     }
 
     /// The control client ([`Driven::start`]).
@@ -170,30 +255,42 @@ impl Driven {
         }
     }
 
-    /// Ends the workload (end of its input) and waits for the tool (killed,
-    /// and the test failed, if it has not exited within [`STEP`]); its
-    /// status and its whole stderr.
+    /// Ends the workload (end of its input; one the test started is
+    /// reaped: a zombie is still there for perf's `-p`) and waits for the
+    /// tool (killed, and the test failed, if it has not exited within
+    /// [`STEP`]); its status and its whole stderr.
     pub fn end(mut self) -> (ExitStatus, Vec<String>) {
         drop(self.stdin.take());
+        if let Some(mut w) = self.workload.take() {
+            let status = exit_within_step(&mut w, "the workload");
+            assert!(status.success(), "the workload: {status}");
+        }
         let child = match (&mut self.client, &mut self.child) {
             (Some(client), _) => client.child().unwrap(),
             (None, Some(child)) => child,
             (None, None) => unreachable!("a tool without a process"),
         };
-        let until = Instant::now() + STEP;
-        let status = loop {
-            if let Some(status) = child.try_wait().unwrap() {
-                break status;
-            }
-            if Instant::now() >= until {
-                let _ = child.kill();
-                panic!("the tool did not exit within {STEP:?} of its workload's end");
-            }
-            std::thread::sleep(Duration::from_millis(10));
-        };
+        let status = exit_within_step(child, "the tool");
         drop(self.client.take());
         self.log.extend(self.stderr.iter());
         (status, self.log)
+    }
+}
+
+/// Waits for `child` (`what`) to exit: its status; killed, and the test
+/// failed, if it has not exited within [`STEP`] of the workload's end.
+fn exit_within_step(child: &mut Child, what: &str) -> ExitStatus {
+    let until = Instant::now() + STEP;
+    loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            return status;
+        }
+        if Instant::now() >= until {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("{what} did not exit within {STEP:?} of the workload's end");
+        }
+        std::thread::sleep(Duration::from_millis(10));
     }
 }
 

@@ -515,9 +515,6 @@ fn refuse_combinations(opts: &Options) {
         );
         std::process::exit(234);
     }
-    if (opts.control.is_some() || opts.delay_ms != 0) && opts.set.active() {
-        usage("this example serves --control and -D for a command it starts, not with -a, -C, -p, -t, -I or the aggregation options");
-    }
     if opts.timeout_ms.is_some() && opts.set.interval_ms.is_some() {
         // perf 6.1: the message, each option under its own usage line, 234.
         eprintln!(

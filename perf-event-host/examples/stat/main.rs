@@ -19,7 +19,12 @@
 //!   served as perf 6.1 serves it (`enable`, `disable`, `enable NAME`,
 //!   `evlist [-v|-g|-F]`, `stop`, `ping`; the same acknowledgements and
 //!   `Events enabled` / `Events disabled` lines; `control.rs`), for a
-//!   command this tool starts.
+//!   command this tool starts and in the event-set mode alike (`-a -D -1
+//!   --control fd:5,6 -- CMD`, `-p PID`, `-I MS`: the set enabled and
+//!   disabled whole or by event name; `set_window.rs`). As in perf 6.1,
+//!   `-D N` waits N ms serving no command (the command's exit or a
+//!   signal cuts the wait short) and the elapsed time counts from the
+//!   enable; `-I` prints no extra interval at `enable` / `disable`.
 //! - Events use perf's syntax (`-e cycles:u,{task-clock,page-faults}`,
 //!   `-e 'syscalls:sys_enter_w*'`); events the machine lacks print
 //!   `<not supported>`, events that never ran `<not counted>`, multiplexed
@@ -45,7 +50,6 @@ mod set_target;
 mod set_window;
 
 use perf_event_core::linux::process;
-use perf_event_host::control::{ControlError, Server, Tool};
 use run::{Failure, Run};
 use std::ffi::CStr;
 use std::io::Write;
@@ -100,22 +104,15 @@ fn main() {
     unsafe { libc::signal(libc::SIGPIPE, libc::SIG_DFL) };
     let opts = args::options();
     run::catch_signals();
+    let mut server = control::server(opts.control.as_deref());
     if opts.set.active() {
-        set_mode::run(&opts);
+        set_mode::run(&opts, server);
     }
     let mut events = run::wanted(&opts);
     if opts.command.iter().any(|a| a.contains('\0')) {
         args::usage("NUL in an argument");
     }
     let argv = &opts.command;
-    let mut server = opts.control.as_deref().map(|arg| {
-        Server::open(arg, Tool::Stat).unwrap_or_else(|e| {
-            if !matches!(e, ControlError::Arg { .. }) {
-                eprintln!("{e}");
-            }
-            args::option_usage("control")
-        })
-    });
     let mut runs: Vec<Run> = Vec::new();
     let mut code = 0;
     while opts.runs == 0 || runs.len() < opts.runs {

@@ -216,7 +216,7 @@ pub fn run_once(
     if drive.delay_ms != 0 {
         eprintln!("Events disabled");
     }
-    let start = Instant::now();
+    let mut start = Instant::now();
     let released = workload.release();
     if let Err(WorkloadError::Exec { errno, .. }) = released {
         return Err(Failure::Exec(errno.0));
@@ -226,10 +226,11 @@ pub fn run_once(
         slots: &fds,
     };
     if drive.delay_ms > 0 {
-        // perf sleeps the delay out (serving no command meanwhile).
-        std::thread::sleep(Duration::from_millis(drive.delay_ms as u64));
+        delay(Some(&workload), drive.delay_ms as u64);
         run_events.enable(None);
         eprintln!("Events enabled");
+        // perf's elapsed time and --timeout count from here.
+        start = Instant::now();
     }
     if drive.timeout.is_some() || drive.control.is_some() {
         wait_serving(&mut workload, start, drive, &mut run_events);
@@ -257,6 +258,28 @@ pub fn run_once(
         user: exit.user,
         sys: exit.sys,
     })
+}
+
+/// `-D MS`: waits the delay out as perf sleeps it out in usleep(3),
+/// serving no command meanwhile; the exit of the command (if any) or a
+/// signal cuts it short, as SIGCHLD or SIGINT cuts perf's sleep short.
+pub fn delay(workload: Option<&Workload>, ms: u64) {
+    let deadline = Instant::now() + Duration::from_millis(ms);
+    let exit = workload.map_or(-1, |w| w.exit_watch().fd());
+    let mut fds = [exit, signal_fd()].map(|fd| libc::pollfd {
+        fd,
+        events: libc::POLLIN,
+        revents: 0,
+    });
+    while fds.iter().all(|p| p.revents == 0) && RECEIVED.load(Ordering::SeqCst) == 0 {
+        let left = deadline.saturating_duration_since(Instant::now());
+        if left.is_zero() {
+            break;
+        }
+        let ms = left.as_micros().div_ceil(1000).min(i32::MAX as u128) as i32;
+        // SAFETY: two valid pollfd entries of open fds (or -1, ignored).
+        unsafe { libc::poll(fds.as_mut_ptr(), 2, ms) };
+    }
 }
 
 /// Waits for the command's exit, serving `--control` commands meanwhile

@@ -21,6 +21,17 @@
 //!   `perf_event_host::workload`, CPU-wide and attached sets are enabled
 //!   right before its release and disabled when its exit (a pidfd) or
 //!   Ctrl-C wakes the poll; no polling period.
+//! - `-D -1` / `-D N` and `--control` as perf 6.1's stat serves them
+//!   here: the set opened disabled (a held command's events not
+//!   `enable_on_exec`), `Events disabled` printed before the release;
+//!   `-D N` enables the whole set N ms later (`Events enabled`; the
+//!   intervals' stamps and the time elapsed count from then); control
+//!   commands are served in the window's poll(2) (`set_window.rs`) over
+//!   the set (`control.rs`'s `SetEvents`): `enable` / `disable` act on
+//!   every group leader on every placement, `enable NAME` on the leaders
+//!   of that name, as perf's `evlist__enable` / `evlist__enable_evsel`.
+//!   Only the enabled windows count; a set never enabled is
+//!   `<not counted>`.
 //!
 //! This module opens the set and runs the steps in order; the target is
 //! chosen in `set_target.rs`, the window waited out in `set_window.rs`,
@@ -30,9 +41,10 @@ use crate::args::Options;
 use crate::run::{self, Wanted};
 use crate::set_report::{read_comms, summary};
 use crate::set_target::{choose, Chosen};
-use crate::set_window::{count, Intervals, Watched};
+use crate::set_window::{count, Control, Intervals, Watched};
 use perf_event_core::fallback::Policy;
 use perf_event_core::linux::process::strsignal;
+use perf_event_host::control::Server;
 use perf_event_host::set::{
     BudgetPolicy, CorePmus, Cpus, EventSet, EventSpec, Target, TopologyLevel,
 };
@@ -154,14 +166,15 @@ fn finish(code: i32) -> ! {
     std::process::exit(code)
 }
 
-/// Runs the event-set path and exits.
+/// Runs the event-set path and exits; `server` serves `--control`.
 ///
 /// The counting window is exact: CPU-wide and attached sets are enabled
 /// right before the command is released into exec (per-task ones are
 /// enabled by the exec itself) and disabled the moment its exit (or the
 /// watched processes' exit, or Ctrl-C) wakes the poll; intervals tick at
-/// their deadlines, the last one at that moment.
-pub fn run(opts: &Options) -> ! {
+/// their deadlines, the last one at that moment. With `-D` the set starts
+/// disabled (see [`start_counting`]).
+pub fn run(opts: &Options, server: Option<Server>) -> ! {
     let s = &opts.set;
     refuse_unsupported(opts);
     let mut workload = (!opts.command.is_empty())
@@ -181,7 +194,9 @@ pub fn run(opts: &Options) -> ! {
             .filter(|_| child_is_target)
             .map(Workload::pid),
     );
-    let mut set = open(opts, target, child_is_target);
+    // -D: the command's events wait for the delay or `enable`, not exec.
+    let on_exec = child_is_target && opts.delay_ms == 0;
+    let mut set = open(opts, target, on_exec);
     let events = report_events(&set);
     let mut comms = read_comms(&set);
     // Processes whose exit ends counting: the command, else -p / -t.
@@ -189,19 +204,20 @@ pub fn run(opts: &Options) -> ! {
         None => Watched::new(&watched, threads),
         Some(_) => Watched::default(),
     };
-    if !child_is_target {
-        set.enable().unwrap_or_else(|e| fail(&e.to_string()));
-    }
-    let start = Instant::now();
-    if let Some(w) = workload.as_mut() {
-        release(w);
-        // The command's name is the program's after exec.
-        if child_is_target {
-            comms = read_comms(&set);
-        }
+    let start = start_counting(opts, &set, workload.as_mut(), child_is_target);
+    // The command's name is the program's after exec.
+    if child_is_target {
+        comms = read_comms(&set);
     }
     let mut ticks = Intervals::start(opts, &events, &comms, start);
-    let ended = count(&mut set, workload.as_ref(), &mut watched, &mut ticks);
+    let mut control = Control::new(server, &events);
+    let ended = count(
+        &mut set,
+        workload.as_ref(),
+        &mut watched,
+        &mut ticks,
+        &mut control,
+    );
     let code = exit_code(workload.as_mut(), &opts.command, ended.quiet);
     if s.interval_ms.is_some() {
         finish(code);
@@ -214,6 +230,40 @@ pub fn run(opts: &Options) -> ! {
     let text = summary(&mut set, &events, &comms, opts, &label, ended.at - start);
     write_report(&text);
     finish(code)
+}
+
+/// Starts counting as perf 6.1's `__run_perf_stat` does, and returns when
+/// it started (the reference of the intervals' stamps and of the time
+/// elapsed): without `-D` the set is enabled (a held command's own events
+/// by its exec) and the command released. With `-D` the set stays
+/// disabled: `Events disabled` is printed before the release; `-D -1`
+/// leaves it so for `--control enable`, `-D N` waits N ms (serving no
+/// command; the command's exit or a signal cut the wait short, as they
+/// cut perf's usleep short), then enables it and prints `Events enabled`:
+/// the start is then.
+fn start_counting(
+    opts: &Options,
+    set: &EventSet,
+    workload: Option<&mut Workload>,
+    child_is_target: bool,
+) -> Instant {
+    if opts.delay_ms != 0 {
+        eprintln!("Events disabled");
+    } else if !child_is_target {
+        set.enable().unwrap_or_else(|e| fail(&e.to_string()));
+    }
+    let start = Instant::now();
+    let workload = workload.map(|w| {
+        release(w);
+        &*w
+    });
+    if opts.delay_ms <= 0 {
+        return start;
+    }
+    run::delay(workload, opts.delay_ms as u64);
+    set.enable().unwrap_or_else(|e| fail(&e.to_string()));
+    eprintln!("Events enabled");
+    Instant::now()
 }
 
 /// perf's refusals of `--per-thread` with only a command and of `-A`

@@ -1,13 +1,22 @@
 //! The counting window of the event-set mode: waiting in poll(2) for the
-//! command's or the watched processes' exit, a signal, `--timeout` or the
-//! next `-I` tick; each interval's deltas printed at its tick; the set
-//! disabled the moment counting ends.
+//! command's or the watched processes' exit, a signal, `--timeout`, the
+//! next `-I` tick or a `--control` command; each interval's deltas printed
+//! at its tick; the set disabled the moment counting ends.
+//!
+//! Control commands are served as perf 6.1 serves them in `perf stat -a`
+//! (its `dispatch_events`): enabling or disabling the set (or the events
+//! of a name) between ticks, which keep their deadlines. perf's
+//! `process_evlist` means to print an interval at each `enable` and
+//! `disable`, but it tests the return of `evlist__ctlfd_process`, which is
+//! 0 after them: perf 6.1 prints none, and neither does this.
 
 use crate::args::Options;
+use crate::control::SetEvents;
 use crate::run::{self, Wanted};
-use crate::set_mode::{fail, write_report};
+use crate::set_mode::{fail, write_report, SetOptions};
 use crate::set_report::{delta, lines_for};
-use perf_event_host::set::{EventSet, PlacedCounts};
+use perf_event_host::control::Server;
+use perf_event_host::set::{EventSet, PlacedCounts, TopologyLevel};
 use perf_event_host::workload::{ExitWatch, Workload};
 use std::collections::HashMap;
 use std::sync::atomic::Ordering;
@@ -23,11 +32,18 @@ enum Wake {
     Signal,
 }
 
-/// Sleeps in poll(2) until a watched process exits, a signal comes or
-/// `deadline` passes (`None`: no deadline; `fallback`: re-check the
-/// watched ids every 50 ms, for threads a pidfd cannot watch: kernels
-/// before 6.9).
-fn wait(watches: &[&ExitWatch], deadline: Option<Instant>, fallback: bool) -> Wake {
+/// Sleeps in poll(2) until a watched process exits, a signal comes, a
+/// control command is there or `deadline` passes (`None`: no deadline;
+/// `fallback`: re-check the watched ids every 50 ms, for threads a pidfd
+/// cannot watch: kernels before 6.9). `control`: the control fd polled
+/// beside them and the revents it got, to serve before the wake is acted
+/// on (a wake by the control fd alone is a [`Wake::Timeout`]).
+fn wait(
+    watches: &[&ExitWatch],
+    deadline: Option<Instant>,
+    fallback: bool,
+    control: Option<&mut Control<'_>>,
+) -> Wake {
     let mut fds: Vec<libc::pollfd> = watches
         .iter()
         .map(|w| libc::pollfd {
@@ -38,6 +54,12 @@ fn wait(watches: &[&ExitWatch], deadline: Option<Instant>, fallback: bool) -> Wa
         .collect();
     fds.push(libc::pollfd {
         fd: run::signal_fd(),
+        events: libc::POLLIN,
+        revents: 0,
+    });
+    // -1 (no channel, or it hung up): poll(2) skips the entry.
+    fds.push(libc::pollfd {
+        fd: control.as_ref().map_or(-1, |c| c.fd()),
         events: libc::POLLIN,
         revents: 0,
     });
@@ -53,6 +75,9 @@ fn wait(watches: &[&ExitWatch], deadline: Option<Instant>, fallback: bool) -> Wa
     }
     // SAFETY: `fds` is a valid, writable array of pollfd of this length.
     let n = unsafe { libc::poll(fds.as_mut_ptr(), fds.len() as libc::nfds_t, ms) };
+    if let Some(c) = control {
+        c.pending = fds[watches.len() + 1].revents;
+    }
     if run::RECEIVED.load(Ordering::SeqCst) != 0 {
         return Wake::Signal;
     }
@@ -102,18 +127,62 @@ impl Watched {
         watched
     }
 
-    /// Waits for one of them to exit, a signal or `deadline`.
-    fn wait(&self, deadline: Option<Instant>) -> Wake {
+    /// Waits for one of them to exit, a signal, a control command or
+    /// `deadline`.
+    fn wait(&self, deadline: Option<Instant>, control: &mut Control<'_>) -> Wake {
         wait(
             &self.watches.iter().collect::<Vec<_>>(),
             deadline,
             !self.fallback.is_empty(),
+            Some(control),
         )
     }
 
     /// Whether every one of them has exited.
     fn all_gone(&self) -> bool {
         self.watches.is_empty() && self.fallback.iter().all(|&f| !alive(f))
+    }
+}
+
+/// `--control`: the channel and the events its commands act on (the
+/// report's list: one entry per set event).
+pub struct Control<'a> {
+    server: Option<Server>,
+    events: &'a [Wanted],
+    /// What the last poll found on the control fd, not served yet.
+    pending: i16,
+}
+
+impl<'a> Control<'a> {
+    /// `server` (none without `--control`) over `events`.
+    pub fn new(server: Option<Server>, events: &'a [Wanted]) -> Control<'a> {
+        Control {
+            server,
+            events,
+            pending: 0,
+        }
+    }
+
+    /// The fd to poll: -1 without a channel or once it hung up.
+    fn fd(&self) -> i32 {
+        use std::os::fd::AsRawFd;
+        self.server
+            .as_ref()
+            .and_then(Server::fd)
+            .map_or(-1, |fd| fd.as_raw_fd())
+    }
+
+    /// Serves the command the last poll found (if any) over `set`: perf's
+    /// reading, matching, acknowledgement and messages on stderr.
+    fn serve(&mut self, set: &EventSet) {
+        let revents = std::mem::take(&mut self.pending);
+        if let (Some(server), true) = (self.server.as_mut(), revents != 0) {
+            let mut events = SetEvents {
+                events: self.events,
+                set,
+            };
+            server.serve(revents, &mut events, &mut std::io::stderr());
+        }
     }
 }
 
@@ -136,8 +205,7 @@ pub struct Intervals<'a> {
 }
 
 impl<'a> Intervals<'a> {
-    /// The ticks of `-I` from `start` on (none without it); prints the
-    /// table's heading line.
+    /// The ticks of `-I` from `start` on (none without it).
     pub fn start(
         opts: &'a Options,
         events: &'a [Wanted],
@@ -145,9 +213,6 @@ impl<'a> Intervals<'a> {
         start: Instant,
     ) -> Intervals<'a> {
         let every = opts.set.interval_ms.map(Duration::from_millis);
-        if every.is_some() && opts.csv.is_none() {
-            eprintln!("#           time             counts unit events");
-        }
         Intervals {
             opts,
             events,
@@ -185,10 +250,48 @@ impl<'a> Intervals<'a> {
         let sep = self.opts.csv.as_deref().unwrap_or(" ");
         let stamp = format!("{:6}.{:09}{sep}", since.as_secs(), since.subsec_nanos());
         let elapsed = at - self.last_tick;
-        let text = lines_for(set, self.comms, self.events, &d, self.opts, elapsed, &stamp);
+        let mut text = String::new();
+        // perf 6.1's print_interval: the heading with the first interval
+        // and again every 25 (never with -x).
+        if self.opts.csv.is_none() && self.printed % 25 == 0 {
+            text.push_str(heading(&self.opts.set));
+            text.push('\n');
+        }
+        text.push_str(&lines_for(
+            set,
+            self.comms,
+            self.events,
+            &d,
+            self.opts,
+            elapsed,
+            &stamp,
+        ));
         write_report(&text);
         self.before = counts;
         self.last_tick = at;
+    }
+}
+
+/// The heading of the `-I` table for the aggregation asked for, as perf
+/// 6.1 prints it (the topology level first, as `lines_for` aggregates).
+fn heading(s: &SetOptions) -> &'static str {
+    match s.per {
+        Some(TopologyLevel::Core) => {
+            "#           time core            cpus             counts unit events"
+        }
+        Some(TopologyLevel::Die) => {
+            "#           time die          cpus             counts unit events"
+        }
+        Some(TopologyLevel::Socket) => {
+            "#           time socket cpus             counts unit events"
+        }
+        Some(TopologyLevel::Node) => "#           time node   cpus             counts unit events",
+        None if s.no_aggr => "#           time CPU                    counts unit events",
+        None if s.per_thread => {
+            "#           time             comm-pid                  counts unit events"
+        }
+        // A level this tool does not know yet: perf's global heading.
+        _ => "#           time             counts unit events",
     }
 }
 
@@ -203,12 +306,14 @@ pub struct Ended {
 
 /// Counts until the command (`workload`) or every watched process exits,
 /// a signal, `--timeout` or `--interval-count` ends it, printing the
-/// intervals as they tick; the set is disabled at that moment.
+/// intervals as they tick and serving `control`'s commands as they come;
+/// the set is disabled at that moment.
 pub fn count(
     set: &mut EventSet,
     workload: Option<&Workload>,
     watched: &mut Watched,
     ticks: &mut Intervals<'_>,
+    control: &mut Control<'_>,
 ) -> Ended {
     let opts = ticks.opts;
     // --timeout (never with -I: refused when parsed): counting ends there,
@@ -219,9 +324,10 @@ pub fn count(
     loop {
         let deadline = ticks.next.or(end);
         let wake = match workload {
-            Some(w) => wait(&[w.exit_watch()], deadline, false),
-            None => watched.wait(deadline),
+            Some(w) => wait(&[w.exit_watch()], deadline, false, Some(control)),
+            None => watched.wait(deadline, control),
         };
+        control.serve(set);
         let done = ends_counting(wake, workload, watched, ticks.every.is_some(), end);
         let now = Instant::now();
         if done {
