@@ -8,9 +8,10 @@ use core::fmt;
 /// `perf_event_attr__fprintf`): a dashed line, `perf_event_attr:`, then
 /// the non-zero fields by the kernel's names (`size` always), each as
 /// `  NAME<padded to 32> VALUE`, and a closing dashed line. A tool's `-vv`
-/// output then compares field by field with perf's. `sample_type` and
-/// `read_format` are numbers (`0x3`) where perf 6.1 names the bits
-/// (`TOTAL_TIME_ENABLED|TOTAL_TIME_RUNNING`). Made by
+/// output then compares field by field with perf's. `sample_type`,
+/// `read_format` and `branch_sample_type` name their bits as perf does
+/// (`TOTAL_TIME_ENABLED|TOTAL_TIME_RUNNING`; a bit perf has no name for is
+/// left out, as perf leaves it out). Made by
 /// [`Attr::perf_print`]; allocates nothing.
 ///
 /// [`Attr::perf_print_inline`] gives the same fields on one line, as
@@ -74,10 +75,10 @@ impl fmt::Display for PerfPrint<'_> {
             put("{ sample_period, sample_freq }", &period)?;
         }
         if raw.sample_type != 0 {
-            put("sample_type", &hex(raw.sample_type))?;
+            put("sample_type", &Bits(raw.sample_type, SAMPLE_TYPE))?;
         }
         if raw.read_format != 0 {
-            put("read_format", &hex(raw.read_format))?;
+            put("read_format", &Bits(raw.read_format, READ_FORMAT))?;
         }
         if raw.config1() != 0 {
             put("{ bp_addr, config1 }", &hex(raw.config1()))?;
@@ -100,6 +101,67 @@ impl fmt::Display for PerfPrint<'_> {
         write!(f, "{RULE}")
     }
 }
+
+/// Bits by perf's names, `|`-separated, in perf's order
+/// (`perf_event_attr_fprintf.c`'s `__p_bits`).
+struct Bits(u64, &'static [(u64, &'static str)]);
+
+impl fmt::Display for Bits {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let mut first = true;
+        for &(bit, name) in self.1 {
+            if self.0 & bit != 0 {
+                f.write_str(if first { "" } else { "|" })?;
+                f.write_str(name)?;
+                first = false;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// `sample_type`'s bits, as perf names and orders them.
+const SAMPLE_TYPE: &[(u64, &str)] = {
+    use crate::sys::*;
+    &[
+        (PERF_SAMPLE_IP as u64, "IP"),
+        (PERF_SAMPLE_TID as u64, "TID"),
+        (PERF_SAMPLE_TIME as u64, "TIME"),
+        (PERF_SAMPLE_ADDR as u64, "ADDR"),
+        (PERF_SAMPLE_READ as u64, "READ"),
+        (PERF_SAMPLE_CALLCHAIN as u64, "CALLCHAIN"),
+        (PERF_SAMPLE_ID as u64, "ID"),
+        (PERF_SAMPLE_CPU as u64, "CPU"),
+        (PERF_SAMPLE_PERIOD as u64, "PERIOD"),
+        (PERF_SAMPLE_STREAM_ID as u64, "STREAM_ID"),
+        (PERF_SAMPLE_RAW as u64, "RAW"),
+        (PERF_SAMPLE_BRANCH_STACK as u64, "BRANCH_STACK"),
+        (PERF_SAMPLE_REGS_USER as u64, "REGS_USER"),
+        (PERF_SAMPLE_STACK_USER as u64, "STACK_USER"),
+        (PERF_SAMPLE_IDENTIFIER as u64, "IDENTIFIER"),
+        (PERF_SAMPLE_REGS_INTR as u64, "REGS_INTR"),
+        (PERF_SAMPLE_DATA_SRC as u64, "DATA_SRC"),
+        (PERF_SAMPLE_WEIGHT as u64, "WEIGHT"),
+        (PERF_SAMPLE_PHYS_ADDR as u64, "PHYS_ADDR"),
+        (PERF_SAMPLE_AUX as u64, "AUX"),
+        (PERF_SAMPLE_CGROUP as u64, "CGROUP"),
+        (PERF_SAMPLE_DATA_PAGE_SIZE as u64, "DATA_PAGE_SIZE"),
+        (PERF_SAMPLE_CODE_PAGE_SIZE as u64, "CODE_PAGE_SIZE"),
+        (PERF_SAMPLE_WEIGHT_STRUCT as u64, "WEIGHT_STRUCT"),
+    ]
+};
+
+/// `read_format`'s bits, as perf names and orders them.
+const READ_FORMAT: &[(u64, &str)] = {
+    use crate::sys::*;
+    &[
+        (PERF_FORMAT_TOTAL_TIME_ENABLED as u64, "TOTAL_TIME_ENABLED"),
+        (PERF_FORMAT_TOTAL_TIME_RUNNING as u64, "TOTAL_TIME_RUNNING"),
+        (PERF_FORMAT_ID as u64, "ID"),
+        (PERF_FORMAT_GROUP as u64, "GROUP"),
+        (PERF_FORMAT_LOST as u64, "LOST"),
+    ]
+};
 
 /// `{:#x}`, as perf prints these fields.
 struct Hex(u64);

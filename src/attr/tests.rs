@@ -347,8 +347,7 @@ fn kernel_version_parsing() {
 #[test]
 fn perf_print_lists_the_non_zero_fields_as_perf_vv_does() {
     // perf 6.1's `perf stat -vv -e task-clock:u true` prints the same
-    // lines for these fields (perf names the read_format bits where this
-    // prints the number, and its attr has more flags set).
+    // lines for these fields (its attr has more flags set).
     let attr = Attr::new(Event::Software(Software::TaskClock))
         .disabled(true)
         .exclude_kernel(true)
@@ -362,7 +361,7 @@ fn perf_print_lists_the_non_zero_fields_as_perf_vv_does() {
          type                             1\n  \
          size                             {size}\n  \
          config                           0x1\n  \
-         read_format                      0x3\n  \
+         read_format                      TOTAL_TIME_ENABLED|TOTAL_TIME_RUNNING\n  \
          disabled                         1\n  \
          exclude_kernel                   1\n  \
          exclude_hv                       1\n\
@@ -379,12 +378,14 @@ fn perf_print_inline_is_the_same_fields_as_perf_evlist_v_prints_them() {
     let attr = Attr::new(Event::Software(Software::TaskClock))
         .disabled(true)
         .inherit(true)
-        .read_format_raw(3);
+        .read_format_raw(3)
+        .sample_type_raw(sys::PERF_SAMPLE_IDENTIFIER as u64 | 1 << 62);
     let size = attr.to_raw().size;
     assert_eq!(
         std::format!("{}", attr.perf_print_inline()),
         std::format!(
-            ": type: 1, size: {size}, config: 0x1, read_format: 0x3, disabled: 1, inherit: 1"
+            ": type: 1, size: {size}, config: 0x1, sample_type: IDENTIFIER, \
+             read_format: TOTAL_TIME_ENABLED|TOTAL_TIME_RUNNING, disabled: 1, inherit: 1"
         )
     );
 }
