@@ -22,6 +22,7 @@ mod msrv;
 mod package;
 mod public_api;
 mod shell;
+mod vendor_events;
 
 const USAGE: &str = "usage: cargo xtask <task>
   bindgen [--check] [--headers DIR] [--arch NAME]...
@@ -35,6 +36,9 @@ const USAGE: &str = "usage: cargo xtask <task>
       [--jobs N] [--timeout SECS]
                  boot Debian kernels 5.10 to 7.2 under QEMU (x86_64, aarch64 and riscv64
                  with PMUs, s390x, armhf), run the kernel-facing tests there, print the matrix
+  vendor-events [--check]
+                 perf's vendor event tables (perf-event-vendor/src/tables) from the pinned
+                 kernel source's tools/perf/pmu-events, by jevents.py's rules
   public-api [--bless | --prove-it-fails]
                  the public API vs the snapshots public-api/PACKAGE.txt (diff);
                  --bless writes the snapshot after a deliberate change;
@@ -79,6 +83,7 @@ fn main() {
             }
         }
         "public-api" => public_api::main(&args.collect::<Vec<_>>()),
+        "vendor-events" => vendor_events::main(&args.collect::<Vec<_>>()),
         "links" => links::main(),
         "package" => package::main(),
         "msrv" => msrv::main(),

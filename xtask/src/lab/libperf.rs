@@ -13,6 +13,7 @@
 //! failure (archive, build) leaves the comparison out with its reason: it
 //! is a note of the lab, never a failed run.
 
+use super::deb_cache::content_dir;
 use super::guests::Arch;
 use super::kernels::{self, Source};
 use super::pins;
@@ -106,8 +107,28 @@ pub fn build(source: &Source, arch: Arch) -> std::result::Result<PathBuf, String
     Ok(out)
 }
 
+/// The pinned kernel source ([`pins::LINUX_SOURCE`]) unpacked as for
+/// libperf (`tools/`, the UAPI headers), for tasks beyond the lab
+/// (`cargo xtask vendor-events`): only the pin itself, verified by size and
+/// SHA-256, never a replacement of a stale pin.
+pub fn source_tree(source: &Source) -> Result<PathBuf> {
+    let pin = &pins::LINUX_SOURCE;
+    let tarball = kernels::fetch_pin(source, pin)
+        .map_err(|e| format!("{} {} could not be fetched: {e}", pin.package, pin.version))?;
+    if !tarball.starts_with(content_dir(&source.cache, pin.sha256)) {
+        return Err(format!(
+            "{} {} is no longer served (a newer package stands in for it): run \
+             `cargo xtask lab --update-pins` and regenerate",
+            pin.package, pin.version
+        ));
+    }
+    unpack(&tarball, &source.cache.join("libperf"))
+}
+
 /// Unpacks what libperf's build reads from the source tarball into
-/// `cache/<tarball's directory name>`, once (a `.complete` mark).
+/// `cache/<tarball's directory name>`, once: the `.complete` mark names the
+/// tarball (its path holds the package's SHA-256), so another version of
+/// the same series is unpacked afresh.
 fn unpack(tarball: &Path, cache: &Path) -> Result<PathBuf> {
     let name = tarball
         .file_name()
@@ -116,7 +137,8 @@ fn unpack(tarball: &Path, cache: &Path) -> Result<PathBuf> {
         .ok_or_else(|| format!("{}: not a .tar.xz", tarball.display()))?
         .to_owned();
     let tree = cache.join(&name);
-    if tree.join(".complete").is_file() {
+    let mark = tarball.display().to_string();
+    if std::fs::read_to_string(tree.join(".complete")).is_ok_and(|m| m == mark) {
         return Ok(tree);
     }
     let partial = cache.join(format!("{name}.partial"));
@@ -141,7 +163,7 @@ fn unpack(tarball: &Path, cache: &Path) -> Result<PathBuf> {
             .arg(&partial)
             .args(&members),
     )?;
-    std::fs::write(partial.join(&name).join(".complete"), "")
+    std::fs::write(partial.join(&name).join(".complete"), &mark)
         .map_err(|e| format!("{}: {e}", partial.display()))?;
     let _ = std::fs::remove_dir_all(&tree);
     std::fs::rename(partial.join(&name), &tree).map_err(|e| format!("{}: {e}", tree.display()))?;

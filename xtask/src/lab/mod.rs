@@ -85,6 +85,31 @@ pub const USAGE: &str =
   --timeout SECS a guest whose console is silent this long is stopped as hung
                  (default 600); one that keeps printing may run 4x that";
 
+/// The pinned kernel source tree (`pins::LINUX_SOURCE`) for tasks beyond
+/// the lab.
+pub struct LinuxSource {
+    /// The unpacked tree (`tools/`, the UAPI headers).
+    pub tree: std::path::PathBuf,
+    /// The Debian package and version.
+    pub package: &'static str,
+    pub version: &'static str,
+    /// The SHA-256 of the `.deb`.
+    pub sha256: &'static str,
+}
+
+/// Fetches (or finds in the lab's cache), verifies and unpacks the pinned
+/// kernel source.
+pub fn linux_source() -> Result<LinuxSource> {
+    let source = kernels::Source::machine(false)?;
+    let tree = libperf::source_tree(&source)?;
+    Ok(LinuxSource {
+        tree,
+        package: pins::LINUX_SOURCE.package,
+        version: pins::LINUX_SOURCE.version,
+        sha256: pins::LINUX_SOURCE.sha256,
+    })
+}
+
 /// Parsed arguments.
 struct Args {
     only: Vec<Only>,

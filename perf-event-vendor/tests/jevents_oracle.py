@@ -1,0 +1,195 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0-only
+"""perf's own generator as the oracle of perf-event-vendor's tables.
+
+Run by the `jevents_oracle` unit test (src/oracle.rs); it prints records on
+stdout, one a line, fields separated by tabs and escaped as the data files
+are (backslash, tab, newline, carriage return).
+
+  jevents_oracle.py tables PMU_EVENTS_DIR ARCH EXPRS_FILE
+      Runs tools/perf/pmu-events/jevents.py's own code on arch/ARCH the way
+      its main() does for `jevents.py ARCH all arch`: the architecture
+      standard events of the directories perf's build reads before ARCH
+      (`preprocess_arch_std_files`), the file tree walk in name order with
+      jevents' `process_one_file` (which calls `read_json_events` and so
+      builds every JsonEvent), then `print_mapping_table`. Writing C is
+      replaced by capturing jevents' pending tables. Prints
+        C  cpuid  events-table  metrics-table    a row of pmu_events_map
+        E  table  name pmu event topic desc unit compat deprecated perpkg
+        X  table  name pmu group threshold unit desc compat aggr_mode
+              event_grouping no_group default expr
+      with every string as perf's compiled tables hold it at run time
+      (jevents' C escapes undone) and the expression as jevents compiles it
+      in (metric.py's ParsePerfJson(...).Simplify().ToPerfJson()). Then, for
+      each line of EXPRS_FILE (escaped expressions), metric.py's form of it:
+        P  expr
+
+  jevents_oracle.py regex PAIRS_FILE
+      For each line `pattern<TAB>text`, glibc's regcomp(REG_EXTENDED) and
+      regexec with one match, through ctypes:
+        so<TAB>eo   |   -   (no match)   |   E<regcomp's error code>
+"""
+
+import argparse
+import ctypes
+import io
+import os
+import re
+import sys
+
+
+def escape(s: str) -> str:
+  return (s.replace('\\', '\\\\').replace('\t', '\\t').replace('\n', '\\n')
+          .replace('\r', '\\r'))
+
+
+def unescape(s: str) -> str:
+  return re.sub(r'\\(.)', lambda m: {'t': '\t', 'n': '\n', 'r': '\r'}.get(
+      m.group(1), m.group(1)), s)
+
+
+C_ESCAPES = {'n': '\n', 'r': '\r', 't': '\t', '"': '"', '\\': '\\', "'": "'"}
+
+
+def c_string(s):
+  """What a C string literal with this text holds (the escapes jevents writes)."""
+  if s is None:
+    return None
+
+  def one(m):
+    if m.group(1) not in C_ESCAPES:
+      raise ValueError(f'unexpected C escape in {s!r}')
+    return C_ESCAPES[m.group(1)]
+  return re.sub(r'\\(.)', one, s)
+
+
+def text(s) -> str:
+  """A value as perf's table decodes it: '' (NULL) when unset or empty."""
+  return '' if not s else escape(str(s))
+
+
+def flag(s) -> str:
+  """perf's `*p - '0'` of a flag jevents wrote as the JSON string."""
+  return '1' if s and ord(str(s)[0]) - ord('0') != 0 else '0'
+
+
+AGGR = {'1': 'PerChip', '2': 'PerCore'}
+GROUPING = {'1': 'NoGroupEvents', '2': 'NoGroupEventsNmi', '3': 'NoGroupEventsSmt'}
+
+
+def tables(pmu_events: str, arch: str, exprs_file: str) -> None:
+  sys.path.insert(0, pmu_events)
+  import jevents
+  import metric
+
+  arch_root = os.path.join(pmu_events, 'arch')
+  captured = {}
+
+  def capture_events():
+    if jevents._pending_events:
+      name = jevents._pending_events_tblname
+      if not name.endswith('_sys'):
+        jevents._event_tables.append(name)
+      captured.setdefault(name, ([], []))[0].extend(jevents._pending_events)
+    jevents._pending_events = []
+
+  def capture_metrics():
+    if jevents._pending_metrics:
+      name = jevents._pending_metrics_tblname
+      if not name.endswith('_sys'):
+        jevents._metric_tables.append(name)
+      events_table = name.replace('pmu_metrics_', 'pmu_events_', 1)
+      captured.setdefault(events_table, ([], []))[1].extend(jevents._pending_metrics)
+    jevents._pending_metrics = []
+
+  jevents.print_pending_events = capture_events
+  jevents.print_pending_metrics = capture_metrics
+
+  def ftw(path, parents, action):
+    """jevents main()'s ftw with model 'all'."""
+    for item in sorted(os.scandir(path), key=lambda e: e.name):
+      action(parents, item)
+      if item.is_dir():
+        ftw(item.path, parents + [item.name], action)
+
+  # perf's build (`jevents.py ARCH all arch`) walks ARCH and 'test' in
+  # name order; the events of ARCH are built (and cached) with the
+  # standard events of the directories before it.
+  for a in sorted({arch, 'test'}):
+    if a > arch:
+      break
+    jevents.preprocess_arch_std_files(os.path.join(arch_root, a))
+  ftw(os.path.join(arch_root, arch), [], jevents.process_one_file)
+  capture_events()
+  capture_metrics()
+
+  jevents._args = argparse.Namespace(starting_dir=arch_root, output_file=io.StringIO())
+  jevents.print_mapping_table([arch])
+  entry = re.compile(
+      r'\{\n\t\.arch = "(?P<arch>[^"]*)",\n\t\.cpuid = "(?P<cpuid>(?:[^"\\]|\\.)*)",\n'
+      r'\t\.event_table = \{\n\t\t\.pmus = (?P<events>\w+),\n[^}]*\},\n'
+      r'\t\.metric_table = \{\n\t\t\.pmus = (?P<metrics>\w+),?\n')
+  out = []
+  for m in entry.finditer(jevents._args.output_file.getvalue()):
+    if m.group('arch') != arch:
+      continue
+    out.append('\t'.join(['C', escape(c_string(m.group('cpuid'))), m.group('events'),
+                          m.group('metrics')]))
+  for table, (events, metrics) in captured.items():
+    for e in events:
+      out.append('\t'.join(['E', table, text(e.name), text(e.pmu), text(e.event),
+                            text(e.topic), text(c_string(e.desc)), text(e.unit),
+                            text(e.compat), flag(e.deprecated), flag(e.perpkg)]))
+    for m in metrics:
+      out.append('\t'.join([
+          'X', table, text(m.metric_name), text(m.pmu), text(m.metric_group),
+          text(m.metric_threshold), text(m.unit), text(c_string(m.desc)), text(m.compat),
+          AGGR.get(m.aggr_mode, ''), GROUPING.get(m.event_grouping, ''),
+          text(m.metricgroup_no_group), text(m.default_metricgroup_name),
+          escape(m.metric_expr.ToPerfJson())
+      ]))
+  with open(exprs_file, encoding='utf-8') as f:
+    for line in f.read().splitlines():
+      parsed = metric.ParsePerfJson(unescape(line)).Simplify().ToPerfJson()
+      out.append('P\t' + escape(parsed))
+  sys.stdout.write('\n'.join(out) + '\n')
+
+
+class RegMatch(ctypes.Structure):
+  # glibc's regmatch_t: two regoff_t, which are int.
+  _fields_ = [('rm_so', ctypes.c_int), ('rm_eo', ctypes.c_int)]
+
+
+def regex(pairs_file: str) -> None:
+  libc = ctypes.CDLL(None)
+  compiled = {}
+  out = []
+  with open(pairs_file, encoding='utf-8') as f:
+    for line in f.read().splitlines():
+      pattern, subject = line.split('\t')
+      if pattern not in compiled:
+        buf = ctypes.create_string_buffer(4096)  # regex_t is 64 bytes on glibc
+        code = libc.regcomp(buf, pattern.encode(), 1)  # REG_EXTENDED
+        compiled[pattern] = (buf, code)
+      buf, code = compiled[pattern]
+      if code:
+        out.append(f'E{code}')
+        continue
+      match = (RegMatch * 1)()
+      if libc.regexec(buf, subject.encode(), 1, match, 0):
+        out.append('-')
+      else:
+        out.append(f'{match[0].rm_so}\t{match[0].rm_eo}')
+  for buf, code in compiled.values():
+    if not code:
+      libc.regfree(buf)
+  sys.stdout.write('\n'.join(out) + '\n')
+
+
+if __name__ == '__main__':
+  if sys.argv[1] == 'tables':
+    tables(sys.argv[2], sys.argv[3], sys.argv[4])
+  elif sys.argv[1] == 'regex':
+    regex(sys.argv[2])
+  else:
+    raise SystemExit(__doc__)

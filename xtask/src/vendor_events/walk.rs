@@ -1,0 +1,271 @@
+//! One architecture directory walked as perf's jevents.py walks it: the
+//! architecture standard events of its top-level JSON files
+//! (`preprocess_arch_std_files`), then a file tree walk in name order
+//! (jevents' `ftw`) where each directory with no subdirectory but `sys` starts
+//! a table and each JSON file at depth 1 to 4 adds its events and metrics to
+//! the current table (`process_one_file`, topics from `get_topic`); then the
+//! mapfile rows whose table exists (`print_mapping_table`).
+
+use super::json_event::{read_json_events, truthy, ArchStd, JsonEvent};
+use std::path::{Path, PathBuf};
+
+/// One table of perf's: a model directory's events and metrics.
+pub struct Table {
+    /// The directory, relative to the architecture's (`arm/cortex-a53`).
+    pub dir: String,
+    /// jevents' C name of the events table (`pmu_events__arm_cortex_a53`).
+    pub c_name: String,
+    /// Objects with an event name, in walk order.
+    pub events: Vec<JsonEvent>,
+    /// Objects with a metric name, in walk order.
+    pub metrics: Vec<JsonEvent>,
+}
+
+impl Table {
+    /// jevents registers a table whose name ends in `_sys` as a sys table
+    /// (matched by `Compat`, never by the mapfile).
+    pub fn is_sys(&self) -> bool {
+        self.c_name.ends_with("_sys")
+    }
+}
+
+/// A mapfile row jevents keeps (its table exists).
+pub struct MapRow {
+    pub cpuid: String,
+    pub version: String,
+    pub model: String,
+    pub kind: String,
+}
+
+/// An architecture's tables and mapfile, as jevents produces them.
+pub struct Arch {
+    pub tables: Vec<Table>,
+    pub map: Vec<MapRow>,
+    /// Mapfile rows jevents drops because no table has their name.
+    pub dropped_rows: Vec<String>,
+}
+
+/// jevents' `file_name_to_table_name("pmu_events_", parents, dirname)`.
+pub fn table_name(path: &str) -> String {
+    format!("pmu_events__{}", path.replace('/', "_")).replace('-', "_")
+}
+
+/// jevents' `get_topic`.
+fn topic(file: &str) -> String {
+    if file.ends_with("metrics.json") {
+        return "metrics".to_owned();
+    }
+    file.strip_suffix(".json").unwrap_or(file).replace('-', " ")
+}
+
+/// The entries of `dir` sorted by name (jevents' `ftw`), as (name, path,
+/// is a directory) with symbolic links followed.
+fn sorted_entries(dir: &Path) -> Result<Vec<(String, PathBuf, bool)>, String> {
+    let mut entries = Vec::new();
+    for entry in std::fs::read_dir(dir).map_err(|e| format!("{}: {e}", dir.display()))? {
+        let entry = entry.map_err(|e| format!("{}: {e}", dir.display()))?;
+        let path = entry.path();
+        let name = entry
+            .file_name()
+            .into_string()
+            .map_err(|n| format!("{}: {n:?} is not UTF-8", dir.display()))?;
+        entries.push((name, path.clone(), path.is_dir()));
+    }
+    // Python sorts str by code point, as Rust sorts String.
+    entries.sort_by(|a, b| a.0.cmp(&b.0));
+    Ok(entries)
+}
+
+/// jevents' `is_leaf_dir_ignoring_sys`.
+fn is_leaf_ignoring_sys(dir: &Path) -> Result<bool, String> {
+    Ok(sorted_entries(dir)?
+        .iter()
+        .all(|(name, _, is_dir)| !is_dir || name == "sys"))
+}
+
+/// Reads the architecture standard events of `arch_dir`'s top-level JSON
+/// files. jevents takes them in `os.scandir` order, which the file system
+/// chooses; a name defined in two files is an error here, so that order
+/// never matters (within a file the later definition wins, as in jevents).
+fn arch_std(arch_dir: &Path) -> Result<ArchStd, String> {
+    let mut std = ArchStd::new();
+    let mut seen = std::collections::HashMap::new();
+    for (name, path, is_dir) in sorted_entries(arch_dir)? {
+        if is_dir || !name.ends_with(".json") {
+            continue;
+        }
+        let text = read(&path)?;
+        // jevents reads each standard file before adding any of its events.
+        let events = read_json_events(&text, &std).map_err(|e| format!("{name}: {e}"))?;
+        for mut event in events {
+            event.topic = Some(String::new());
+            for key in [&event.name, &event.metric_name] {
+                if truthy(key) {
+                    let key = key.as_deref().expect("truthy").to_lowercase();
+                    let first = seen.insert(key.clone(), name.clone());
+                    if let Some(first) = first.filter(|f| *f != name) {
+                        return Err(format!(
+                            "architecture standard event {key} is defined in {first} and \
+                             {name}: jevents' choice would depend on the directory order"
+                        ));
+                    }
+                    std.insert(key, event.clone());
+                }
+            }
+        }
+    }
+    Ok(std)
+}
+
+fn read(path: &Path) -> Result<String, String> {
+    std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))
+}
+
+/// The walk's state: jevents' pending tables.
+struct Walk {
+    std: ArchStd,
+    tables: Vec<Table>,
+}
+
+impl Walk {
+    fn ftw(&mut self, dir: &Path, parents: &[String]) -> Result<(), String> {
+        for (name, path, is_dir) in sorted_entries(dir)? {
+            self.action(parents, &name, &path, is_dir)?;
+            if is_dir {
+                let mut below = parents.to_vec();
+                below.push(name);
+                self.ftw(&path, &below)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// jevents' `process_one_file`.
+    fn action(
+        &mut self,
+        parents: &[String],
+        name: &str,
+        path: &Path,
+        is_dir: bool,
+    ) -> Result<(), String> {
+        if is_dir && is_leaf_ignoring_sys(path)? {
+            let mut dir = parents.join("/");
+            if !dir.is_empty() {
+                dir.push('/');
+            }
+            dir.push_str(name);
+            let c_name = table_name(&dir);
+            if self.tables.iter().any(|t| t.c_name == c_name) {
+                return Err(format!(
+                    "{dir}: a second table named {c_name} (jevents' C would not compile)"
+                ));
+            }
+            self.tables.push(Table {
+                dir,
+                c_name,
+                events: Vec::new(),
+                metrics: Vec::new(),
+            });
+            return Ok(());
+        }
+        let level = parents.len();
+        if level == 0 || level > 4 {
+            return Ok(());
+        }
+        if is_dir || !name.ends_with(".json") || name == "metricgroups.json" {
+            return Ok(());
+        }
+        let table = self
+            .tables
+            .last_mut()
+            .ok_or_else(|| format!("{}: a JSON file before any model directory", path.display()))?;
+        let text = read(path)?;
+        let events =
+            read_json_events(&text, &self.std).map_err(|e| format!("{}: {e}", path.display()))?;
+        for mut event in events {
+            event.topic = Some(topic(name));
+            if truthy(&event.metric_name) {
+                table.metrics.push(event.clone());
+            }
+            if truthy(&event.name) {
+                table.events.push(event);
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Splits a mapfile line as Python's `csv.reader` does for the lines the
+/// mapfiles hold (no quoting: a `"` is refused).
+fn csv_row(line: &str) -> Result<Vec<String>, String> {
+    if line.contains('"') {
+        return Err(format!(
+            "mapfile line {line:?}: quoted CSV is not supported"
+        ));
+    }
+    Ok(line.split(',').map(str::to_owned).collect())
+}
+
+/// Walks `arch_dir` (`tools/perf/pmu-events/arch/<arch>`).
+pub fn walk(arch_dir: &Path) -> Result<Arch, String> {
+    let mut walk = Walk {
+        std: arch_std(arch_dir)?,
+        tables: Vec::new(),
+    };
+    walk.ftw(arch_dir, &[])?;
+    let mut tables = walk.tables;
+    tables.retain(|t| !t.events.is_empty() || !t.metrics.is_empty());
+    for table in &tables {
+        let mut seen = std::collections::HashSet::new();
+        for e in &table.events {
+            if !seen.insert((e.pmu.clone(), e.name.clone())) {
+                return Err(format!(
+                    "{}: duplicate event {}/{} (jevents asserts)",
+                    table.dir,
+                    e.pmu.as_deref().unwrap_or(""),
+                    e.name.as_deref().unwrap_or("")
+                ));
+            }
+        }
+    }
+    let mapfile = read(&arch_dir.join("mapfile.csv"))?;
+    let mut map = Vec::new();
+    let mut dropped_rows = Vec::new();
+    // Python reads the file in universal-newline mode.
+    for (index, line) in mapfile.lines().enumerate() {
+        // jevents skips the first row (a header or comment), empty rows
+        // and rows starting with '#' (a line that starts with '#' has no
+        // quote before it).
+        if index == 0 || line.is_empty() || line.starts_with('#') {
+            continue;
+        }
+        let row = csv_row(line)?;
+        if row.len() < 3 {
+            return Err(format!("mapfile row {line:?}: fewer than 3 columns"));
+        }
+        let c_name = table_name(&row[2]);
+        let Some(table) = tables.iter().find(|t| t.c_name == c_name && !t.is_sys()) else {
+            dropped_rows.push(line.to_owned());
+            continue;
+        };
+        if table.dir != row[2] {
+            return Err(format!(
+                "mapfile row {line:?} names {} but jevents matches the directory {} by its \
+                 table name: not supported",
+                row[2], table.dir
+            ));
+        }
+        map.push(MapRow {
+            cpuid: row[0].clone(),
+            version: row[1].clone(),
+            model: row[2].clone(),
+            // jevents does not read the fourth column.
+            kind: row.get(3).cloned().unwrap_or_default(),
+        });
+    }
+    Ok(Arch {
+        tables,
+        map,
+        dropped_rows,
+    })
+}
