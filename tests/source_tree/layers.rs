@@ -65,6 +65,22 @@ const PACKAGES: &[Package] = &[
         // The criterion adapter stands on the core alone.
         uses: &["perf_event_core"],
     },
+    Package {
+        krate: "perf_event_vendor",
+        src: "perf-event-vendor/src",
+        // The typed records, their decoder, the embedded tables, the CPU
+        // id rules, then the proof against jevents.py (tests only).
+        layers: &[
+            &["event", "metric", "model"],
+            &["decode"],
+            &["tables"],
+            &["cpuid"],
+            &["oracle"],
+        ],
+        // GPL-2.0-only data: it stands on no package of the workspace, and
+        // none of them on it.
+        uses: &[],
+    },
 ];
 
 /// The core's layers, lowest first.

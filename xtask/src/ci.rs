@@ -91,6 +91,10 @@ const STEPS: &[Step] = &[
     ),
     ("cross-architecture check", cross),
     (
+        "vendor tables: --check against the pinned source, and jevents.py on it",
+        vendor_tables,
+    ),
+    (
         "miri: parser tests, beside fuzz: every parser, bounded",
         miri_beside_fuzz,
     ),
@@ -287,6 +291,28 @@ fn test() -> Result {
         "abi-tests",
         "--no-fail-fast",
     ]))
+}
+
+/// perf-event-vendor's tables: `cargo xtask vendor-events --check` (the
+/// committed files are what the pinned kernel source generates), then its
+/// proof against perf's own jevents.py and glibc's regexec with the source
+/// it fetched, required to run (`PERF_EVENT_VENDOR_ORACLE=require`). A
+/// source the archive cannot give is a note, not a failure.
+fn vendor_tables() -> Result {
+    // Fetching, verifying and unpacking the pinned source is all that
+    // depends on the archive: its failure is the archive's.
+    if let Err(e) = crate::lab::linux_source() {
+        return Err(format!(
+            "{} (the pinned kernel source): {e}",
+            headers::UNAVAILABLE
+        ));
+    }
+    crate::vendor_events::main(&["--check".to_owned()])?;
+    shell::run(
+        shell::cargo(None)
+            .args(["test", "-p", "perf-event-vendor", "--lib", "--", "oracle"])
+            .env("PERF_EVENT_VENDOR_ORACLE", "require"),
+    )
 }
 
 /// The loom model (`tests/userpage_loom.rs`, a test target of its own): the reader's atomics become

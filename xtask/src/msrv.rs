@@ -39,6 +39,8 @@ pub fn main() -> Result {
         "perf-event-host",
         "-p",
         "perf-data-file",
+        "-p",
+        "perf-event-vendor",
     ];
     let core_alone = ["-p", "perf-event-core", "--no-default-features"];
     for packages in [&all[..], &core_alone[..]] {

@@ -40,6 +40,10 @@ const PACKAGES: &[(&str, &[Example])] = &[
         )],
     ),
     ("perf-event-criterion", &[]),
+    (
+        "perf-event-vendor",
+        &[("model_for_cpuid", &["GenuineIntel-6-55-4"])],
+    ),
 ];
 
 /// Runs the dry run, then each unpacked crate's build, examples and

@@ -21,6 +21,7 @@ pub const PACKAGES: &[(&str, &str)] = &[
     ("perf-event-host", "perf-event-host"),
     ("perf-data-file", "perf-data-file"),
     ("perf-event-criterion", "perf-event-criterion"),
+    ("perf-event-vendor", "perf-event-vendor"),
 ];
 
 /// The snapshot of `package`, relative to the workspace root.

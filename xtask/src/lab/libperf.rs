@@ -138,10 +138,16 @@ fn unpack(tarball: &Path, cache: &Path) -> Result<PathBuf> {
         .to_owned();
     let tree = cache.join(&name);
     let mark = tarball.display().to_string();
-    if std::fs::read_to_string(tree.join(".complete")).is_ok_and(|m| m == mark) {
+    let complete = || std::fs::read_to_string(tree.join(".complete")).is_ok_and(|m| m == mark);
+    // One unpack at a time in this process (CI's vendor-table step and the
+    // lab's libperf build run side by side); another process's unpack
+    // works in a directory of its own, and the first to finish wins.
+    static UNPACK: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    let _one = UNPACK.lock().unwrap_or_else(|e| e.into_inner());
+    if complete() {
         return Ok(tree);
     }
-    let partial = cache.join(format!("{name}.partial"));
+    let partial = cache.join(format!("{name}.partial.{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&partial);
     std::fs::create_dir_all(&partial).map_err(|e| format!("{}: {e}", partial.display()))?;
     let members: Vec<String> = [
@@ -165,6 +171,11 @@ fn unpack(tarball: &Path, cache: &Path) -> Result<PathBuf> {
     )?;
     std::fs::write(partial.join(&name).join(".complete"), &mark)
         .map_err(|e| format!("{}: {e}", partial.display()))?;
+    if complete() {
+        // Another process finished first: its tree may be in use.
+        let _ = std::fs::remove_dir_all(&partial);
+        return Ok(tree);
+    }
     let _ = std::fs::remove_dir_all(&tree);
     std::fs::rename(partial.join(&name), &tree).map_err(|e| format!("{}: {e}", tree.display()))?;
     let _ = std::fs::remove_dir_all(&partial);
