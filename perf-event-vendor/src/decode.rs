@@ -5,9 +5,9 @@
 //! metric expression's `\\`, a description's newline) and the records are
 //! allocated once and kept for the life of the program, like the text.
 
-use crate::metric::{AggrMode, EventGrouping};
+use crate::metric::{EventGrouping, MetricAggrMode};
 use crate::model::Origin;
-use crate::{Event, MapRow, Metric, Model};
+use crate::{MapRow, Metric, Model, VendorEvent};
 
 /// One architecture's tables.
 #[derive(Debug, Default)]
@@ -67,14 +67,14 @@ fn numbers(raw: &str, count: usize) -> Result<Vec<usize>, String> {
     Ok(out)
 }
 
-fn event(f: &[&'static str]) -> Result<Event, String> {
+fn event(f: &[&'static str]) -> Result<VendorEvent, String> {
     let [name, pmu, terms, topic, flags, unit, desc, compat] = f else {
         return Err(format!("an event has 8 fields, not {}", f.len()));
     };
     if let Some(c) = flags.chars().find(|c| !matches!(c, 'd' | 'p')) {
         return Err(format!("unknown event flag {c:?}"));
     }
-    Ok(Event {
+    Ok(VendorEvent {
         name: field(name)?,
         pmu: field(pmu)?,
         terms: field(terms)?,
@@ -104,8 +104,8 @@ fn metric(f: &[&'static str]) -> Result<Metric, String> {
         compat: optional(compat)?,
         aggr_mode: match *aggr {
             "" => None,
-            "PerChip" => Some(AggrMode::PerChip),
-            "PerCore" => Some(AggrMode::PerCore),
+            "PerChip" => Some(MetricAggrMode::PerChip),
+            "PerCore" => Some(MetricAggrMode::PerCore),
             other => return Err(format!("unknown aggregation mode {other:?}")),
         },
         event_grouping: match *grouping {
@@ -156,7 +156,7 @@ pub(crate) fn decode(text: &'static str) -> Result<Tables, String> {
             _ => return Err(at(format!("not a record: {line:?}"))),
         }
     }
-    let events: &'static [Event] = Box::leak(events.into_boxed_slice());
+    let events: &'static [VendorEvent] = Box::leak(events.into_boxed_slice());
     let metrics: &'static [Metric] = Box::leak(metrics.into_boxed_slice());
     tables.models = models
         .into_iter()

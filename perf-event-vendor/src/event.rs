@@ -1,11 +1,11 @@
-//! [`Event`]: one named event of a model's table.
+//! [`VendorEvent`]: one named event of a model's table.
 
 /// One event of a model, as perf's compiled tables hold it (`struct
 /// pmu_event` of `tools/perf/pmu-events/pmu-events.h`, Linux 6.12) and
 /// `perf list` shows it. An unset value is `None` (perf: `NULL`).
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 #[non_exhaustive]
-pub struct Event {
+pub struct VendorEvent {
     /// The event name, lower-cased as jevents writes it
     /// (`inst_retired.any`).
     pub name: &'static str,

@@ -47,8 +47,8 @@ mod oracle;
 mod tables;
 
 pub use cpuid::CpuidRule;
-pub use event::Event;
-pub use metric::{AggrMode, EventGrouping, Metric};
+pub use event::VendorEvent;
+pub use metric::{EventGrouping, Metric, MetricAggrMode};
 pub use model::{MapRow, Model, Origin};
 
 /// The perf architecture directory whose tables the target embeds (`x86`,

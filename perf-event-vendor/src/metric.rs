@@ -4,7 +4,7 @@
 /// `AggregationMode`; powerpc's hv_24x7 metrics).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 #[non_exhaustive]
-pub enum AggrMode {
+pub enum MetricAggrMode {
     /// `PerChip`: once per chip.
     PerChip,
     /// `PerCore`: once per core.
@@ -33,7 +33,7 @@ pub struct Metric {
     /// `MetricName`, with its case (`IPC`, `tma_backend_bound`).
     pub name: &'static str,
     /// The PMU whose events it counts (`default_core`, `cpu_core`, ...: as
-    /// [`Event::pmu`](crate::Event::pmu)).
+    /// [`VendorEvent::pmu`](crate::VendorEvent::pmu)).
     pub pmu: &'static str,
     /// `MetricExpr` as the JSON writes it (`INST_RETIRED.ANY / CPU_CLK_UNHALTED.THREAD`).
     /// perf's jevents also parses and simplifies it (`metric.py`) before
@@ -51,7 +51,7 @@ pub struct Metric {
     /// `Compat`: for the metrics of a sys table, the PMU identifier.
     pub compat: Option<&'static str>,
     /// `AggregationMode`.
-    pub aggr_mode: Option<AggrMode>,
+    pub aggr_mode: Option<MetricAggrMode>,
     /// `MetricConstraint`.
     pub event_grouping: Option<EventGrouping>,
     /// `MetricgroupNoGroup`: the groups in which its events are not grouped.

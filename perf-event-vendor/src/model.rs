@@ -1,6 +1,6 @@
 //! [`Model`] (one table of perf's) and [`MapRow`] (a mapfile row).
 
-use crate::{Event, Metric};
+use crate::{Metric, VendorEvent};
 
 /// One table of perf's: a model directory of
 /// `tools/perf/pmu-events/arch/<arch>/` and what its JSON files hold.
@@ -12,7 +12,7 @@ pub struct Model {
     pub name: &'static str,
     /// Its events, in the order jevents reads them (files by name, then the
     /// order within each file).
-    pub events: Vec<&'static Event>,
+    pub events: Vec<&'static VendorEvent>,
     /// Its metrics, in the same order.
     pub metrics: Vec<&'static Metric>,
 }
@@ -20,7 +20,7 @@ pub struct Model {
 impl Model {
     /// Whether this is a sys table (its directory is `sys` or ends in
     /// `_sys`/`-sys`): perf matches its events to a PMU by their
-    /// [`Compat`](Event::compat) and the PMU's identifier, never to a CPU
+    /// [`Compat`](VendorEvent::compat) and the PMU's identifier, never to a CPU
     /// by the mapfile.
     pub fn is_sys(&self) -> bool {
         format!("_{}", self.name.replace(['/', '-'], "_")).ends_with("_sys")
@@ -29,7 +29,10 @@ impl Model {
     /// The events named `name` (perf compares names ignoring ASCII case),
     /// one per PMU that has it (hybrid models have `cpu_core` and
     /// `cpu_atom` events of one name).
-    pub fn events_named<'a>(&'a self, name: &'a str) -> impl Iterator<Item = &'static Event> + 'a {
+    pub fn events_named<'a>(
+        &'a self,
+        name: &'a str,
+    ) -> impl Iterator<Item = &'static VendorEvent> + 'a {
         self.events
             .iter()
             .copied()

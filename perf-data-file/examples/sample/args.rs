@@ -40,8 +40,11 @@ pub struct Args {
     pub verbose: u8,
     /// `-D/--delay MS`: 0 records from the start; N > 0 enables the events
     /// N ms after the command started; -1 leaves them disabled until an
-    /// `enable` control command.
+    /// `enable` control command. With ranges, the first one's start.
     pub delay_ms: i32,
+    /// `-D START-END,...`: the events are enabled in these windows (ms from
+    /// the start) only, and the recording ends with the last one.
+    pub delay_ranges: Vec<(u32, u32)>,
     /// `--control fd:CTL[,ACK]` / `fifo:CTL[,ACK]`: perf's control channel.
     pub control: Option<String>,
 }
@@ -85,20 +88,40 @@ pub fn option_usage(long: &str) -> ! {
     std::process::exit(129)
 }
 
-/// `-D`'s value: a delay in ms, at least -1 (else that option's help, as
-/// perf record prints it). perf record 6.1's time ranges (`10-20,30-40`)
-/// are refused with a reason.
-fn delay(v: &str) -> i32 {
-    if v.contains(',') || v.get(1..).is_some_and(|rest| rest.contains('-')) {
-        usage(&format!(
-            "-D {v}: time ranges (perf record's '-D 10-20,30-40') are not supported by this \
-             example; give one delay in ms, or -1 to start with the events disabled"
-        ));
+/// `-D`'s value as perf record 6.1 reads it (`evlist__parse_event_enable_time`):
+/// a delay in ms (a whole number from -1 up, not 0), or else time ranges
+/// `START-END[,START-END]...` (ms from the start, spaces allowed around
+/// `-` and `,`, each range after the one before): the first range's start
+/// as the delay, and the ranges. Anything else gets that option's help, as
+/// perf prints it (`-D 0` included).
+fn delay(v: &str) -> (i32, Vec<(u32, u32)>) {
+    match v.parse::<i64>() {
+        Ok(ms) if ms == -1 || (1..=i64::from(i32::MAX)).contains(&ms) => (ms as i32, Vec::new()),
+        _ => match ranges(v) {
+            Some(r) => (r[0].0 as i32, r),
+            None => option_usage("delay"),
+        },
     }
-    match v.parse::<i32>() {
-        Ok(ms) if ms >= -1 => ms,
-        _ => option_usage("delay"),
+}
+
+/// perf's `parse_event_enable_times`: `START - END` pairs separated by
+/// commas, white space allowed around each part, END after START, each
+/// START after the previous END.
+fn ranges(v: &str) -> Option<Vec<(u32, u32)>> {
+    let mut out: Vec<(u32, u32)> = Vec::new();
+    for part in v.split(',') {
+        let (start, end) = part.split_once('-')?;
+        let num = |t: &str| -> Option<u32> {
+            let t = t.trim();
+            (!t.is_empty() && t.bytes().all(|b| b.is_ascii_digit())).then(|| t.parse().ok())?
+        };
+        let (start, end) = (num(start)?, num(end)?);
+        if end <= start || out.last().is_some_and(|&(_, prev)| start <= prev) {
+            return None;
+        }
+        out.push((start, end));
     }
+    (!out.is_empty()).then_some(out)
 }
 
 fn number<T: std::str::FromStr>(opt: &str, v: &str) -> T {
@@ -123,6 +146,7 @@ pub fn parse(words: &[String]) -> Args {
             target: Target::All(None),
             verbose: 0,
             delay_ms: 0,
+            delay_ranges: Vec::new(),
             control: None,
         },
         all: false,
@@ -204,7 +228,7 @@ impl Parser<'_> {
             "output" => self.a.output = Some(self.take(attached, &opt)),
             "input" => self.a.input = Some(self.take(attached, &opt)),
             "verbose" => self.a.verbose = self.a.verbose.saturating_add(1),
-            "delay" => self.a.delay_ms = delay(&self.take(attached, &opt)),
+            "delay" => (self.a.delay_ms, self.a.delay_ranges) = delay(&self.take(attached, &opt)),
             "control" => self.a.control = Some(self.take(attached, &opt)),
             "help" => usage("help"),
             _ => usage(&format!("unknown option {opt}")),
@@ -235,7 +259,7 @@ impl Parser<'_> {
                     self.a.duration = Some(Duration::from_secs_f64(s));
                 }
                 'v' => self.a.verbose = self.a.verbose.saturating_add(1),
-                'D' => self.a.delay_ms = delay(&self.take(rest, &opt)),
+                'D' => (self.a.delay_ms, self.a.delay_ranges) = delay(&self.take(rest, &opt)),
                 'h' => usage("help"),
                 _ => usage(&format!("unknown option {opt}")),
             }
@@ -296,7 +320,16 @@ mod tests {
         assert_eq!(a.delay_ms, -1);
         assert_eq!(a.control.as_deref(), Some("fd:5,6"));
         assert_eq!(p("-D250 ./hot").delay_ms, 250);
-        assert_eq!(p("--delay=0 --control=fifo:a,b ./hot").delay_ms, 0);
+        let a = p("--delay=10-20,30-40 --control=fifo:a,b ./hot");
+        assert_eq!((a.delay_ms, a.delay_ranges), (10, vec![(10, 20), (30, 40)]));
+        assert_eq!(p("-D 0-5 ./hot").delay_ranges, [(0, 5)]);
+        assert_eq!(
+            super::ranges(" 10 - 20 , 30-40"),
+            Some(vec![(10, 20), (30, 40)])
+        );
+        for bad in ["20-10", "10-20,15-30", "10-", "abc", "10-20,", "1-2-3"] {
+            assert_eq!(super::ranges(bad), None, "{bad}");
+        }
     }
 
     /// The help printed for a bad `-D` / `--control` is `perf record -h`'s

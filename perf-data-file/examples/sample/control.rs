@@ -12,6 +12,12 @@
 //! them to an `enable` command. A tracking event (`dummy:HG`, as perf
 //! record 6.1 adds one with `-D`) is enabled at exec all the same, so the
 //! command's mappings and names are recorded before any `enable`.
+//!
+//! `-D START-END,...` (perf record 6.1's time ranges): the first range's
+//! start is the delay; then a [`Ranges`] timer disables the events at each
+//! range's end and enables them at the next one's start, with perf's
+//! messages, and the recording ends at the last range's end, as perf's
+//! `event_enable_timer__process` does.
 
 use super::args::{option_usage, Args, Target};
 use perf_event_core::attr::Attr;
@@ -23,7 +29,7 @@ use perf_event_host::control::{
 use perf_event_host::ringset::RingSet;
 use std::io::Write;
 use std::os::fd::AsFd;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 /// perf's messages around a delayed start (`EVLIST_DISABLED_MSG`,
 /// `EVLIST_ENABLED_MSG`).
@@ -128,6 +134,71 @@ pub fn after_start(a: &Args, set: &RingSet) {
         std::thread::sleep(Duration::from_millis(a.delay_ms as u64));
         enable_where(set, |_| true);
         eprintln!("{ENABLED}");
+    }
+}
+
+/// Disables every fd of the events for which `which` is true.
+fn disable_where(set: &RingSet, which: impl Fn(usize) -> bool) {
+    for entry in 0..set.entries() {
+        if set.entry(entry).is_some_and(|(event, ..)| which(event)) {
+            let _ = set.fd(entry).map(|f| f.disable(false));
+        }
+    }
+}
+
+/// `-D START-END,...`'s timer, armed once the first range has begun: the
+/// ranges' bounds as one list (start, end, start, end, ...), the next one
+/// due, and when. Each step is timed from the one before, as perf's
+/// timerfd is re-armed at each.
+pub struct Ranges {
+    bounds: Vec<u32>,
+    /// The bound that comes next (odd: an end).
+    step: usize,
+    due: Instant,
+}
+
+impl Ranges {
+    /// The timer of `a`'s ranges, started now (the first range's start);
+    /// `None` without ranges.
+    pub fn start(a: &Args) -> Option<Ranges> {
+        let first = a.delay_ranges.first()?;
+        let bounds: Vec<u32> = a.delay_ranges.iter().flat_map(|&(s, e)| [s, e]).collect();
+        Some(Ranges {
+            bounds,
+            step: 1,
+            due: Instant::now() + Duration::from_millis(u64::from(first.1 - first.0)),
+        })
+    }
+
+    /// The poll timeout until the next bound, at most `cap` ms.
+    pub fn timeout_ms(&self, cap: i32) -> i32 {
+        let left = self.due.saturating_duration_since(Instant::now());
+        (left.as_micros().div_ceil(1000) as i64).clamp(0, i64::from(cap)) as i32
+    }
+
+    /// At a due bound: a range's end disables the events (the tracking
+    /// event excepted) with perf's "Events disabled", and after the last
+    /// range ends the recording (true); a start enables them with "Events
+    /// enabled". Nothing before the bound is due.
+    pub fn tick(&mut self, set: &RingSet, tracking: Option<usize>) -> bool {
+        if Instant::now() < self.due || self.step >= self.bounds.len() {
+            return false;
+        }
+        let counted = |event: usize| Some(event) != tracking;
+        if self.step % 2 == 1 {
+            disable_where(set, counted);
+            eprintln!("{DISABLED}");
+            if self.step + 1 >= self.bounds.len() {
+                return true;
+            }
+        } else {
+            enable_where(set, counted);
+            eprintln!("{ENABLED}");
+        }
+        self.step += 1;
+        let ms = self.bounds[self.step] - self.bounds[self.step - 1];
+        self.due += Duration::from_millis(u64::from(ms));
+        false
     }
 }
 

@@ -60,10 +60,13 @@
 //! 143), as perf record does. With `-D` a tracking event `dummy:HG` records
 //! the command's mappings and names from its exec, as perf record's does,
 //! so the report names symbols of a recording enabled late; it lists in
-//! `evlist` as perf's does and has no report of its own. perf record 6.1's
-//! `-D` time ranges (`-D 10-20,30-40`) are refused with a reason. A bad
-//! `-D` or `--control` value gets perf's answer: the usage and that
-//! option's help as `perf record -h` prints it, status 129.
+//! `evlist` as perf's does and has no report of its own. `-D` time ranges
+//! (`-D 10-20,30-40`, ms from the start) enable the events in those
+//! windows only, with perf's messages at each bound, and the recording
+//! ends with the last one, as perf record 6.1's do. A bad `-D` (`0`
+//! included, as perf refuses it) or `--control` value gets perf's answer:
+//! the usage and that option's help as `perf record -h` prints it, status
+//! 129.
 //!
 //! Symbols come from the ELF symbol tables of the mapped files and
 //! /proc/kallsyms, as perf does without debug info, demangled (Rust, C++),
@@ -139,7 +142,7 @@ fn main() {
         output: output.as_mut(),
         recording: &mut recording,
     };
-    rec.record(&a, workload.as_mut(), control.as_mut());
+    rec.record(&a, workload.as_mut(), control.as_mut(), tracking);
     let exit = workload.as_mut().map(end_workload);
     if let Some(out) = output.take() {
         if let Err(e) = out.finish(&set) {
@@ -206,29 +209,38 @@ type Control<'a> = (&'a mut Server, &'a [(String, Attr)]);
 impl Recorder<'_> {
     /// The recording: every pass over the rings copies what they hold
     /// (with `-o` also written, each pass a round, as in perf record) until
-    /// [`finished`] or a `stop` command; the events are disabled before the
-    /// last pass.
+    /// [`finished`], a `stop` command or the end of `-D`'s last time range;
+    /// the events are disabled before the last pass.
     fn record(
         &mut self,
         a: &Args,
         mut workload: Option<&mut Workload>,
         mut control: Option<&mut Control<'_>>,
+        tracking: Option<usize>,
     ) {
         let start = Instant::now();
         let mut stop = false;
+        // -D START-END,...: the first range began with the delay.
+        let mut ranges = control::Ranges::start(a);
         loop {
             // Woken by the rings (half full), their hang-up (-p: the
             // process exited), SIGCHLD (the command exited), SIGINT /
             // SIGTERM, the end of -d, or a control command: few wake-ups,
             // each a cost counted in -a's samples.
-            let left = a.duration.map_or(1000, |d| {
+            let mut left = a.duration.map_or(1000, |d| {
                 d.saturating_sub(start.elapsed()).as_millis().clamp(1, 1000) as i32
             });
+            if let Some(r) = &ranges {
+                left = r.timeout_ms(left);
+            }
             match control.as_deref_mut() {
                 Some((server, events)) => stop |= control::wait(self.set, server, events, left),
                 None => {
                     let _ = self.set.wait(left);
                 }
+            }
+            if let Some(r) = &mut ranges {
+                stop |= r.tick(self.set, tracking);
             }
             let done = stop || finished(a, self.set, workload.as_deref_mut(), start);
             if done {
