@@ -2,8 +2,8 @@
 //! number open), [`Fd`] (an owned fd of any other kind: a pipe end, a
 //! pidfd, a FIFO), `poll(2)` on borrowed ones ([`PollFd`]), and the calls
 //! of perf's control channel: [`mkfifo`], [`open_fifo`] and the two
-//! duplicates of an fd handed across `exec` ([`dup_inherited`],
-//! [`dup_inheritable`]).
+//! duplicates of an fd handed across `exec` ([`dup_inherited`], and
+//! `dup_inheritable` with feature `std`).
 
 #![allow(unsafe_code)] // every unsafe block here says why it is sound (SAFETY:)
 
