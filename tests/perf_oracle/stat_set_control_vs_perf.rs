@@ -48,12 +48,10 @@ fn attached_messages() -> Vec<String> {
     .to_vec()
 }
 
-/// The phases and commands of the attached test: 20 getpid calls
-/// before, 1000 with the set enabled, 50 disabled, 7 with the event
-/// enabled by name, 3 disabled; then an unknown name and `evlist`
-/// (names, groups, periods).
-fn attached_phases(d: &mut Driven) {
-    d.phase(20);
+/// `before` getpid calls, 1000 with the set enabled, 50 disabled, 7
+/// with the event enabled by name, 3 disabled by name: 1007 counted.
+fn named_phases(d: &mut Driven, before: u64) {
+    d.phase(before);
     d.client().enable().unwrap();
     d.phase(1000);
     d.client().disable().unwrap();
@@ -62,6 +60,14 @@ fn attached_phases(d: &mut Driven) {
     d.phase(7);
     d.client().send(Command::Disable(Some(EVENT))).unwrap();
     d.phase(3);
+}
+
+/// The phases and commands of the attached test: 20 getpid calls
+/// before, 1000 with the set enabled, 50 disabled, 7 with the event
+/// enabled by name, 3 disabled; then an unknown name and `evlist`
+/// (names, groups, periods).
+fn attached_phases(d: &mut Driven) {
+    named_phases(d, 20);
     d.client().send(Command::Enable(Some("nope"))).unwrap();
     for detail in [
         EvlistDetail::Names,
@@ -144,15 +150,7 @@ fn interval_mode_counts_the_enabled_phases_and_prints_no_interval_at_commands() 
             Channel::pipes().unwrap(),
             Tool::Stat,
         );
-        d.phase(100);
-        d.client().enable().unwrap();
-        d.phase(1000);
-        d.client().disable().unwrap();
-        d.phase(50);
-        d.client().send(Command::Enable(Some(EVENT))).unwrap();
-        d.phase(7);
-        d.client().send(Command::Disable(Some(EVENT))).unwrap();
-        d.phase(3);
+        named_phases(&mut d, 100);
         let (status, log) = d.end();
         println!("{label}: {log:?}");
         assert!(status.success(), "{label}: {status}: {log:?}");

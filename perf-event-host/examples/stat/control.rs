@@ -2,8 +2,8 @@
 //! of a run, as perf 6.1's stat serves it (the reading, matching,
 //! acknowledging and messages are the library's
 //! [`Server`](perf_event_host::control::Server)): over the fds of a
-//! command this tool starts ([`RunEvents`]), or over the event set of the
-//! event-set mode ([`SetEvents`]). Both act the way perf's `evlist__enable`
+//! command this tool starts, or over the event set of the event-set mode
+//! ([`StatEvents`], over either [`Fds`]). Both act the way perf's `evlist__enable`
 //! / `evlist__enable_evsel` do, on group leaders (a member follows its
 //! leader), and list the events the way its `evlist` command does
 //! ([`toggle_leaders`], [`write_evlist`]).
@@ -67,70 +67,52 @@ pub fn write_evlist(
     Ok(())
 }
 
-/// The run's events as the control commands see them.
-pub struct RunEvents<'a> {
-    pub events: &'a [Wanted],
-    pub slots: &'a [Slot],
+/// The fds the commands act on: a command's run (one fd per event), or
+/// the event set of the event-set mode (one fd per event and placement).
+pub enum Fds<'a> {
+    Run(&'a [Slot]),
+    Set(&'a EventSet),
 }
 
-impl RunEvents<'_> {
+/// A run's or a set's events as the control commands see them: `events`
+/// is the report's list, one entry per event (same indices as the fds).
+/// Enabling acts on group leaders (a member follows its leader), with
+/// their groups, as perf's `evlist__enable` / `evlist__enable_evsel` do;
+/// perf ignores a failed ioctl here, and so does this.
+pub struct StatEvents<'a> {
+    pub events: &'a [Wanted],
+    pub fds: Fds<'a>,
+}
+
+impl StatEvents<'_> {
     /// Enables or disables the leaders named `name` (all with `None`):
     /// whether an event of that name exists.
     fn toggle(&self, name: Option<&[u8]>, on: bool) -> bool {
-        toggle_leaders(self.events, name, |i| {
-            if let Slot::Open(fd) = &self.slots[i] {
-                let _ = if on {
-                    fd.enable(false)
-                } else {
-                    fd.disable(false)
-                };
+        let set = |fd: &perf_event_core::fd::EventFd, group: bool| {
+            let _ = if on {
+                fd.enable(group)
+            } else {
+                fd.disable(group)
+            };
+        };
+        toggle_leaders(self.events, name, |i| match &self.fds {
+            Fds::Run(slots) => {
+                if let Slot::Open(fd) = &slots[i] {
+                    set(fd, false);
+                }
             }
-        })
-    }
-}
-
-impl Events for RunEvents<'_> {
-    fn enable(&mut self, name: Option<&[u8]>) -> bool {
-        self.toggle(name, true)
-    }
-
-    fn disable(&mut self, name: Option<&[u8]>) -> bool {
-        self.toggle(name, false)
-    }
-
-    fn evlist(&self, detail: EvlistDetail, out: &mut dyn Write) -> std::io::Result<()> {
-        write_evlist(self.events, detail, out)
-    }
-}
-
-/// The event set's events as the control commands see them: `events` is
-/// the report's list, one entry per set event (same indices).
-pub struct SetEvents<'a> {
-    pub events: &'a [Wanted],
-    pub set: &'a EventSet,
-}
-
-impl SetEvents<'_> {
-    /// Enables or disables, on every placement, the group leaders named
-    /// `name` (all with `None`; with their groups, as one ioctl per group
-    /// instance): whether an event of that name exists. perf ignores a
-    /// failed ioctl here, and so does this.
-    fn toggle(&self, name: Option<&[u8]>, on: bool) -> bool {
-        toggle_leaders(self.events, name, |i| {
-            for (placement, fd) in self.set.fds() {
-                if placement.event == i {
-                    let _ = if on {
-                        fd.enable(true)
-                    } else {
-                        fd.disable(true)
-                    };
+            Fds::Set(event_set) => {
+                for (placement, fd) in event_set.fds() {
+                    if placement.event == i {
+                        set(fd, true);
+                    }
                 }
             }
         })
     }
 }
 
-impl Events for SetEvents<'_> {
+impl Events for StatEvents<'_> {
     fn enable(&mut self, name: Option<&[u8]>) -> bool {
         self.toggle(name, true)
     }

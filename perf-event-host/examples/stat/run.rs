@@ -16,7 +16,7 @@
 //! itself). SIGTERM is not caught: the tool dies of it, as perf does.
 
 use crate::args::{usage, Options};
-use crate::control::RunEvents;
+use crate::control::{Fds, StatEvents};
 use perf_event_core::attr::Attr;
 use perf_event_core::fallback::{self, Attempt, Policy};
 use perf_event_core::fd::EventFd;
@@ -221,9 +221,9 @@ pub fn run_once(
     if let Err(WorkloadError::Exec { errno, .. }) = released {
         return Err(Failure::Exec(errno.0));
     }
-    let mut run_events = RunEvents {
+    let mut run_events = StatEvents {
         events,
-        slots: &fds,
+        fds: Fds::Run(&fds),
     };
     if drive.delay_ms > 0 {
         delay(Some(&workload), drive.delay_ms as u64);
@@ -289,7 +289,7 @@ fn wait_serving(
     workload: &mut Workload,
     start: Instant,
     drive: &mut Drive<'_>,
-    run_events: &mut RunEvents<'_>,
+    run_events: &mut StatEvents<'_>,
 ) {
     use std::os::fd::AsRawFd;
     let deadline = drive.timeout.map(|t| start + t);

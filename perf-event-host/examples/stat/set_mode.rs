@@ -27,7 +27,7 @@
 //!   `-D N` enables the whole set N ms later (`Events enabled`; the
 //!   intervals' stamps and the time elapsed count from then); control
 //!   commands are served in the window's poll(2) (`set_window.rs`) over
-//!   the set (`control.rs`'s `SetEvents`): `enable` / `disable` act on
+//!   the set (`control.rs`'s `StatEvents`): `enable` / `disable` act on
 //!   every group leader on every placement, `enable NAME` on the leaders
 //!   of that name, as perf's `evlist__enable` / `evlist__enable_evsel`.
 //!   Only the enabled windows count; a set never enabled is

@@ -11,7 +11,7 @@
 //! 0 after them: perf 6.1 prints none, and neither does this.
 
 use crate::args::Options;
-use crate::control::SetEvents;
+use crate::control::{Fds, StatEvents};
 use crate::run::{self, Wanted};
 use crate::set_mode::{fail, write_report, SetOptions};
 use crate::set_report::{delta, lines_for};
@@ -177,9 +177,9 @@ impl<'a> Control<'a> {
     fn serve(&mut self, set: &EventSet) {
         let revents = std::mem::take(&mut self.pending);
         if let (Some(server), true) = (self.server.as_mut(), revents != 0) {
-            let mut events = SetEvents {
+            let mut events = StatEvents {
                 events: self.events,
-                set,
+                fds: Fds::Set(set),
             };
             server.serve(revents, &mut events, &mut std::io::stderr());
         }
