@@ -2,7 +2,11 @@
 //! simulated page continuously with the kernel's protocol, on another
 //! thread. Every field of update `k` is a different function of `k` (and
 //! the lock is `2(k + 1)`), so a snapshot mixing two updates is detected.
-//! At least 10^7 snapshots are taken and checked; there must be no tear.
+//! At least 2 x 10^6 snapshots are taken and checked; there must be no tear.
+//! (10^7 until the CI-time work of issue 40's stop: in a debug build that
+//! was about 60 CPU-s of CI's two CPUs; the loom model of the same reader,
+//! `tests/userpage_loom.rs`, is the exhaustive proof, and the control run
+//! below shows this many reads catch a reader without the re-check.)
 //!
 //! A control run proves the check can fail: a reader without the seqlock
 //! re-check, against the same writer, must be caught returning torn
@@ -17,7 +21,7 @@ use std::sync::Arc;
 use std::thread;
 
 const READERS: u64 = 2;
-const READS_PER_READER: u64 = 5_000_000;
+const READS_PER_READER: u64 = 1_000_000;
 /// Distinct updates all readers together must see, so that the check ran
 /// while the writer was writing (not before or after it). A reader keeps
 /// reading past its quota until it has seen its share, however long the
@@ -119,7 +123,7 @@ struct Tally {
 }
 
 #[test]
-fn ten_million_snapshots_against_a_kernel_protocol_writer_none_torn() {
+fn two_million_snapshots_against_a_kernel_protocol_writer_none_torn() {
     let (tallies, updates) = run(READERS, |page| {
         let mut t = Tally::default();
         let mut last = 0;
@@ -154,7 +158,7 @@ fn ten_million_snapshots_against_a_kernel_protocol_writer_none_torn() {
         "STRESS: {total} snapshots by {READERS} readers, {torn} torn, {unstable} gave up \
          (lock kept changing), {seen} distinct updates seen, {updates} updates written"
     );
-    assert!(total >= 10_000_000);
+    assert!(total >= READERS * READS_PER_READER);
     assert_eq!(
         torn,
         0,
@@ -173,7 +177,7 @@ fn ten_million_snapshots_against_a_kernel_protocol_writer_none_torn() {
 fn the_tear_detector_catches_a_reader_without_the_recheck() {
     let (tears, _) = run(1, |page| {
         let mut tears = 0u64;
-        for _ in 0..20_000_000u64 {
+        for _ in 0..READERS * READS_PER_READER {
             let s = unchecked_snapshot(page);
             if check(&s).is_err() {
                 tears += 1;
