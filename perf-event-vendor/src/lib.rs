@@ -30,13 +30,14 @@
 //! let newest = &perf_event_vendor::kernels()[0];
 //! assert_eq!(newest.kernel(), "6.12");
 //! let skx = newest.model_for_cpuid("GenuineIntel-6-55-4").unwrap();
-//! assert_eq!(skx.events_named("inst_retired.any").count(), 1);
+//! let event = skx.events_named("l1d.replacement").next().unwrap();
+//! assert_eq!(event.terms, "event=0x51,period=2000003,umask=1");
 //! # #[cfg(feature = "linux-6-1")] {
 //! // perf 6.1 spells the terms as the JSON does.
 //! let v6_1 = perf_event_vendor::tables("6.1").unwrap();
 //! let skx = v6_1.model_for_cpuid("GenuineIntel-6-55-4").unwrap();
-//! let event = skx.events_named("l2_rqsts.miss").next().unwrap();
-//! assert_eq!(event.terms, "event=0x24,period=200003,umask=0x3f");
+//! let event = skx.events_named("l1d.replacement").next().unwrap();
+//! assert_eq!(event.terms, "event=0x51,period=2000003,umask=0x1");
 //! # }
 //! # }
 //! ```

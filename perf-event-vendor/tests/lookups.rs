@@ -136,8 +136,11 @@ fn x86_in_perf_6_1() {
         .expect("Skylake-SP");
     assert_eq!(skx.name, "skylakex");
     // 6.1 writes the JSON's spelling; 6.12 canonicalizes it.
-    let l2 = skx.events_named("l2_rqsts.miss").next().unwrap();
-    assert_eq!(l2.terms, "event=0x24,period=200003,umask=0x3f");
+    let l1d = skx.events_named("l1d.replacement").next().unwrap();
+    assert_eq!(l1d.terms, "event=0x51,period=2000003,umask=0x1");
+    let newest = model("skylakex").unwrap();
+    let l1d = newest.events_named("l1d.replacement").next().unwrap();
+    assert_eq!(l1d.terms, "event=0x51,period=2000003,umask=1");
     let cas = skx
         .events
         .iter()
