@@ -68,6 +68,8 @@
 mod cpuid;
 mod decode;
 mod event;
+#[cfg(test)]
+mod installed_perf;
 mod metric;
 mod model;
 #[cfg(test)]

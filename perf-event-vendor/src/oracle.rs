@@ -29,7 +29,7 @@ use std::process::Command;
 /// stderr, which libtest does not capture, unlike `eprintln!`).
 /// With `PERF_EVENT_VENDOR_ORACLE=require` (CI's vendor-table step, which
 /// has fetched the source first) a test that cannot run fails instead.
-fn skip(what: &str, reason: &str) {
+pub(crate) fn skip(what: &str, reason: &str) {
     use std::io::Write;
     if std::env::var_os("PERF_EVENT_VENDOR_ORACLE").is_some_and(|v| v == "require") {
         panic!("required, but cannot run ({what}): {reason}");
@@ -41,7 +41,7 @@ fn skip(what: &str, reason: &str) {
 }
 
 /// A line on stderr that libtest does not capture: what was compared.
-fn note(line: &str) {
+pub(crate) fn note(line: &str) {
     use std::io::Write;
     let _ = std::io::stderr()
         .lock()
