@@ -255,6 +255,32 @@ mod tests {
     use super::*;
 
     #[test]
+    fn perf_6_1_reads_its_flags_as_strings() {
+        let e = |d: Option<&str>, p: Option<&str>| JsonEvent {
+            deprecated: d.map(str::to_owned),
+            perpkg: p.map(str::to_owned),
+            ..JsonEvent::default()
+        };
+        assert_eq!(flags_6_1(&e(Some("1"), Some("1"))), (true, true));
+        assert_eq!(
+            flags_6_1(&e(Some("0"), Some("0"))),
+            (true, false),
+            "set is deprecated"
+        );
+        assert_eq!(
+            flags_6_1(&e(None, Some(" 01x"))),
+            (false, true),
+            "sscanf %d"
+        );
+        assert_eq!(flags_6_1(&e(Some(""), Some("2"))), (false, false));
+        assert_eq!(flags_6_1(&e(None, Some("x1"))), (false, false));
+        assert!(
+            flag("PerPkg", &Some("2".to_owned())).is_err(),
+            "6.12 reads one digit"
+        );
+    }
+
+    #[test]
     fn ranges_and_escapes() {
         assert_eq!(ranges(&[0, 1, 2, 3, 7, 9, 10]), "0-3,7,9-10");
         assert_eq!(ranges(&[5, 4, 3]), "5,4,3");

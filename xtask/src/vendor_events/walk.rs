@@ -333,3 +333,70 @@ pub fn walk(arch_root: &Path, arch: &str, rules: Jevents) -> Result<Arch, String
         dropped_rows,
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A pmu-events tree in a scratch directory: `files` are (path, text).
+    fn tree(name: &str, files: &[(&str, &str)]) -> PathBuf {
+        let root = std::env::temp_dir().join(format!("xtask-walk-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&root);
+        for (path, text) in files {
+            let file = root.join(path);
+            std::fs::create_dir_all(file.parent().unwrap()).unwrap();
+            std::fs::write(file, text).unwrap();
+        }
+        root
+    }
+
+    const EVENT: &str = r#"[{"EventName": "A", "EventCode": "0x1"}]"#;
+
+    #[test]
+    fn the_walks_of_6_1_and_6_12() {
+        let root = tree(
+            "kernels",
+            &[
+                (
+                    "arm64/mapfile.csv",
+                    "Family,Version,Filename,EventType\nX,v1,v/m,core\n",
+                ),
+                ("arm64/v/m/a.json", EVENT),
+                ("arm64/v/m/sys/b.json", EVENT),
+                ("arm64/v/empty/readme.txt", ""),
+                (
+                    "test/std.json",
+                    r#"[{"EventName": "S", "EventCode": "0x5"}]"#,
+                ),
+                ("arm64/v/n/c.json", r#"[{"ArchStdEvent": "S"}]"#),
+            ],
+        );
+        // 6.12: v/m is a table beside its sys; the empty one is dropped;
+        // test's standard events are not read for arm64.
+        let err = walk(&root, "arm64", Jevents::V6_12).err().unwrap();
+        assert!(err.contains("Cannot find arch std event: S"), "{err}");
+        std::fs::remove_file(root.join("arm64/v/n/c.json")).unwrap();
+        let a = walk(&root, "arm64", Jevents::V6_12).unwrap();
+        let dirs: Vec<_> = a.tables.iter().map(|t| (t.dir.as_str(), t.sys)).collect();
+        assert_eq!(dirs, [("v/m", false), ("v/m/sys", true)]);
+        assert_eq!(a.tables[0].c_name, "pmu_events__v_m");
+        // 6.1: v/m has a subdirectory, so only v/m/sys is a table, and the
+        // mapfile row names a table that does not exist; the empty one
+        // stays.
+        let err = walk(&root, "arm64", Jevents::V6_1).err().unwrap();
+        assert!(err.contains("no table pme_v_m"), "{err}");
+        std::fs::remove_dir_all(root.join("arm64/v/m/sys")).unwrap();
+        std::fs::write(root.join("arm64/v/n/c.json"), r#"[{"ArchStdEvent": "S"}]"#).unwrap();
+        let a = walk(&root, "arm64", Jevents::V6_1).unwrap();
+        let dirs: Vec<_> = a.tables.iter().map(|t| t.dir.as_str()).collect();
+        assert_eq!(dirs, ["v/empty", "v/m", "v/n"]);
+        assert_eq!(a.map.len(), 1);
+        let from_test = &a.tables[2].events[0];
+        assert_eq!(
+            from_test.event.as_deref(),
+            Some("event=0x5"),
+            "test's standard event"
+        );
+        let _ = std::fs::remove_dir_all(&root);
+    }
+}
