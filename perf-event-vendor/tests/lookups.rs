@@ -94,6 +94,11 @@ fn the_free_functions_read_the_newest_kernel_decoded_once() {
         assert_eq!(origin.package, "linux-source-6.12");
     }
     assert!(tables("5.10").is_none());
+    let debug = format!("{newest:?}");
+    assert!(
+        debug.starts_with("Tables { kernel: \"6.12\"") && debug.len() < 200,
+        "{debug}"
+    );
     // Feature linux-6-1 adds Linux 6.1's; a default build has the one.
     assert_eq!(tables("6.1").is_some(), cfg!(feature = "linux-6-1"));
     assert_eq!(

@@ -81,13 +81,24 @@ pub(crate) const ARCH: Option<&str> = if cfg!(any(target_arch = "x86", target_ar
 /// first's, the newest kernel's.
 ///
 /// Decoded on first use, once for the life of the program; every lookup
-/// returns data that lives as long.
-#[derive(Debug)]
+/// returns data that lives as long. Its `Debug` shows the kernel, the
+/// architecture and the data's size, not the data.
 pub struct Tables {
     kernel: &'static str,
     text: Option<&'static str>,
     rule: Option<CpuidRule>,
     decoded: OnceLock<Decoded>,
+}
+
+impl std::fmt::Debug for Tables {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Tables")
+            .field("kernel", &self.kernel)
+            .field("arch", &ARCH)
+            .field("bytes", &self.text.map_or(0, str::len))
+            .field("decoded", &self.decoded.get().is_some())
+            .finish()
+    }
 }
 
 impl Tables {
