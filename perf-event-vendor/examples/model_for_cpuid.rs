@@ -3,6 +3,8 @@
 //! ```sh
 //! cargo run --release -p perf-event-vendor --example model_for_cpuid               # this CPU
 //! cargo run --release -p perf-event-vendor --example model_for_cpuid -- GenuineIntel-6-55-4
+//! cargo run --release -p perf-event-vendor --features linux-6-1 --example model_for_cpuid -- \
+//!     --kernel 6.1 GenuineIntel-6-55-4                                              # perf 6.1's
 //! ```
 //!
 //! Without an argument the CPU id is this machine's, built as perf's
@@ -35,21 +37,55 @@ fn this_cpuid() -> Option<String> {
     ))
 }
 
+/// `[--kernel X.Y] [CPUID]`: the kernel's tables (the default: the
+/// newest) and the CPU id (the default: this machine's).
+fn args() -> Result<(&'static perf_event_vendor::Tables, Option<String>), String> {
+    let mut args = std::env::args().skip(1);
+    let mut tables = &perf_event_vendor::kernels()[0];
+    let mut cpuid = None;
+    while let Some(arg) = args.next() {
+        if arg == "--kernel" {
+            let kernel = args.next().ok_or("--kernel needs X.Y")?;
+            tables = perf_event_vendor::tables(&kernel).ok_or_else(|| {
+                let embedded: Vec<_> = perf_event_vendor::kernels()
+                    .iter()
+                    .map(|t| t.kernel())
+                    .collect();
+                format!(
+                    "no tables of Linux {kernel} here (embedded: {}; 6.1 needs feature linux-6-1)",
+                    embedded.join(", ")
+                )
+            })?;
+        } else {
+            cpuid = Some(arg);
+        }
+    }
+    Ok((tables, cpuid))
+}
+
 fn main() -> ExitCode {
     let Some(arch) = perf_event_vendor::ARCH else {
         eprintln!("perf has no vendor tables for this architecture");
         return ExitCode::FAILURE;
     };
-    let Some(cpuid) = std::env::args().nth(1).or_else(this_cpuid) else {
-        eprintln!("usage: model_for_cpuid CPUID (this machine's could not be read)");
+    let (tables, cpuid) = match args() {
+        Ok(args) => args,
+        Err(e) => {
+            eprintln!("usage: model_for_cpuid [--kernel X.Y] [CPUID]: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let Some(cpuid) = cpuid.or_else(this_cpuid) else {
+        eprintln!("usage: model_for_cpuid [--kernel X.Y] CPUID (this machine's could not be read)");
         return ExitCode::FAILURE;
     };
-    let Some(model) = perf_event_vendor::model_for_cpuid(&cpuid) else {
-        println!("{cpuid}: no model in perf's {arch} mapfile");
+    let kernel = tables.kernel();
+    let Some(model) = tables.model_for_cpuid(&cpuid) else {
+        println!("{cpuid}: no model in perf {kernel}'s {arch} mapfile");
         return ExitCode::SUCCESS;
     };
     println!(
-        "{cpuid}: {arch}/{}, {} events, {} metrics",
+        "{cpuid}: perf {kernel}'s {arch}/{}, {} events, {} metrics",
         model.name,
         model.events.len(),
         model.metrics.len()

@@ -1,5 +1,5 @@
 //! Reads a data file of `src/tables/` (written by `cargo xtask
-//! vendor-events`, its format in the file's header) into [`Tables`]. Each
+//! vendor-events`, its format in the file's header) into [`Decoded`]. Each
 //! distinct event and metric is one value; the models point at them.
 //! Strings are slices of the embedded text; the few with an escape (a
 //! metric expression's `\\`, a description's newline) and the records are
@@ -9,9 +9,9 @@ use crate::metric::{EventGrouping, MetricAggrMode};
 use crate::model::Origin;
 use crate::{MapRow, Metric, Model, VendorEvent};
 
-/// One architecture's tables.
+/// One architecture's tables of one kernel.
 #[derive(Debug, Default)]
-pub(crate) struct Tables {
+pub(crate) struct Decoded {
     /// The `s` record.
     pub origin: Option<Origin>,
     /// The `c` records.
@@ -121,8 +121,8 @@ fn metric(f: &[&'static str]) -> Result<Metric, String> {
 }
 
 /// Decodes a data file.
-pub(crate) fn decode(text: &'static str) -> Result<Tables, String> {
-    let mut tables = Tables::default();
+pub(crate) fn decode(text: &'static str) -> Result<Decoded, String> {
+    let mut tables = Decoded::default();
     let mut events = Vec::new();
     let mut metrics = Vec::new();
     let mut models = Vec::new();
@@ -181,23 +181,27 @@ mod tests {
 
     #[test]
     fn every_data_file_decodes_into_whole_tables() {
-        for (arch, _, tables) in tables::all() {
+        for t in tables::all() {
+            let (kernel, arch, tables) = (t.kernel, t.arch, &t.tables);
             let origin = tables.origin.as_ref().expect("an origin record");
-            assert!(origin.package.starts_with("linux-source-"), "{arch}");
+            assert_eq!(origin.package, format!("linux-source-{kernel}"), "{arch}");
             assert!(
                 !tables.map.is_empty() && !tables.models.is_empty(),
-                "{arch}"
+                "{kernel} {arch}"
             );
             for model in &tables.models {
+                // 6.1's jevents writes a table for every leaf directory and
+                // does not refuse a name twice; 6.12's does both.
+                let v6_12 = kernel == "6.12";
                 assert!(
-                    !model.events.is_empty() || !model.metrics.is_empty(),
+                    !v6_12 || !model.events.is_empty() || !model.metrics.is_empty(),
                     "{arch} {}: jevents writes no empty table",
                     model.name
                 );
                 let mut names = HashSet::new();
                 for e in &model.events {
                     assert!(
-                        names.insert((e.pmu, e.name)),
+                        !v6_12 || names.insert((e.pmu, e.name)),
                         "{arch} {}: {}/{} twice (jevents asserts against it)",
                         model.name,
                         e.pmu,

@@ -25,8 +25,10 @@ pub enum EventGrouping {
     NoGroupEventsSmt,
 }
 
-/// One metric of a model (`struct pmu_metric`, Linux 6.12). Strings are the
-/// JSON's as written; unset values are `None`.
+/// One metric of a model (`struct pmu_metric`, Linux 6.12; in Linux 6.1 an
+/// entry of `struct pmu_event` with a metric name). Strings are the JSON's
+/// as written; unset values are `None`, as are the fields Linux 6.1's
+/// tables do not have (`threshold`, `no_group_groups`, `default_groups`).
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub struct Metric {
@@ -36,13 +38,15 @@ pub struct Metric {
     /// [`VendorEvent::pmu`](crate::VendorEvent::pmu)).
     pub pmu: &'static str,
     /// `MetricExpr` as the JSON writes it (`INST_RETIRED.ANY / CPU_CLK_UNHALTED.THREAD`).
-    /// perf's jevents also parses and simplifies it (`metric.py`) before
-    /// compiling it in; the two read the same.
+    /// perf 6.12's jevents also parses and simplifies it (`metric.py`)
+    /// before compiling it in; the two read the same. perf 6.1 compiles in
+    /// the string.
     pub expr: &'static str,
     /// `MetricGroup`: the groups it is in, separated by `;`
     /// ([`Metric::group_names`]).
     pub groups: Option<&'static str>,
-    /// `MetricThreshold`: the expression that tells when the value is bad.
+    /// `MetricThreshold`: the expression that tells when the value is bad
+    /// (not in Linux 6.1).
     pub threshold: Option<&'static str>,
     /// `ScaleUnit` (`100%`, `1GHz`): the scale and unit of the value.
     pub unit: Option<&'static str>,
@@ -52,12 +56,13 @@ pub struct Metric {
     pub compat: Option<&'static str>,
     /// `AggregationMode`.
     pub aggr_mode: Option<MetricAggrMode>,
-    /// `MetricConstraint`.
+    /// `MetricConstraint` (perf 6.1 knows only `NO_NMI_WATCHDOG`).
     pub event_grouping: Option<EventGrouping>,
-    /// `MetricgroupNoGroup`: the groups in which its events are not grouped.
+    /// `MetricgroupNoGroup`: the groups in which its events are not grouped
+    /// (not in Linux 6.1).
     pub no_group_groups: Option<&'static str>,
     /// `DefaultMetricgroupName`: the group perf shows it under when it is
-    /// shown by default (`perf stat` with no events).
+    /// shown by default (`perf stat` with no events; not in Linux 6.1).
     pub default_groups: Option<&'static str>,
 }
 

@@ -11,7 +11,7 @@ pub struct Model {
     /// `Filename` (`skylake`, `arm/cortex-a53`, `freescale/imx8mm/sys`).
     pub name: &'static str,
     /// Its events, in the order jevents reads them (files by name, then the
-    /// order within each file).
+    /// order within each file; perf's C table sorts them after).
     pub events: Vec<&'static VendorEvent>,
     /// Its metrics, in the same order.
     pub metrics: Vec<&'static Metric>,
@@ -19,7 +19,8 @@ pub struct Model {
 
 impl Model {
     /// Whether this is a sys table (its directory is `sys` or ends in
-    /// `_sys`/`-sys`): perf matches its events to a PMU by their
+    /// `_sys`/`-sys`; Linux 6.1: is `sys`, and no 6.1 directory ends so
+    /// otherwise): perf matches its events to a PMU by their
     /// [`Compat`](VendorEvent::compat) and the PMU's identifier, never to a CPU
     /// by the mapfile.
     pub fn is_sys(&self) -> bool {
@@ -52,8 +53,8 @@ impl Model {
 }
 
 /// One row of the architecture's `mapfile.csv` that perf keeps (rows whose
-/// model has no table are dropped, as jevents drops them), in the file's
-/// order.
+/// model has no table are dropped, as jevents 6.12 drops them; 6.1 keeps
+/// every row), in the file's order.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub struct MapRow {
@@ -73,9 +74,9 @@ pub struct MapRow {
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub struct Origin {
-    /// The Debian source package (`linux-source-6.12`).
+    /// The Debian source package (`linux-source-6.12`, `linux-source-6.1`).
     pub package: &'static str,
-    /// Its version (`6.12.117-1~deb12u1`).
+    /// Its version (`6.12.117-1~deb12u1`, `6.1.172-1`).
     pub version: &'static str,
     /// The SHA-256 of the `.deb`, as pinned.
     pub sha256: &'static str,

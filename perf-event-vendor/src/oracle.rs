@@ -1,10 +1,12 @@
 //! The proof against perf's own generator: `tests/jevents_oracle.py` runs
-//! jevents.py's code on the pinned kernel source the tables were generated
-//! from, and every table of every architecture must read the same: each
+//! jevents.py's code on each pinned kernel source the tables were generated
+//! from (each kernel's own jevents.py: 6.12's and 6.1's), and every table of
+//! every kernel and architecture must read the same: each
 //! mapfile row perf keeps (CPU id and tables), each event (name, terms,
 //! PMU, topic, description, unit, compat, flags) and each metric (name,
 //! PMU, groups, threshold, unit, description, compat, modes, and the
-//! expression as metric.py reads it), in order. The same script gives
+//! expression as metric.py reads it; 6.1 has no metric.py and compiles in
+//! the string), in order. The same script gives
 //! glibc's `regexec` matches, which the CPU id matcher must equal on every
 //! mapfile pattern.
 //!
@@ -15,7 +17,8 @@
 //! returns.
 
 use crate::cpuid::regex::Regex;
-use crate::decode::Tables;
+use crate::decode::Decoded;
+use crate::model::Origin;
 use crate::tables;
 use crate::CpuidRule;
 use std::path::{Path, PathBuf};
@@ -26,7 +29,7 @@ use std::process::Command;
 /// stderr, which libtest does not capture, unlike `eprintln!`).
 /// With `PERF_EVENT_VENDOR_ORACLE=require` (CI's vendor-table step, which
 /// has fetched the source first) a test that cannot run fails instead.
-fn skip(what: &str, reason: &str) {
+pub(crate) fn skip(what: &str, reason: &str) {
     use std::io::Write;
     if std::env::var_os("PERF_EVENT_VENDOR_ORACLE").is_some_and(|v| v == "require") {
         panic!("required, but cannot run ({what}): {reason}");
@@ -38,7 +41,7 @@ fn skip(what: &str, reason: &str) {
 }
 
 /// A line on stderr that libtest does not capture: what was compared.
-fn note(line: &str) {
+pub(crate) fn note(line: &str) {
     use std::io::Write;
     let _ = std::io::stderr()
         .lock()
@@ -46,8 +49,7 @@ fn note(line: &str) {
 }
 
 /// The unpacked kernel source, if it is the one the tables name.
-fn source_tree() -> Result<PathBuf, String> {
-    let origin = tables::all()[0].2.origin.clone().expect("an origin record");
+fn source_tree(origin: &Origin) -> Result<PathBuf, String> {
     let cache = std::env::var_os("PERF_EVENT_CORE_CACHE")
         .map(PathBuf::from)
         .or_else(|| {
@@ -105,6 +107,15 @@ fn c_name(prefix: &str, dir: &str) -> String {
     format!("{prefix}_{}", dir.replace(['/', '-'], "_"))
 }
 
+/// Whether the tables are Linux 6.1's: one `pme_` table of `struct
+/// pmu_event` per model, mapping rows naming it (the script's `tables_6_1`).
+fn is_6_1(tables: &Decoded) -> bool {
+    tables
+        .origin
+        .as_ref()
+        .is_some_and(|o| o.package == "linux-source-6.1")
+}
+
 /// Runs the script; its stdout.
 fn run(script: &Path, args: &[&str]) -> String {
     let out = Command::new("python3")
@@ -135,7 +146,9 @@ fn scratch(name: &str, lines: &[String]) -> PathBuf {
 
 /// Our tables in the script's record format; the distinct expressions in
 /// order, whose `P` records come back after the others.
-fn ours(tables: &Tables, parsed: &[String]) -> (Vec<String>, Vec<String>) {
+fn ours(tables: &Decoded, parsed: &[String]) -> (Vec<String>, Vec<String>) {
+    let v6_1 = is_6_1(tables);
+    let events_prefix = if v6_1 { "pme" } else { "pmu_events_" };
     let mut exprs: Vec<String> = Vec::new();
     for model in &tables.models {
         for m in &model.metrics {
@@ -148,6 +161,11 @@ fn ours(tables: &Tables, parsed: &[String]) -> (Vec<String>, Vec<String>) {
     for row in &tables.map {
         let model = tables.models.iter().find(|m| m.name == row.model);
         let model = model.expect("decode checks every row's model");
+        if v6_1 {
+            let table = c_name(events_prefix, model.name);
+            lines.push(format!("C\t{}\t{table}", escape(row.cpuid)));
+            continue;
+        }
         let events = if model.events.is_empty() {
             "NULL".to_owned()
         } else {
@@ -161,7 +179,7 @@ fn ours(tables: &Tables, parsed: &[String]) -> (Vec<String>, Vec<String>) {
         lines.push(format!("C\t{}\t{events}\t{metrics}", escape(row.cpuid)));
     }
     for model in &tables.models {
-        let table = c_name("pmu_events_", model.name);
+        let table = c_name(events_prefix, model.name);
         for e in &model.events {
             let flag = |b: bool| if b { "1" } else { "0" };
             lines.push(format!(
@@ -201,9 +219,10 @@ fn ours(tables: &Tables, parsed: &[String]) -> (Vec<String>, Vec<String>) {
 }
 
 /// Compares one architecture; its counts and differences.
-fn compare_arch(script: &Path, pmu_events: &Path, arch: &str, tables: &Tables) -> Report {
+fn compare_arch(script: &Path, pmu_events: &Path, arch: &str, tables: &Decoded) -> Report {
     let (_, exprs) = ours(tables, &[]);
-    let exprs_file = scratch(&format!("{arch}-exprs"), &exprs);
+    let kernel = tables.origin.as_ref().map_or("", |o| o.package);
+    let exprs_file = scratch(&format!("{kernel}-{arch}-exprs"), &exprs);
     let out = run(
         script,
         &[
@@ -255,23 +274,22 @@ struct Report {
     differences: Vec<String>,
 }
 
-#[test]
-fn every_table_equals_what_jevents_reads() {
-    let tree = match source_tree() {
-        Ok(tree) => tree,
-        Err(reason) => return skip("needs the pinned kernel source", &reason),
-    };
-    let script = match python() {
-        Ok(script) => script,
-        Err(reason) => return skip("needs python3", &reason),
-    };
+/// Compares every architecture of the kernel `kernel` with its jevents.py.
+fn compare_kernel(kernel: &str) -> Result<(usize, Vec<String>), (&'static str, String)> {
+    let arches: Vec<_> = tables::all()
+        .iter()
+        .filter(|t| t.kernel == kernel)
+        .collect();
+    let origin = arches[0].tables.origin.clone().expect("an origin record");
+    let tree = source_tree(&origin).map_err(|r| ("needs the pinned kernel source", r))?;
+    let script = python().map_err(|r| ("needs python3", r))?;
     let pmu_events = tree.join("tools/perf/pmu-events");
     let reports: Vec<Report> = std::thread::scope(|scope| {
-        let handles: Vec<_> = tables::all()
+        let handles: Vec<_> = arches
             .iter()
-            .map(|(arch, _, tables)| {
+            .map(|t| {
                 let (script, pmu_events) = (&script, &pmu_events);
-                scope.spawn(move || compare_arch(script, pmu_events, arch, tables))
+                scope.spawn(move || compare_arch(script, pmu_events, t.arch, &t.tables))
             })
             .collect();
         handles
@@ -282,21 +300,42 @@ fn every_table_equals_what_jevents_reads() {
     let mut compared = 0;
     let mut differences = Vec::new();
     for r in reports {
-        note(&r.counts.join(", "));
+        note(&format!("{kernel}: {}", r.counts.join(", ")));
         compared += r.compared;
         differences.extend(r.differences);
     }
     note(&format!(
-        "compared {compared} records with jevents.py: {} differences",
+        "{kernel}: compared {compared} records with {} {}'s jevents.py: {} differences",
+        origin.package,
+        origin.version,
         differences.len()
     ));
-    assert!(compared > 50_000, "only {compared} records compared");
+    Ok((compared, differences))
+}
+
+/// Asserts one kernel's comparison: enough records, no difference.
+fn assert_kernel(kernel: &str, at_least: usize) {
+    let (compared, differences) = match compare_kernel(kernel) {
+        Ok(result) => result,
+        Err((what, reason)) => return skip(what, &reason),
+    };
+    assert!(compared > at_least, "only {compared} records compared");
     assert!(
         differences.is_empty(),
         "{} of {compared} records differ from jevents.py (first 20):\n{}",
         differences.len(),
         differences[..differences.len().min(20)].join("\n")
     );
+}
+
+#[test]
+fn every_table_equals_what_jevents_reads() {
+    assert_kernel("6.12", 50_000);
+}
+
+#[test]
+fn every_6_1_table_equals_what_jevents_6_1_reads() {
+    assert_kernel("6.1", 40_000);
 }
 
 /// CPU ids to try each pattern of an architecture on: real ones and their
@@ -320,6 +359,16 @@ fn candidates(arch: &str) -> Vec<String> {
             }
             ids.push("GenuineIntel-6-55-4-1".to_owned());
             ids.push("genuineintel-6-55-4".to_owned());
+        }
+        // perf 6.1's arm64 CPU id: the MIDR with variant and revision
+        // cleared; a few with them set, which no row matches.
+        "arm64" => {
+            for implementer in [0x41u32, 0x42, 0x43, 0x46, 0x48, 0x4e, 0x50, 0x51, 0xc0] {
+                for part in (0..0x10u32).chain(0xa0..0xb0).chain(0xd00..0xd50) {
+                    ids.push(format!("0x00000000{implementer:02x}0f{part:03x}0"));
+                    ids.push(format!("0x00000000{implementer:02x}1f{part:03x}4"));
+                }
+            }
         }
         "powerpc" => {
             let highs = [0x3f, 0x4a, 0x4b, 0x4c, 0x4d, 0x4e, 0x4f, 0x65, 0x66, 0x67];
@@ -388,12 +437,12 @@ fn the_cpuid_matcher_finds_what_glibc_regexec_finds() {
         Err(reason) => return skip("needs python3", &reason),
     };
     let mut pairs = Vec::new();
-    for (arch, rule, tables) in tables::all() {
-        if *rule == CpuidRule::Arm64 {
+    for t in tables::all() {
+        if t.rule == CpuidRule::Arm64 {
             continue;
         }
-        let ids = candidates(arch);
-        for row in &tables.map {
+        let ids = candidates(t.arch);
+        for row in &t.tables.map {
             for id in &ids {
                 pairs.push((row.cpuid, id.clone()));
             }

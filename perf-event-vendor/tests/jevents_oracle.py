@@ -80,6 +80,8 @@ GROUPING = {'1': 'NoGroupEvents', '2': 'NoGroupEventsNmi', '3': 'NoGroupEventsSm
 def tables(pmu_events: str, arch: str, exprs_file: str) -> None:
   sys.path.insert(0, pmu_events)
   import jevents
+  if not os.path.exists(os.path.join(pmu_events, 'metric.py')):
+    return tables_6_1(jevents, pmu_events, arch, exprs_file)
   import metric
 
   arch_root = os.path.join(pmu_events, 'arch')
@@ -152,6 +154,101 @@ def tables(pmu_events: str, arch: str, exprs_file: str) -> None:
     for line in f.read().splitlines():
       parsed = metric.ParsePerfJson(unescape(line)).Simplify().ToPerfJson()
       out.append('P\t' + escape(parsed))
+  sys.stdout.write('\n'.join(out) + '\n')
+
+
+def tables_6_1(jevents, pmu_events: str, arch: str, exprs_file: str) -> None:
+  """`tables` for the jevents.py of Linux 6.1 (no metric.py).
+
+  6.1's jevents keeps one table per model directory of `struct pmu_event`,
+  events and metrics alike, named pme_<dir>, and its main() reads the
+  standard events of ARCH and test (in name order) before it walks either.
+  Perf 6.1 reads an entry with a name as an event (util/pmu.c) and one with
+  a metric name as a metric (util/metricgroup.c): E and X records are
+  those, in the table's walk order (before jevents sorts it for the C
+  file), the mapping table's rows C records naming the one table:
+    C  cpuid  table
+  Fields 6.1 has not are empty; a NULL PMU (no Unit: perf takes the CPU's
+  core PMU) is written default_core, as 6.12's jevents names it; the flags
+  are perf 6.1's readings of the strings (deprecated when set at all,
+  per package when sscanf("%d") reads 1); the expression is the string
+  jevents compiles in (6.1 has no metric.py), so each P record is its
+  EXPRS_FILE line as it is.
+  """
+  arch_root = os.path.join(pmu_events, 'arch')
+  captured = {}
+  current = []
+
+  def prefix(tblname):
+    if jevents._close_table:
+      raise IOError('Printing table prefix but last table has no suffix')
+    current[:] = [tblname]
+    captured.setdefault(tblname, ([], []))
+    jevents._close_table = True
+
+  def suffix():
+    if not jevents._close_table:
+      return
+    events, metrics = captured[current[0]]
+    for e in jevents._pending_events:
+      if e.name:
+        events.append(e)
+      if e.metric_name:
+        metrics.append(e)
+    jevents._pending_events = []
+    jevents._close_table = False
+
+  jevents.print_events_table_prefix = prefix
+  jevents.print_events_table_suffix = suffix
+
+  def ftw(path, parents, action):
+    """jevents main()'s ftw."""
+    for item in sorted(os.scandir(path), key=lambda e: e.name):
+      action(parents, item)
+      if item.is_dir():
+        ftw(item.path, parents + [item.name], action)
+
+  for a in sorted({arch, 'test'}):
+    jevents.preprocess_arch_std_files(os.path.join(arch_root, a))
+  ftw(os.path.join(arch_root, arch), [], jevents.process_one_file)
+  suffix()
+
+  jevents._args = argparse.Namespace(starting_dir=arch_root, output_file=io.StringIO())
+  jevents.print_mapping_table([arch])
+  entry = re.compile(
+      r'\{\n\t\.arch = "(?P<arch>[^"]*)",\n\t\.cpuid = "(?P<cpuid>(?:[^"\\]|\\.)*)",\n'
+      r'\t\.table = \{\n\t\t\.entries = (?P<table>\w+),\n')
+  out = []
+  for m in entry.finditer(jevents._args.output_file.getvalue()):
+    if m.group('arch') != arch:
+      continue
+    out.append('\t'.join(['C', escape(c_string(m.group('cpuid'))), m.group('table')]))
+
+  def pmu(p):
+    return text(p) if p else 'default_core'
+
+  def perpkg(p):
+    m = re.match(r'\s*([+-]?\d+)', p or '')
+    return '1' if m and int(m.group(1)) == 1 else '0'
+
+  grouping = {'NO_NMI_WATCHDOG': 'NoGroupEventsNmi'}
+  for table, (events, metrics) in captured.items():
+    for e in events:
+      out.append('\t'.join(['E', table, text(e.name), pmu(e.pmu), text(e.event),
+                            text(e.topic), text(c_string(e.desc)), text(e.unit),
+                            text(e.compat), '1' if e.deprecated else '0',
+                            perpkg(e.perpkg)]))
+    for m in metrics:
+      constraint = m.metric_constraint
+      out.append('\t'.join([
+          'X', table, text(m.metric_name), pmu(m.pmu), text(m.metric_group), '',
+          text(m.unit), text(c_string(m.desc)), text(m.compat),
+          AGGR.get(m.aggr_mode, ''), grouping.get(constraint, text(constraint)), '', '',
+          text(c_string(m.metric_expr))
+      ]))
+  with open(exprs_file, encoding='utf-8') as f:
+    for line in f.read().splitlines():
+      out.append('P\t' + line)
   sys.stdout.write('\n'.join(out) + '\n')
 
 

@@ -312,25 +312,41 @@ fn test() -> Result {
 }
 
 /// perf-event-vendor's tables: `cargo xtask vendor-events --check` (the
-/// committed files are what the pinned kernel source generates), then its
+/// committed files are what each pinned kernel source generates), then its
 /// proof against perf's own jevents.py and glibc's regexec with the source
 /// it fetched, required to run (`PERF_EVENT_VENDOR_ORACLE=require`). A
 /// source the archive cannot give is a note, not a failure.
 fn vendor_tables() -> Result {
     // Fetching, verifying and unpacking the pinned source is all that
     // depends on the archive: its failure is the archive's.
-    if let Err(e) = crate::lab::linux_source() {
-        return Err(format!(
-            "{} (the pinned kernel source): {e}",
-            headers::UNAVAILABLE
-        ));
+    for pin in crate::lab::linux_source_pins() {
+        if let Err(e) = crate::lab::linux_source(pin) {
+            return Err(format!(
+                "{} (the pinned kernel source {}): {e}",
+                headers::UNAVAILABLE,
+                pin.package
+            ));
+        }
     }
     crate::vendor_events::main(&["--check".to_owned()])?;
     shell::run(
         shell::cargo(None)
             .args(["test", "-p", "perf-event-vendor", "--lib", "--", "oracle"])
             .env("PERF_EVENT_VENDOR_ORACLE", "require"),
-    )
+    )?;
+    // The `test` step builds the default features: here the lookups and
+    // doc tests of the Linux 6.1 tables too.
+    for target in ["--test=lookups", "--doc"] {
+        shell::run(shell::cargo(None).args([
+            "test",
+            "-p",
+            "perf-event-vendor",
+            "--features",
+            "linux-6-1",
+            target,
+        ]))?;
+    }
+    Ok(())
 }
 
 /// The loom model (`tests/userpage_loom.rs`, a test target of its own): the reader's atomics become

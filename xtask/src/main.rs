@@ -37,8 +37,8 @@ const USAGE: &str = "usage: cargo xtask <task>
                  boot Debian kernels 5.10 to 7.2 under QEMU (x86_64, aarch64 and riscv64
                  with PMUs, s390x, armhf), run the kernel-facing tests there, print the matrix
   vendor-events [--check]
-                 perf's vendor event tables (perf-event-vendor/src/tables) from the pinned
-                 kernel source's tools/perf/pmu-events, by jevents.py's rules
+                 perf's vendor event tables (perf-event-vendor/src/tables) from each pinned
+                 kernel source's tools/perf/pmu-events, by its jevents.py's rules
   public-api [--bless | --prove-it-fails]
                  the public API vs the snapshots public-api/PACKAGE.txt (diff);
                  --bless writes the snapshot after a deliberate change;

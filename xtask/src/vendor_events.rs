@@ -1,13 +1,16 @@
 //! `cargo xtask vendor-events [--check]`: perf's vendor event tables, one
-//! data file per architecture in `perf-event-vendor/src/tables/`, generated
-//! from `tools/perf/pmu-events/arch/` of the pinned kernel source (the lab's
-//! `LINUX_SOURCE`, fetched and verified by SHA-256 like every pin) by the
-//! rules of perf's own generator, jevents.py (see `json_event.rs` and
-//! `walk.rs`). The `jevents_oracle` test of perf-event-vendor compares the
+//! data file per kernel and architecture in
+//! `perf-event-vendor/src/tables/<kernel>/<arch>.tsv`, generated from
+//! `tools/perf/pmu-events/arch/` of each pinned kernel source (the lab's
+//! `LINUX_SOURCES`, fetched and verified by size and SHA-256 like every pin)
+//! by the rules of that kernel's own generator, jevents.py (see
+//! `json_event.rs`, `json_event_6_1.rs` and `walk.rs`). The `jevents_oracle`
+//! test of perf-event-vendor compares each kernel's
 //! result with what jevents.py itself reads.
 
 mod data_file;
 mod json_event;
+mod json_event_6_1;
 mod walk;
 
 use crate::shell::{self, Result};
@@ -15,9 +18,11 @@ use std::path::PathBuf;
 
 /// `cargo xtask vendor-events --help`.
 pub const USAGE: &str = "usage: cargo xtask vendor-events [--check]
-  Reads tools/perf/pmu-events/arch/{x86,arm64,powerpc,s390,riscv} of the pinned
-  linux-source package (fetched into the lab's cache and verified) the way perf's
-  jevents.py does and writes perf-event-vendor/src/tables/<arch>.tsv.
+  Reads tools/perf/pmu-events/arch/{x86,arm64,powerpc,s390,riscv} of each pinned
+  linux-source package (6.12, 6.1: fetched into the lab's cache and verified) the
+  way that kernel's jevents.py does and writes
+  perf-event-vendor/src/tables/<kernel>/<arch>.tsv (none where the kernel has no
+  such directory: 6.1 has no riscv).
   --check   generate in memory; fail, naming the first differing line, when a
             committed file differs";
 
@@ -41,31 +46,11 @@ pub fn main(args: &[String]) -> Result {
             other => return Err(format!("unknown argument `{other}`\n{USAGE}")),
         }
     }
-    shell::step("the pinned kernel source");
-    let source = crate::lab::linux_source()?;
-    let origin = data_file::Origin {
-        package: source.package,
-        version: source.version,
-        sha256: source.sha256,
-    };
-    let pmu_events = source.tree.join("tools/perf/pmu-events/arch");
     let mut stale = Vec::new();
-    for arch in ARCHES {
-        shell::step(&format!("{arch}: tools/perf/pmu-events/arch/{arch}"));
-        let tables = walk::walk(&pmu_events.join(arch)).map_err(|e| format!("{arch}: {e}"))?;
-        let text = data_file::render(arch, &tables, &origin).map_err(|e| format!("{arch}: {e}"))?;
-        report(arch, &tables, &text);
-        let file = tables_dir().join(format!("{arch}.tsv"));
-        if check {
-            let committed = std::fs::read_to_string(&file).unwrap_or_default();
-            if let Some(difference) = first_difference(&committed, &text) {
-                stale.push(format!("{}: {difference}", file.display()));
-            }
-        } else {
-            std::fs::create_dir_all(tables_dir()).map_err(|e| e.to_string())?;
-            std::fs::write(&file, &text).map_err(|e| format!("{}: {e}", file.display()))?;
-            eprintln!("wrote {}", file.display());
-        }
+    for pin in crate::lab::linux_source_pins() {
+        shell::step(&format!("the pinned kernel source {}", pin.package));
+        let source = crate::lab::linux_source(pin)?;
+        stale.extend(kernel(&source, check)?);
     }
     if stale.is_empty() {
         Ok(())
@@ -76,6 +61,55 @@ pub fn main(args: &[String]) -> Result {
             stale.join("\n")
         ))
     }
+}
+
+/// The tables of one kernel source, written or (`check`) compared with the
+/// committed files; the differences found.
+fn kernel(source: &crate::lab::LinuxSource, check: bool) -> Result<Vec<String>> {
+    let origin = data_file::Origin {
+        package: source.package,
+        version: source.version,
+        sha256: source.sha256,
+    };
+    let rules = json_event::Jevents::of_series(source.series)?;
+    let dir = tables_dir().join(source.series);
+    let pmu_events = source.tree.join("tools/perf/pmu-events/arch");
+    let mut stale = Vec::new();
+    for arch in ARCHES {
+        let file = dir.join(format!("{arch}.tsv"));
+        if !pmu_events.join(arch).is_dir() {
+            eprintln!(
+                "{} {}: no tools/perf/pmu-events/arch/{arch}: no tables",
+                source.package, source.version
+            );
+            if file.exists() && check {
+                stale.push(format!("{}: the source has no such tables", file.display()));
+            } else if file.exists() {
+                std::fs::remove_file(&file).map_err(|e| format!("{}: {e}", file.display()))?;
+                eprintln!("removed {}", file.display());
+            }
+            continue;
+        }
+        shell::step(&format!(
+            "{}: tools/perf/pmu-events/arch/{arch}",
+            source.series
+        ));
+        let tables = walk::walk(&pmu_events, arch, rules).map_err(|e| format!("{arch}: {e}"))?;
+        let text =
+            data_file::render(arch, &tables, &origin, rules).map_err(|e| format!("{arch}: {e}"))?;
+        report(arch, &tables, &text);
+        if check {
+            let committed = std::fs::read_to_string(&file).unwrap_or_default();
+            if let Some(difference) = first_difference(&committed, &text) {
+                stale.push(format!("{}: {difference}", file.display()));
+            }
+        } else {
+            std::fs::create_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+            std::fs::write(&file, &text).map_err(|e| format!("{}: {e}", file.display()))?;
+            eprintln!("wrote {}", file.display());
+        }
+    }
+    Ok(stale)
 }
 
 /// Counts for the log.

@@ -8,7 +8,8 @@
 //!
 //! - x86: `vendor-family-model-stepping`, family decimal, model and stepping
 //!   upper-case hex (`GenuineIntel-6-55-4`, `AuthenticAMD-25-61-2`);
-//! - arm64: the MIDR as sysfs prints it (`0x00000000410fd0c1`);
+//! - arm64: the MIDR as sysfs prints it (`0x00000000410fd0c1`; perf 6.1
+//!   clears variant and revision: `0x00000000410fd0c0`);
 //! - powerpc: the PVR as `0x%.8lx` (`0x004e1202`);
 //! - s390: `manufacturer,type,model-capacity[,model],version,authorization`
 //!   from /proc/sysinfo and /proc/service_levels (`IBM,8561,703,T01,3.6,002f`);
@@ -28,7 +29,8 @@ pub enum CpuidRule {
     /// CPU's stepping; the leftmost-longest match must cover the whole
     /// (compared part of the) CPU id.
     X86,
-    /// `tools/perf/arch/arm64/util/header.c`: both are MIDRs read as hex
+    /// `tools/perf/arch/arm64/util/header.c` of 6.12 (perf 6.1 has no
+    /// arm64 rule of its own: [`CpuidRule::Regex`]): both are MIDRs read as hex
     /// (`strtoull`); the implementer, architecture and part number must be
     /// equal, and the CPU's variant and revision (`rNpM`) at least the row's.
     Arm64,
@@ -39,8 +41,9 @@ pub enum CpuidRule {
 }
 
 impl CpuidRule {
-    /// The rule perf uses on the target architecture, where this package
-    /// has tables (`None` elsewhere).
+    /// The rule perf 6.12 uses on the target architecture, where this
+    /// package has tables (`None` elsewhere); perf 6.1's is
+    /// [`Tables::cpuid_rule`](crate::Tables::cpuid_rule).
     pub const TARGET: Option<CpuidRule> = if cfg!(any(target_arch = "x86", target_arch = "x86_64"))
     {
         Some(CpuidRule::X86)

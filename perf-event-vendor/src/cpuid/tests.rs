@@ -5,13 +5,27 @@ use super::regex::Regex;
 use super::CpuidRule;
 use crate::tables;
 
-/// The model perf chooses on `arch` for `cpuid`.
-fn model_on(arch: &str, cpuid: &str) -> Option<&'static str> {
-    let (_, rule, tables) = tables::all()
+/// The tables of `arch` of the kernel `kernel`.
+fn of(kernel: &str, arch: &str) -> &'static tables::TestTables {
+    tables::all()
         .iter()
-        .find(|(a, _, _)| *a == arch)
-        .expect("an architecture of the tables");
-    let row = tables.map.iter().find(|r| rule.matches(r.cpuid, cpuid))?;
+        .find(|t| t.kernel == kernel && t.arch == arch)
+        .expect("an architecture of the tables")
+}
+
+/// The model perf 6.12 chooses on `arch` for `cpuid`.
+fn model_on(arch: &str, cpuid: &str) -> Option<&'static str> {
+    model_of("6.12", arch, cpuid)
+}
+
+/// The model the perf of `kernel` chooses on `arch` for `cpuid`.
+fn model_of(kernel: &str, arch: &str, cpuid: &str) -> Option<&'static str> {
+    let t = of(kernel, arch);
+    let row = t
+        .tables
+        .map
+        .iter()
+        .find(|r| t.rule.matches(r.cpuid, cpuid))?;
     Some(row.model)
 }
 
@@ -28,8 +42,7 @@ fn expect(arch: &str, cases: &[(&str, Option<&str>)]) {
 
 /// Every model row is reached by one of the ids of `cases`.
 fn every_row_reached(arch: &str, cases: &[(&str, Option<&str>)]) {
-    let (_, _, tables) = tables::all().iter().find(|(a, _, _)| *a == arch).unwrap();
-    for row in &tables.map {
+    for row in &of("6.12", arch).tables.map {
         assert!(
             cases.iter().any(|(_, m)| *m == Some(row.model)),
             "{arch}: no case for {}",
@@ -201,14 +214,51 @@ fn riscv_models_of_real_cpus() {
 
 #[test]
 fn every_mapfile_pattern_compiles() {
-    for (arch, rule, tables) in tables::all() {
-        if *rule == CpuidRule::Arm64 {
+    for t in tables::all() {
+        if t.rule == CpuidRule::Arm64 {
             continue;
         }
-        for row in &tables.map {
-            assert!(Regex::new(row.cpuid).is_ok(), "{arch}: {}", row.cpuid);
+        for row in &t.tables.map {
+            assert!(
+                Regex::new(row.cpuid).is_ok(),
+                "{} {}: {}",
+                t.kernel,
+                t.arch,
+                row.cpuid
+            );
         }
     }
+}
+
+#[test]
+fn perf_6_1_chooses_by_its_own_rules() {
+    // x86: the same rule, 6.1's mapfile.
+    assert_eq!(
+        model_of("6.1", "x86", "GenuineIntel-6-55-4"),
+        Some("skylakex")
+    );
+    assert_eq!(
+        model_of("6.1", "x86", "GenuineIntel-6-55-7"),
+        Some("cascadelakex")
+    );
+    assert_eq!(
+        model_of("6.1", "x86", "GenuineIntel-6-AD-1"),
+        None,
+        "no graniterapids in 6.1"
+    );
+    // arm64: the generic regular expression on the MIDR with variant and
+    // revision cleared (perf 6.1's get_cpuid_str); a full MIDR (6.12's
+    // CPU id) of another revision matches no row.
+    assert_eq!(of("6.1", "arm64").rule, CpuidRule::Regex);
+    assert_eq!(
+        model_of("6.1", "arm64", "0x00000000410fd0c0"),
+        Some("arm/cortex-a76-n1")
+    );
+    assert_eq!(model_of("6.1", "arm64", "0x00000000413fd0c1"), None);
+    assert_eq!(
+        model_on("arm64", "0x00000000413fd0c1"),
+        Some("arm/neoverse-n1")
+    );
 }
 
 #[test]

@@ -107,12 +107,11 @@ pub fn build(source: &Source, arch: Arch) -> std::result::Result<PathBuf, String
     Ok(out)
 }
 
-/// The pinned kernel source ([`pins::LINUX_SOURCE`]) unpacked as for
+/// A pinned kernel source (one of [`pins::LINUX_SOURCES`]) unpacked as for
 /// libperf (`tools/`, the UAPI headers), for tasks beyond the lab
 /// (`cargo xtask vendor-events`): only the pin itself, verified by size and
 /// SHA-256, never a replacement of a stale pin.
-pub fn source_tree(source: &Source) -> Result<PathBuf> {
-    let pin = &pins::LINUX_SOURCE;
+pub fn source_tree(source: &Source, pin: &pins::Pin) -> Result<PathBuf> {
     let tarball = kernels::fetch_pin(source, pin)
         .map_err(|e| format!("{} {} could not be fetched: {e}", pin.package, pin.version))?;
     if !tarball.starts_with(content_dir(&source.cache, pin.sha256)) {

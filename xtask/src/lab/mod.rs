@@ -85,11 +85,13 @@ pub const USAGE: &str =
   --timeout SECS a guest whose console is silent this long is stopped as hung
                  (default 600); one that keeps printing may run 4x that";
 
-/// The pinned kernel source tree (`pins::LINUX_SOURCE`) for tasks beyond
-/// the lab.
+/// A pinned kernel source tree (one of `pins::LINUX_SOURCES`) for tasks
+/// beyond the lab.
 pub struct LinuxSource {
     /// The unpacked tree (`tools/`, the UAPI headers).
     pub tree: std::path::PathBuf,
+    /// The kernel's `major.minor` (`6.12`).
+    pub series: &'static str,
     /// The Debian package and version.
     pub package: &'static str,
     pub version: &'static str,
@@ -98,16 +100,22 @@ pub struct LinuxSource {
 }
 
 /// Fetches (or finds in the lab's cache), verifies and unpacks the pinned
-/// kernel source.
-pub fn linux_source() -> Result<LinuxSource> {
+/// kernel source `pin` (one of `pins::LINUX_SOURCES`).
+pub fn linux_source(pin: &pins::Pin) -> Result<LinuxSource> {
     let source = kernels::Source::machine(false)?;
-    let tree = libperf::source_tree(&source)?;
+    let tree = libperf::source_tree(&source, pin)?;
     Ok(LinuxSource {
         tree,
-        package: pins::LINUX_SOURCE.package,
-        version: pins::LINUX_SOURCE.version,
-        sha256: pins::LINUX_SOURCE.sha256,
+        series: pin.series,
+        package: pin.package,
+        version: pin.version,
+        sha256: pin.sha256,
     })
+}
+
+/// The pinned kernel sources, newest first (`pins::LINUX_SOURCES`).
+pub fn linux_source_pins() -> &'static [pins::Pin] {
+    pins::LINUX_SOURCES
 }
 
 /// Parsed arguments.
@@ -211,7 +219,7 @@ pub fn run(args: impl Iterator<Item = String>) -> Result<Report> {
         let all: Vec<pins::Pin> = pins::KERNELS
             .iter()
             .chain(pins::BUSYBOX)
-            .chain([&pins::LINUX_SOURCE])
+            .chain(pins::LINUX_SOURCES)
             .copied()
             .collect();
         let update = update_pins::update_pins(&source, &all, &file)?;

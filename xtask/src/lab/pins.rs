@@ -300,20 +300,42 @@ pub const BUSYBOX: &[Pin] = &[
     },
 ];
 
+/// The kernel sources, newest first: `tools/perf/pmu-events` of each is
+/// read by `cargo xtask vendor-events` (perf-event-vendor's tables, one set
+/// per kernel), and the first ([`LINUX_SOURCE`]) also gives the lab its
+/// libperf. Architecture `all`: `arch` only names the index a replacement
+/// is looked up in.
+pub const LINUX_SOURCES: &[Pin] = &[
+    Pin {
+        arch: Arch::Aarch64,
+        series: "6.12",
+        suite: "bookworm-security",
+        package: "linux-source-6.12",
+        family: "linux-source-6.12",
+        version: "6.12.117-1~deb12u1",
+        filename: "pool/updates/main/l/linux-6.12/linux-source-6.12_6.12.117-1~deb12u1_all.deb",
+        size: 153476148,
+        sha256: "e849faf31ca3555757f3a8877cb01af92122f744f75d1f3102734651c4e14703",
+        member: "./usr/src/linux-source-6.12.tar.xz",
+    },
+    // Linux 6.1, bookworm's kernel: the perf 6.1 installed on the machines
+    // that run the tests has its vendor tables compiled in.
+    Pin {
+        arch: Arch::Aarch64,
+        series: "6.1",
+        suite: "bookworm-security",
+        package: "linux-source-6.1",
+        family: "linux-source-6.1",
+        version: "6.1.172-1",
+        filename: "pool/updates/main/l/linux/linux-source-6.1_6.1.172-1_all.deb",
+        size: 139048788,
+        sha256: "134a7e880abd2cd07a0aef763d6a8fb7bdd7ba22a5b3e37c3b1f46632216c693",
+        member: "./usr/src/linux-source-6.1.tar.xz",
+    },
+];
+
 /// The kernel source libperf is built from (`tools/lib/perf`, the library
 /// perf itself stands on), for the libperf comparison in the aarch64 and
 /// riscv64 guests: 6.12, the first Debian source whose libperf reads
-/// riscv64 counters from user space. Architecture `all`: `arch` only
-/// names the index a replacement is looked up in.
-pub const LINUX_SOURCE: Pin = Pin {
-    arch: Arch::Aarch64,
-    series: "6.12",
-    suite: "bookworm-security",
-    package: "linux-source-6.12",
-    family: "linux-source-6.12",
-    version: "6.12.117-1~deb12u1",
-    filename: "pool/updates/main/l/linux-6.12/linux-source-6.12_6.12.117-1~deb12u1_all.deb",
-    size: 153476148,
-    sha256: "e849faf31ca3555757f3a8877cb01af92122f744f75d1f3102734651c4e14703",
-    member: "./usr/src/linux-source-6.12.tar.xz",
-};
+/// riscv64 counters from user space.
+pub const LINUX_SOURCE: Pin = LINUX_SOURCES[0];

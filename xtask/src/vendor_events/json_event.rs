@@ -12,6 +12,9 @@
 //! jevents tests a value (`if x`, `not getattr(...)`), and perf's tables
 //! decode an empty string as `NULL`.
 //!
+//! Linux 6.1's jevents.py differs: `json_event_6_1.rs`, chosen by
+//! [`Jevents`].
+//!
 //! Where jevents would stop with an exception (a number Python's `int`
 //! rejects, an unknown MSR, a missing `ArchStdEvent`), this is an error too.
 
@@ -47,6 +50,39 @@ pub struct JsonEvent {
 /// Architecture standard events by lower-cased event and metric name
 /// (jevents' `_arch_std_events`).
 pub type ArchStd = HashMap<String, JsonEvent>;
+
+/// Which kernel's jevents.py rules read the JSON files: perf compiles in
+/// what the jevents.py of its own kernel made of them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Jevents {
+    /// Linux 6.1 (`json_event_6_1.rs`: one struct for events and metrics,
+    /// terms as the JSON spells them, `Unit: ` in descriptions).
+    V6_1,
+    /// Linux 6.12 (this file and `walk.rs`).
+    V6_12,
+}
+
+impl Jevents {
+    /// The rules of the kernel series `series` (`6.12`).
+    pub fn of_series(series: &str) -> Result<Jevents, String> {
+        match series {
+            "6.1" => Ok(Jevents::V6_1),
+            "6.12" => Ok(Jevents::V6_12),
+            other => Err(format!(
+                "no jevents.py rules for Linux {other}: read its \
+                 tools/perf/pmu-events/jevents.py and add them (xtask/src/vendor_events/)"
+            )),
+        }
+    }
+
+    /// `JsonEvent(jd)` by these rules.
+    pub fn event(self, jd: &Map<String, Value>, std: &ArchStd) -> Result<JsonEvent, String> {
+        match self {
+            Jevents::V6_1 => super::json_event_6_1::new(jd, std),
+            Jevents::V6_12 => JsonEvent::new(jd, std),
+        }
+    }
+}
 
 /// Python's truth value of an optional string.
 pub fn truthy(s: &Option<String>) -> bool {
@@ -130,6 +166,15 @@ pub fn llx(x: i128) -> String {
         format!("-{:#x}", -x)
     } else {
         format!("{x:#x}")
+    }
+}
+
+/// jevents 6.1's `llx`: `0`, else Python's `hex`.
+pub fn llx_6_1(x: i128) -> String {
+    match x {
+        0 => "0".to_owned(),
+        x if x < 0 => format!("-{:#x}", -x),
+        x => format!("{x:#x}"),
     }
 }
 
@@ -384,9 +429,25 @@ impl JsonEvent {
     }
 }
 
+impl JsonEvent {
+    /// jevents 6.1's inheritance from the architecture standard event
+    /// `from`: every attribute that is falsy, the expression too (a string
+    /// there, not metric.py's object).
+    pub fn inherit_6_1(&mut self, from: &JsonEvent) {
+        self.inherit(from);
+        if !truthy(&self.metric_expr) {
+            self.metric_expr.clone_from(&from.metric_expr);
+        }
+    }
+}
+
 /// Every object of a JSON file as jevents' `read_json_events` reads it
 /// (without the topic, which the caller sets).
-pub fn read_json_events(text: &str, std: &ArchStd) -> Result<Vec<JsonEvent>, String> {
+pub fn read_json_events(
+    text: &str,
+    std: &ArchStd,
+    rules: Jevents,
+) -> Result<Vec<JsonEvent>, String> {
     let value: Value = serde_json::from_str(text).map_err(|e| e.to_string())?;
     let Value::Array(items) = value else {
         return Err("not a JSON array of events".to_owned());
@@ -394,7 +455,7 @@ pub fn read_json_events(text: &str, std: &ArchStd) -> Result<Vec<JsonEvent>, Str
     items
         .iter()
         .map(|item| match item {
-            Value::Object(jd) => JsonEvent::new(jd, std),
+            Value::Object(jd) => rules.event(jd, std),
             other => Err(format!("{other} is not a JSON object")),
         })
         .collect()

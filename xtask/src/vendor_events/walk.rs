@@ -5,8 +5,17 @@
 //! a table and each JSON file at depth 1 to 4 adds its events and metrics to
 //! the current table (`process_one_file`, topics from `get_topic`); then the
 //! mapfile rows whose table exists (`print_mapping_table`).
+//!
+//! Linux 6.1's jevents.py ([`Jevents::V6_1`]) differs in the walk too: a
+//! table starts at a directory with no subdirectory at all, and is a sys
+//! table when the directory is named `sys`; its tables are named `pme_...`;
+//! the standard events of `test/` count too (its walk starts after every
+//! architecture directory's standard events are read); `metricgroups.json`
+//! is not skipped; empty tables and every mapfile row are kept (a row
+//! without its table would not compile); two events of one name are not
+//! refused.
 
-use super::json_event::{read_json_events, truthy, ArchStd, JsonEvent};
+use super::json_event::{read_json_events, truthy, ArchStd, Jevents, JsonEvent};
 use std::path::{Path, PathBuf};
 
 /// One table of perf's: a model directory's events and metrics.
@@ -19,13 +28,16 @@ pub struct Table {
     pub events: Vec<JsonEvent>,
     /// Objects with a metric name, in walk order.
     pub metrics: Vec<JsonEvent>,
+    /// Whether jevents registers it as a sys table (matched by `Compat`,
+    /// never by the mapfile): 6.12 when its name ends in `_sys`, 6.1 when
+    /// the directory is `sys`.
+    pub sys: bool,
 }
 
 impl Table {
-    /// jevents registers a table whose name ends in `_sys` as a sys table
-    /// (matched by `Compat`, never by the mapfile).
+    /// Whether it is a sys table.
     pub fn is_sys(&self) -> bool {
-        self.c_name.ends_with("_sys")
+        self.sys
     }
 }
 
@@ -45,9 +57,14 @@ pub struct Arch {
     pub dropped_rows: Vec<String>,
 }
 
-/// jevents' `file_name_to_table_name("pmu_events_", parents, dirname)`.
-pub fn table_name(path: &str) -> String {
-    format!("pmu_events__{}", path.replace('/', "_")).replace('-', "_")
+/// jevents' `file_name_to_table_name("pmu_events_", parents, dirname)`
+/// (6.1: `file_name_to_table_name(parents, dirname)`, `pme_...`).
+pub fn table_name(rules: Jevents, path: &str) -> String {
+    let prefix = match rules {
+        Jevents::V6_1 => "pme_",
+        Jevents::V6_12 => "pmu_events__",
+    };
+    format!("{prefix}{}", path.replace('/', "_")).replace('-', "_")
 }
 
 /// jevents' `get_topic`.
@@ -76,19 +93,30 @@ fn sorted_entries(dir: &Path) -> Result<Vec<(String, PathBuf, bool)>, String> {
     Ok(entries)
 }
 
-/// jevents' `is_leaf_dir_ignoring_sys`.
-fn is_leaf_ignoring_sys(dir: &Path) -> Result<bool, String> {
+/// jevents' `is_leaf_dir_ignoring_sys` (6.1: `is_leaf_dir`, which counts
+/// `sys` as any subdirectory).
+fn is_leaf(rules: Jevents, dir: &Path) -> Result<bool, String> {
     Ok(sorted_entries(dir)?
         .iter()
-        .all(|(name, _, is_dir)| !is_dir || name == "sys"))
+        .all(|(name, _, is_dir)| !is_dir || (rules == Jevents::V6_12 && name == "sys")))
 }
 
-/// Reads the architecture standard events of `arch_dir`'s top-level JSON
-/// files. jevents takes them in `os.scandir` order, which the file system
-/// chooses; a name defined in two files is an error here, so that order
-/// never matters (within a file the later definition wins, as in jevents).
-fn arch_std(arch_dir: &Path) -> Result<ArchStd, String> {
+/// Reads the architecture standard events of the top-level JSON files of
+/// `dirs`, in that order (a later directory's definition wins, as in
+/// jevents). jevents takes one directory's files in `os.scandir` order,
+/// which the file system chooses; a name defined in two files of one
+/// directory is an error here, so that order never matters (within a file
+/// the later definition wins, as in jevents). 6.1 keys them by event name
+/// only.
+fn arch_std(dirs: &[PathBuf], rules: Jevents) -> Result<ArchStd, String> {
     let mut std = ArchStd::new();
+    for dir in dirs {
+        arch_std_dir(dir, rules, &mut std)?;
+    }
+    Ok(std)
+}
+
+fn arch_std_dir(arch_dir: &Path, rules: Jevents, std: &mut ArchStd) -> Result<(), String> {
     let mut seen = std::collections::HashMap::new();
     for (name, path, is_dir) in sorted_entries(arch_dir)? {
         if is_dir || !name.ends_with(".json") {
@@ -96,10 +124,14 @@ fn arch_std(arch_dir: &Path) -> Result<ArchStd, String> {
         }
         let text = read(&path)?;
         // jevents reads each standard file before adding any of its events.
-        let events = read_json_events(&text, &std).map_err(|e| format!("{name}: {e}"))?;
+        let events = read_json_events(&text, std, rules).map_err(|e| format!("{name}: {e}"))?;
         for mut event in events {
             event.topic = Some(String::new());
-            for key in [&event.name, &event.metric_name] {
+            let keys = match rules {
+                Jevents::V6_1 => vec![event.name.clone()],
+                Jevents::V6_12 => vec![event.name.clone(), event.metric_name.clone()],
+            };
+            for key in &keys {
                 if truthy(key) {
                     let key = key.as_deref().expect("truthy").to_lowercase();
                     let first = seen.insert(key.clone(), name.clone());
@@ -114,7 +146,7 @@ fn arch_std(arch_dir: &Path) -> Result<ArchStd, String> {
             }
         }
     }
-    Ok(std)
+    Ok(())
 }
 
 fn read(path: &Path) -> Result<String, String> {
@@ -123,6 +155,7 @@ fn read(path: &Path) -> Result<String, String> {
 
 /// The walk's state: jevents' pending tables.
 struct Walk {
+    rules: Jevents,
     std: ArchStd,
     tables: Vec<Table>,
 }
@@ -148,13 +181,17 @@ impl Walk {
         path: &Path,
         is_dir: bool,
     ) -> Result<(), String> {
-        if is_dir && is_leaf_ignoring_sys(path)? {
+        if is_dir && is_leaf(self.rules, path)? {
             let mut dir = parents.join("/");
             if !dir.is_empty() {
                 dir.push('/');
             }
             dir.push_str(name);
-            let c_name = table_name(&dir);
+            let c_name = table_name(self.rules, &dir);
+            let sys = match self.rules {
+                Jevents::V6_1 => name == "sys",
+                Jevents::V6_12 => c_name.ends_with("_sys"),
+            };
             if self.tables.iter().any(|t| t.c_name == c_name) {
                 return Err(format!(
                     "{dir}: a second table named {c_name} (jevents' C would not compile)"
@@ -165,6 +202,7 @@ impl Walk {
                 c_name,
                 events: Vec::new(),
                 metrics: Vec::new(),
+                sys,
             });
             return Ok(());
         }
@@ -172,7 +210,9 @@ impl Walk {
         if level == 0 || level > 4 {
             return Ok(());
         }
-        if is_dir || !name.ends_with(".json") || name == "metricgroups.json" {
+        // 6.12 reads metricgroups.json apart (its descriptions of groups).
+        let groups = self.rules == Jevents::V6_12 && name == "metricgroups.json";
+        if is_dir || !name.ends_with(".json") || groups {
             return Ok(());
         }
         let table = self
@@ -180,8 +220,8 @@ impl Walk {
             .last_mut()
             .ok_or_else(|| format!("{}: a JSON file before any model directory", path.display()))?;
         let text = read(path)?;
-        let events =
-            read_json_events(&text, &self.std).map_err(|e| format!("{}: {e}", path.display()))?;
+        let events = read_json_events(&text, &self.std, self.rules)
+            .map_err(|e| format!("{}: {e}", path.display()))?;
         for mut event in events {
             event.topic = Some(topic(name));
             if truthy(&event.metric_name) {
@@ -206,16 +246,32 @@ fn csv_row(line: &str) -> Result<Vec<String>, String> {
     Ok(line.split(',').map(str::to_owned).collect())
 }
 
-/// Walks `arch_dir` (`tools/perf/pmu-events/arch/<arch>`).
-pub fn walk(arch_dir: &Path) -> Result<Arch, String> {
+/// Walks `<arch_root>/<arch>` (`tools/perf/pmu-events/arch/<arch>`) by the
+/// rules of `rules`' jevents.py.
+pub fn walk(arch_root: &Path, arch: &str, rules: Jevents) -> Result<Arch, String> {
+    let arch_dir = arch_root.join(arch);
+    let std_dirs: Vec<PathBuf> = match rules {
+        // perf's build runs `jevents.py ARCH pmu-events/arch`: ARCH and
+        // test, in name order, all read before the walk.
+        Jevents::V6_1 => {
+            let mut names = vec![arch, "test"];
+            names.sort_unstable();
+            names.dedup();
+            names.iter().map(|n| arch_root.join(n)).collect()
+        }
+        Jevents::V6_12 => vec![arch_dir.clone()],
+    };
     let mut walk = Walk {
-        std: arch_std(arch_dir)?,
+        rules,
+        std: arch_std(&std_dirs, rules)?,
         tables: Vec::new(),
     };
-    walk.ftw(arch_dir, &[])?;
+    walk.ftw(&arch_dir, &[])?;
     let mut tables = walk.tables;
-    tables.retain(|t| !t.events.is_empty() || !t.metrics.is_empty());
-    for table in &tables {
+    if rules == Jevents::V6_12 {
+        tables.retain(|t| !t.events.is_empty() || !t.metrics.is_empty());
+    }
+    for table in tables.iter().filter(|_| rules == Jevents::V6_12) {
         let mut seen = std::collections::HashSet::new();
         for e in &table.events {
             if !seen.insert((e.pmu.clone(), e.name.clone())) {
@@ -243,8 +299,16 @@ pub fn walk(arch_dir: &Path) -> Result<Arch, String> {
         if row.len() < 3 {
             return Err(format!("mapfile row {line:?}: fewer than 3 columns"));
         }
-        let c_name = table_name(&row[2]);
-        let Some(table) = tables.iter().find(|t| t.c_name == c_name && !t.is_sys()) else {
+        let c_name = table_name(rules, &row[2]);
+        let found = tables
+            .iter()
+            .find(|t| t.c_name == c_name && (rules == Jevents::V6_1 || !t.is_sys()));
+        let Some(table) = found else {
+            if rules == Jevents::V6_1 {
+                return Err(format!(
+                    "mapfile row {line:?}: no table {c_name} (jevents 6.1's C would not compile)"
+                ));
+            }
             dropped_rows.push(line.to_owned());
             continue;
         };
@@ -268,4 +332,71 @@ pub fn walk(arch_dir: &Path) -> Result<Arch, String> {
         map,
         dropped_rows,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A pmu-events tree in a scratch directory: `files` are (path, text).
+    fn tree(name: &str, files: &[(&str, &str)]) -> PathBuf {
+        let root = std::env::temp_dir().join(format!("xtask-walk-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&root);
+        for (path, text) in files {
+            let file = root.join(path);
+            std::fs::create_dir_all(file.parent().unwrap()).unwrap();
+            std::fs::write(file, text).unwrap();
+        }
+        root
+    }
+
+    const EVENT: &str = r#"[{"EventName": "A", "EventCode": "0x1"}]"#;
+
+    #[test]
+    fn the_walks_of_6_1_and_6_12() {
+        let root = tree(
+            "kernels",
+            &[
+                (
+                    "arm64/mapfile.csv",
+                    "Family,Version,Filename,EventType\nX,v1,v/m,core\n",
+                ),
+                ("arm64/v/m/a.json", EVENT),
+                ("arm64/v/m/sys/b.json", EVENT),
+                ("arm64/v/empty/readme.txt", ""),
+                (
+                    "test/std.json",
+                    r#"[{"EventName": "S", "EventCode": "0x5"}]"#,
+                ),
+                ("arm64/v/n/c.json", r#"[{"ArchStdEvent": "S"}]"#),
+            ],
+        );
+        // 6.12: v/m is a table beside its sys; the empty one is dropped;
+        // test's standard events are not read for arm64.
+        let err = walk(&root, "arm64", Jevents::V6_12).err().unwrap();
+        assert!(err.contains("Cannot find arch std event: S"), "{err}");
+        std::fs::remove_file(root.join("arm64/v/n/c.json")).unwrap();
+        let a = walk(&root, "arm64", Jevents::V6_12).unwrap();
+        let dirs: Vec<_> = a.tables.iter().map(|t| (t.dir.as_str(), t.sys)).collect();
+        assert_eq!(dirs, [("v/m", false), ("v/m/sys", true)]);
+        assert_eq!(a.tables[0].c_name, "pmu_events__v_m");
+        // 6.1: v/m has a subdirectory, so only v/m/sys is a table, and the
+        // mapfile row names a table that does not exist; the empty one
+        // stays.
+        let err = walk(&root, "arm64", Jevents::V6_1).err().unwrap();
+        assert!(err.contains("no table pme_v_m"), "{err}");
+        std::fs::remove_dir_all(root.join("arm64/v/m/sys")).unwrap();
+        std::fs::write(root.join("arm64/v/n/c.json"), r#"[{"ArchStdEvent": "S"}]"#).unwrap();
+        let a = walk(&root, "arm64", Jevents::V6_1).unwrap();
+        let dirs: Vec<_> = a.tables.iter().map(|t| t.dir.as_str()).collect();
+        assert_eq!(dirs, ["v/empty", "v/m", "v/n"]);
+        assert_eq!(a.map.len(), 1);
+        let from_test = &a.tables[2].events[0];
+        assert_eq!(
+            from_test.event.as_deref(),
+            Some("event=0x5"),
+            "test's standard event"
+        );
+        let _ = std::fs::remove_dir_all(&root);
+    }
 }
