@@ -28,6 +28,12 @@
 //! package, which the workspace's MIT/Apache packages never depend on by
 //! default.
 //!
+//! perf's metric expressions have their own module, [`expr`]: the
+//! language of `MetricExpr` and `MetricThreshold` parsed, evaluated and
+//! searched for the events it reads, as perf does, with the form jevents
+//! compiles in ([`expr::Expr::simplify`]). A test reads every expression
+//! of every architecture's tables with it and with metric.py itself.
+//!
 //! Matching CPU ids ([`CpuidRule`]) needs perf's POSIX extended regular
 //! expressions: the package has its own matcher for the part of the syntax
 //! the mapfiles use (literals, `.`, bracket expressions with ranges and
@@ -40,6 +46,7 @@
 mod cpuid;
 mod decode;
 mod event;
+pub mod expr;
 mod metric;
 mod model;
 #[cfg(test)]
