@@ -611,3 +611,16 @@ fn fuzz_corpus_seeds_parse() {
     }
     assert!(seeds >= 5, "{}: only {seeds} seeds", dir.display());
 }
+
+/// The README's example.
+#[test]
+fn readme_example() -> Result<(), Box<dyn std::error::Error>> {
+    let expr = Expr::parse("INST_RETIRED.ANY / (CLKS / 2 if #smt_on else CLKS)")?;
+    let mut inputs: ExprInputs = [("INST_RETIRED.ANY", 4e9), ("CLKS", 2e9)]
+        .into_iter()
+        .collect();
+    inputs.set_literal(ExprLiteral::SmtOn, 1.0);
+    assert_eq!(expr.ids_with(&inputs)?, ["INST_RETIRED.ANY", "CLKS"]);
+    assert_eq!(expr.eval(&inputs)?, 4.0);
+    Ok(())
+}
