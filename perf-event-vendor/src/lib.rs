@@ -56,6 +56,16 @@
 //! package, which the workspace's MIT/Apache packages never depend on by
 //! default.
 //!
+//! perf's metric expressions have their own module, [`expr`]: the
+//! language of `MetricExpr` and `MetricThreshold` parsed, evaluated and
+//! searched for the events it reads, as perf does, with the form jevents
+//! compiles in ([`expr::Expr::simplify`]). A test reads every expression
+//! of every architecture's tables with it and with metric.py itself.
+//! [`metricgroup`] is `perf stat -M` over a model's table: the metrics a
+//! list of names and groups selects, with the metrics they name expanded,
+//! the event strings perf opens for them, and each metric's value (scaled,
+//! with its threshold) from the counts by id.
+//!
 //! Matching CPU ids ([`CpuidRule`]) needs perf's POSIX extended regular
 //! expressions: the package has its own matcher for the part of the syntax
 //! the mapfiles use (literals, `.`, bracket expressions with ranges and
@@ -68,9 +78,11 @@
 mod cpuid;
 mod decode;
 mod event;
+pub mod expr;
 #[cfg(test)]
 mod installed_perf;
 mod metric;
+pub mod metricgroup;
 mod model;
 #[cfg(test)]
 mod oracle;

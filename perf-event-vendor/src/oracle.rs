@@ -487,3 +487,144 @@ fn the_cpuid_matcher_finds_what_glibc_regexec_finds() {
         differences[..differences.len().min(20)].join("\n")
     );
 }
+
+/// Each distinct `MetricExpr` of every architecture, read by our
+/// [`Expr`](crate::expr::Expr) and by metric.py: the simplified form must
+/// be the text jevents compiles into perf (so the trees, precedence and
+/// folding agree), and its ids the events metric.py's tree names.
+#[test]
+fn every_metric_expr_reads_as_metric_py_reads_it() {
+    use crate::expr::Expr;
+    // metric.py is 6.12's (6.1's jevents compiles the JSON strings in as
+    // they are): the 6.12 tables' expressions.
+    let newest: Vec<_> = tables::all()
+        .iter()
+        .filter(|t| t.kernel == "6.12")
+        .collect();
+    let origin = newest[0].tables.origin.clone().expect("an origin record");
+    let tree = match source_tree(&origin) {
+        Ok(tree) => tree,
+        Err(reason) => return skip("needs the pinned kernel source", &reason),
+    };
+    let script = match python() {
+        Ok(script) => script,
+        Err(reason) => return skip("needs python3", &reason),
+    };
+    let mut exprs: Vec<&str> = Vec::new();
+    for t in newest {
+        for model in &t.tables.models {
+            for m in &model.metrics {
+                exprs.push(m.expr);
+            }
+        }
+    }
+    exprs.sort_unstable();
+    exprs.dedup();
+    let lines: Vec<String> = exprs.iter().map(|e| escape(e)).collect();
+    let file = scratch("metric-exprs", &lines);
+    let pmu_events = tree.join("tools/perf/pmu-events");
+    let out = run(
+        &script,
+        &[
+            "metric-ids",
+            pmu_events.to_str().expect("UTF-8 path"),
+            file.to_str().expect("UTF-8 path"),
+        ],
+    );
+    let _ = std::fs::remove_file(&file);
+    let theirs: Vec<&str> = out.lines().collect();
+    assert_eq!(theirs.len(), exprs.len(), "one answer per expression");
+    let mut differences = Vec::new();
+    let mut ids_compared = 0;
+    for (expr, theirs) in exprs.iter().zip(theirs) {
+        let fields: Vec<String> = theirs.split('\t').map(unescape).collect();
+        let ours = match Expr::parse(expr) {
+            Ok(e) => e.simplify(),
+            Err(e) => {
+                differences.push(format!("{expr:?}: ours fails: {e}; metric.py: {theirs:?}"));
+                continue;
+            }
+        };
+        if fields[0] != "I" {
+            differences.push(format!("{expr:?}: metric.py fails: {theirs:?}"));
+            continue;
+        }
+        // metric.py keeps a literal's spelling (`#SMT_on`); ours is the
+        // literal perf computes, named in lower case.
+        let text = canonical_literals(&fields[1]);
+        if ours.to_string() != text {
+            differences.push(format!(
+                "{expr:?}:\n  ours:      {ours}\n  metric.py: {text}"
+            ));
+        }
+        let mut ids = match ours.ids() {
+            Ok(ids) => ids,
+            Err(e) => {
+                differences.push(format!("{expr:?}: ids fail: {e}"));
+                continue;
+            }
+        };
+        ids.sort();
+        ids_compared += ids.len();
+        if ids != fields[2..] {
+            differences.push(format!(
+                "{expr:?} ids:\n  ours:      {ids:?}\n  metric.py: {:?}",
+                &fields[2..]
+            ));
+        }
+    }
+    note(&format!(
+        "compared {} distinct metric expressions ({ids_compared} ids) with metric.py: {} differences",
+        exprs.len(),
+        differences.len()
+    ));
+    assert!(exprs.len() > 2_000);
+    assert!(
+        differences.is_empty(),
+        "{} of {} expressions differ from metric.py (first 20):\n{}",
+        differences.len(),
+        exprs.len(),
+        differences[..differences.len().min(20)].join("\n")
+    );
+}
+
+/// Literals written in the case perf names them (`#SMT_on`, which perf
+/// compares ignoring case, as `#smt_on`).
+fn canonical_literals(text: &str) -> String {
+    let mut out = String::new();
+    let mut rest = text;
+    while let Some(at) = rest.find('#') {
+        out.push_str(&rest[..at]);
+        let len = rest[at + 1..]
+            .find(|c: char| !(c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | '-')))
+            .map_or(rest.len() - at, |n| n + 1);
+        let literal = &rest[at..at + len];
+        match crate::expr::ExprLiteral::from_name(literal) {
+            Some(l) => out.push_str(l.name()),
+            None => out.push_str(literal),
+        }
+        rest = &rest[at + len..];
+    }
+    out.push_str(rest);
+    out
+}
+
+/// The script's escaping undone.
+fn unescape(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    let mut chars = s.chars();
+    while let Some(c) = chars.next() {
+        if c != '\\' {
+            out.push(c);
+            continue;
+        }
+        match chars.next() {
+            Some('t') => out.push('\t'),
+            Some('n') => out.push('\n'),
+            Some('r') => out.push('\r'),
+            Some(c) => out.push(c),
+            None => {}
+        }
+    }
+    out
+}

@@ -24,6 +24,18 @@ are (backslash, tab, newline, carriage return).
       each line of EXPRS_FILE (escaped expressions), metric.py's form of it:
         P  expr
 
+  jevents_oracle.py metric-ids PMU_EVENTS_DIR EXPRS_FILE
+      For each line of EXPRS_FILE (an escaped MetricExpr), what metric.py
+      makes of it: its ParsePerfJson(...).Simplify(), the form jevents
+      compiles into perf, and the events that form names:
+        I  expr  id...   the expression (ToPerfJson) and its ids
+        F  error         metric.py cannot read it
+      The ids are the Event nodes of the tree (not the arguments of
+      has_event or strcmp_cpuid_str, which perf does not count, nor `NaN`,
+      which perf's scanner reads as a number), each as perf's scanner reads
+      its ToPerfJson form (`/` written `@`, backslash escapes undone),
+      sorted, duplicates dropped.
+
   jevents_oracle.py regex PAIRS_FILE
       For each line `pattern<TAB>text`, glibc's regcomp(REG_EXTENDED) and
       regexec with one match, through ctypes:
@@ -252,6 +264,41 @@ def tables_6_1(jevents, pmu_events: str, arch: str, exprs_file: str) -> None:
   sys.stdout.write('\n'.join(out) + '\n')
 
 
+def metric_ids(pmu_events: str, exprs_file: str) -> None:
+  sys.path.insert(0, pmu_events)
+  import metric
+
+  def ids(e, out):
+    if isinstance(e, metric.Event):
+      if e.name != 'NaN':
+        out.add(re.sub(r'\\(.)', r'\1', e.ToPerfJson()))
+    elif isinstance(e, metric.Operator):
+      ids(e.lhs, out)
+      ids(e.rhs, out)
+    elif isinstance(e, metric.Select):
+      ids(e.true_val, out)
+      ids(e.cond, out)
+      ids(e.false_val, out)
+    elif isinstance(e, metric.Function):
+      if e.fn not in ('has_event', 'strcmp_cpuid_str'):
+        ids(e.lhs, out)
+        if e.rhs:
+          ids(e.rhs, out)
+    return out
+
+  out = []
+  with open(exprs_file, encoding='utf-8') as f:
+    for line in f.read().splitlines():
+      try:
+        parsed = metric.ParsePerfJson(unescape(line)).Simplify()
+      except Exception as err:  # pylint: disable=broad-except
+        out.append('F\t' + escape(f'{type(err).__name__}: {err}'))
+        continue
+      out.append('\t'.join(['I', escape(parsed.ToPerfJson())] +
+                           [escape(i) for i in sorted(ids(parsed, set()))]))
+  sys.stdout.write('\n'.join(out) + '\n')
+
+
 class RegMatch(ctypes.Structure):
   # glibc's regmatch_t: two regoff_t, which are int.
   _fields_ = [('rm_so', ctypes.c_int), ('rm_eo', ctypes.c_int)]
@@ -286,6 +333,8 @@ def regex(pairs_file: str) -> None:
 if __name__ == '__main__':
   if sys.argv[1] == 'tables':
     tables(sys.argv[2], sys.argv[3], sys.argv[4])
+  elif sys.argv[1] == 'metric-ids':
+    metric_ids(sys.argv[2], sys.argv[3])
   elif sys.argv[1] == 'regex':
     regex(sys.argv[2])
   else:

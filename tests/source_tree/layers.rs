@@ -69,12 +69,17 @@ const PACKAGES: &[Package] = &[
         krate: "perf_event_vendor",
         src: "perf-event-vendor/src",
         // The typed records, their decoder, the embedded tables, the CPU
-        // id rules, then the proof against jevents.py (tests only).
+        // id rules, the metric expression language (strcmp_cpuid_str
+        // compares CPU ids), `perf stat -M`'s selection of metrics over
+        // a model's table, then the proof against jevents.py and metric.py
+        // (tests only).
         layers: &[
             &["event", "metric", "model"],
             &["decode"],
             &["tables"],
             &["cpuid"],
+            &["expr"],
+            &["metricgroup"],
             &["oracle"],
         ],
         // GPL-2.0-only data: it stands on no package of the workspace, and

@@ -19,6 +19,7 @@ const TARGETS: &[&str] = &[
     "trace_format",
     "ringset_merge",
     "perf_data_read",
+    "metric_expr",
 ];
 
 /// The per-target time `cargo xtask ci` gives.
