@@ -50,6 +50,13 @@ use crate::sysfs::{Alias, Pmu, Scale, SysfsError, TracepointError};
 use core::fmt;
 use perf_event_vendor::{Model, VendorEvent};
 
+/// The version of the kernel source whose `tools/perf/pmu-events` the
+/// tables were generated from (`6.12.117-1~deb12u1`, the Debian
+/// `linux-source` package's); `None` on a target without tables.
+pub fn tables_version() -> Option<&'static str> {
+    perf_event_vendor::origin().map(|o| o.version)
+}
+
 /// The table perf uses for one PMU.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct PmuTable {
