@@ -194,7 +194,7 @@ fn a_sysfs_alias_of_a_vendor_name_takes_the_json_terms() {
 /// `default_core` events land on it. The x86 build has x86's tables only
 /// (perf's too: its tables are the build architecture's), so the
 /// cortex-a72 MIDR matches no row here; on aarch64 it selects
-/// arm/cortex-a72, whose INST_RETIRED (`0x08`) and CPU_CYCLES (`0x11`)
+/// arm/cortex-a57-a72, whose INST_RETIRED (`0x08`) and CPU_CYCLES (`0x11`)
 /// replace the sysfs aliases of those names.
 #[test]
 fn arm64_core_pmu_takes_default_core_events() {
@@ -204,7 +204,7 @@ fn arm64_core_pmu_takes_default_core_events() {
     let table = table(&arm, "armv8_pmuv3_0");
     assert_eq!(table.cpuid.as_deref(), Some("0x00000000410fd080"));
     if cfg!(target_arch = "aarch64") {
-        assert_eq!(table.model, Some("arm/cortex-a72"));
+        assert_eq!(table.model, Some("arm/cortex-a57-a72"));
         assert_eq!(wants("armv8_pmuv3_0/inst_retired/", &arm), [w(10, 0x08)]);
         assert_eq!(wants("armv8_pmuv3_0/cpu_cycles/", &arm), [w(10, 0x11)]);
     } else {
