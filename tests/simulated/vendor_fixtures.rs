@@ -65,10 +65,13 @@ fn skylakex_names_resolve_on_cpu_and_uncore_imc() {
         Some("GenuineIntel-6-55-4")
     );
     let inst = period(w(4, 0xc0), 2000003);
+    // perf compares alias names ignoring case (strcasecmp).
     for text in [
         "inst_retired.any",
         "cpu/inst_retired.any/",
         "cpu/event=inst_retired.any/",
+        "INST_RETIRED.ANY",
+        "cpu/Inst_Retired.Any/",
     ] {
         assert_eq!(wants(text, &system), [inst], "{text}");
     }

@@ -160,7 +160,11 @@ pub fn wanted(opts: &Options) -> Vec<Wanted> {
             // modifiers (its event_attr_init; modifiers decide otherwise,
             // as the parser does).
             let bare = ev.modifiers == Modifiers::default();
-            let mut attr = ev.attr.read_format_raw(TIMES).inherit(inherit);
+            // perf stat counts: a `period=` / `freq=` term (and a vendor
+            // event's own period) never reaches its attr (only perf
+            // record's evsel__config applies them).
+            let attr = ev.attr.sample_period(0);
+            let mut attr = attr.read_format_raw(TIMES).inherit(inherit);
             if bare {
                 attr = attr.exclude_guest(true);
             }

@@ -219,12 +219,18 @@ impl Pmu {
         &self.aliases
     }
 
-    /// The event alias `name`.
+    /// The event alias `name`, compared ignoring ASCII case as perf compares
+    /// alias names (`strcasecmp` in `perf_pmu__find_alias`, perf 6.1 and
+    /// 6.12: `INST_RETIRED.ANY` is `inst_retired.any`); an exact match
+    /// first.
     pub fn alias(&self, name: &str) -> Option<&Alias> {
-        self.aliases
-            .binary_search_by(|a| a.name.as_str().cmp(name))
-            .ok()
-            .map(|i| &self.aliases[i])
+        match self.aliases.binary_search_by(|a| a.name.as_str().cmp(name)) {
+            Ok(i) => Some(&self.aliases[i]),
+            Err(_) => self
+                .aliases
+                .iter()
+                .find(|a| a.name.eq_ignore_ascii_case(name)),
+        }
     }
 
     /// `cpumask` (since Linux 3.7): the CPUs to open this PMU's events on

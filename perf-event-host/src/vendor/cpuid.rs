@@ -6,8 +6,9 @@ use crate::sysfs::{self, CpuList, Pmu, SysfsError};
 use core::fmt;
 
 /// The environment variable perf reads a CPU id from before asking the
-/// machine (perf 4.13's `perf_pmu__getcpuid`, still so in 6.12): with it,
-/// perf uses another CPU's tables (`PERF_CPUID=GenuineIntel-6-55-4`).
+/// machine (`perf_pmu__getcpuid`, since the vendor tables came in Linux
+/// 4.7; still so in 6.12): with it, perf uses another CPU's tables
+/// (`PERF_CPUID=GenuineIntel-6-55-4`).
 pub const PERF_CPUID: &str = "PERF_CPUID";
 
 /// Why the running CPU's id could not be built.
@@ -114,28 +115,22 @@ pub fn riscv_cpuid(cpuinfo: &str) -> Result<String, CpuIdError> {
 
 /// arm64's CPU id of `pmu`: the `midr_el1` of the first of its CPUs
 /// (`cpumask`, else `cpus`, else every online CPU for a core PMU) whose
-/// file can be read, as the kernel prints it (`0x00000000410fd080`), perf's
-/// `tools/perf/arch/arm64/util/header.c` (since perf 5.x; per PMU since
-/// 6.x, so that big.LITTLE core PMUs get their own tables). `None` for a
-/// PMU without CPUs (perf gives it no CPU table).
+/// file can be read, its first 18 characters as perf's `fgets` keeps them
+/// (`0x00000000410fd080`): perf's `tools/perf/arch/arm64/util/header.c`
+/// (per PMU in Linux 6.12's `get_cpuid_str(pmu)`, so that big.LITTLE core
+/// PMUs get their own tables). `None` for a PMU without CPUs, or when no CPU's file can be
+/// read (kernels before 4.8): perf then gives the PMU no table ("failed to
+/// get cpuid string").
 pub fn arm64_cpuid(pmu: &Pmu) -> Result<Option<String>, CpuIdError> {
     let cpus = match (pmu.cpumask(), pmu.cpus()) {
         (Some(c), _) | (None, Some(c)) => c.clone(),
         (None, None) if is_core(pmu) => CpuList::online().map_err(CpuIdError::Sysfs)?,
         (None, None) => return Ok(None),
     };
-    let mut last = None;
-    for cpu in cpus.iter() {
-        match sysfs::midr_el1(cpu) {
-            Ok(midr) if !midr.is_empty() => return Ok(Some(midr.chars().take(18).collect())),
-            Ok(_) => {}
-            Err(e) => last = Some(e),
-        }
-    }
-    match last {
-        Some(e) => Err(CpuIdError::Sysfs(e)),
-        None => Ok(None),
-    }
+    let midr = cpus
+        .iter()
+        .find_map(|cpu| sysfs::midr_el1(cpu).ok().filter(|m| !m.is_empty()));
+    Ok(midr.map(|midr| midr.chars().take(18).collect()))
 }
 
 /// perf 6.12's `is_pmu_core`: `cpu`, `cpum_cf` (s390), or a PMU with a

@@ -6,7 +6,7 @@
 //! `inst_retired.any`, `cpu/inst_retired.any/`, `cpu/event=inst_retired.any/`,
 //! with modifiers and the user's terms after them.
 //!
-//! perf (since 4.1 for x86, Linux 6.12's `tools/perf/util/pmu.c` followed
+//! perf (since Linux 4.7; 6.12's `tools/perf/util/pmu.c` followed
 //! here) chooses a table per PMU by the CPU id ([`running_cpuid`], or the
 //! `PERF_CPUID` environment variable) and adds its events to the PMUs:
 //!
@@ -146,9 +146,19 @@ impl VendorSystem {
 
     /// `system`'s PMUs with the tables [`running_cpuid`] chooses for them.
     pub fn with_running_cpuid(system: System) -> Result<VendorSystem, VendorError> {
+        // One id for every PMU but on arm64 (each PMU's CPUs' MIDR).
+        let per_pmu = cfg!(target_arch = "aarch64") && std::env::var_os(PERF_CPUID).is_none();
+        let mut shared = None;
         let mut ids = Vec::new();
         for pmu in system.pmus.all() {
-            ids.push(running_cpuid(pmu).map_err(VendorError::CpuId)?);
+            let id = match &shared {
+                Some(id) => Clone::clone(id),
+                None => running_cpuid(pmu).map_err(VendorError::CpuId)?,
+            };
+            if !per_pmu {
+                shared = Some(id.clone());
+            }
+            ids.push(id);
         }
         let mut ids = ids.into_iter();
         VendorSystem::build(system, |_| ids.next().flatten())
