@@ -7,6 +7,8 @@
 
 #[path = "../support/attr_want.rs"]
 mod attr_want;
+#[path = "../support/lab_support.rs"]
+mod lab_support;
 #[path = "../support/sysfs_support.rs"]
 mod sysfs_support;
 

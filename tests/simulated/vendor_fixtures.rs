@@ -221,3 +221,40 @@ fn arm64_core_pmu_takes_default_core_events() {
         assert_eq!(on("arm_spe_0"), 0);
     }
 }
+
+/// A sys table's events go to an uncore PMU (a `cpumask` file) whose name
+/// matches the event's Unit and whose `identifier` matches its Compat as a
+/// whole (perf's `pmu_add_sys_aliases`): arm64/freescale/imx8mm/sys/
+/// ddrc.json has `imx8mm_ddr.read_cycles`, `"EventCode": "0x2a"`, `"Unit":
+/// "imx8_ddr"`, `"Compat": "i.MX8MM"`. Sys tables are arm64's only, so the
+/// test runs where the target's tables are arm64's.
+#[test]
+fn sys_table_events_follow_the_pmu_identifier() {
+    if !cfg!(target_arch = "aarch64") {
+        crate::lab_support::skip(
+            "needs arm64 tables",
+            &format!(
+                "the sys tables (imx8mm, cmn, ...) are arm64's; this build has {}'s",
+                std::env::consts::ARCH
+            ),
+        );
+        return;
+    }
+    let tree = Tree::new("vendor-sys");
+    for (name, ty, id) in [("imx8_ddr0", 20, "i.MX8MM"), ("imx8_ddr1", 21, "i.MX8MN")] {
+        tree.pmu(name, ty)
+            .format("event", "config:0-7")
+            .file("cpumask", "0")
+            .file("identifier", id);
+    }
+    // No CPU table: the sys events need none.
+    let system = system(&tree, "0x0000000000000000");
+    assert_eq!(
+        wants("imx8mm_ddr.read_cycles", &system),
+        [w(20, 0x2a)],
+        "only the PMU whose identifier is i.MX8MM"
+    );
+    let on_ddr1 = system.aliases().iter().filter(|a| a.pmu == "imx8_ddr1");
+    assert!(on_ddr1.clone().all(|a| a.model == "freescale/imx8mn/sys"));
+    assert!(on_ddr1.count() > 0);
+}
