@@ -81,7 +81,7 @@ fn encoding(alias: &Alias) -> String {
 }
 
 /// The events to list, in perf 6.1's order (`cmp_sevent`: topic, core
-/// PMUs first, name), one per name and PMU.
+/// PMUs first, name), one per name and table PMU.
 fn sorted<'a>(system: &'a VendorSystem, opts: &Options) -> Vec<&'a VendorAlias> {
     let core = |pmu: &str| {
         let pmu = system.system().pmus.get(pmu);
@@ -99,7 +99,8 @@ fn sorted<'a>(system: &'a VendorSystem, opts: &Options) -> Vec<&'a VendorAlias> 
             b.event.name,
         ))
     });
-    events.dedup_by(|b, a| a.event.name == b.event.name && a.pmu == b.pmu);
+    // One line for the numbered instances of an uncore PMU (the first).
+    events.dedup_by(|b, a| a.event.name == b.event.name && a.event.pmu == b.event.pmu);
     events
 }
 
@@ -108,7 +109,13 @@ fn sorted<'a>(system: &'a VendorSystem, opts: &Options) -> Vec<&'a VendorAlias> 
 fn print_event(system: &VendorSystem, event: &VendorAlias, opts: &Options) {
     println!("  {:<50}", event.event.name);
     if let Some(desc) = event.event.desc {
-        println!("       [{}]", wordwrap(desc, 8, WRAP));
+        // The events of a named PMU say which (perf list's "Unit:").
+        let desc = match event.event.pmu {
+            "default_core" => desc.to_owned(),
+            pmu if desc.ends_with('.') => format!("{desc} Unit: {pmu}"),
+            pmu => format!("{desc}. Unit: {pmu}"),
+        };
+        println!("       [{}]", wordwrap(&desc, 8, WRAP));
     }
     if opts.details {
         let alias = system

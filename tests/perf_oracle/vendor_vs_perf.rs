@@ -331,12 +331,23 @@ fn check(tree: &Tree, cpuid: &str, perf_version: &str) -> Option<(usize, usize)>
 fn skylakex_events_encode_as_perf_encodes_them() {
     let Some(version) = can_run() else { return };
     let tree = tree("vendor-oracle-skx", &[("cpu", 4, None)], INTEL);
+    // Two instances of the memory controller's uncore PMU (a `cpumask`
+    // file makes them uncore): perf lists uncore_imc_0's events.
+    for (name, ty) in [("uncore_imc_0", 14), ("uncore_imc_1", 15)] {
+        tree.pmu(name, ty)
+            .format("event", "config:0-7")
+            .format("umask", "config:8-15")
+            .format("edge", "config:18")
+            .format("inv", "config:23")
+            .format("thresh", "config:24-31")
+            .file("cpumask", "0");
+    }
     let Some((listed, differing)) = check(&tree, "GenuineIntel-6-55-4", &version) else {
         return;
     };
-    // perf 6.1's skylakex table has some 470 core events; most of them
-    // did not change by 6.12.
-    assert!(listed > 400, "perf listed {listed}");
+    // perf 6.1's skylakex table has some 470 core events and 130
+    // uncore_imc events.
+    assert!(listed > 550, "perf listed {listed}");
     assert_eq!(differing, 0, "of {listed}");
 }
 
