@@ -28,7 +28,7 @@ fn options() -> Options {
     };
     for arg in std::env::args().skip(1) {
         match arg.as_str() {
-            "-d" | "--details" => opts.details = true,
+            "--details" => opts.details = true,
             "--deprecated" => opts.deprecated = true,
             _ => {
                 eprintln!("usage: list [--details] [--deprecated]\nunknown option {arg}");

@@ -298,14 +298,18 @@ fn add_events(
     mut belongs: impl FnMut(&VendorEvent) -> bool,
 ) -> Result<(), VendorError> {
     let mut new = Vec::new();
+    let mut names: std::collections::HashSet<String> = added
+        .iter()
+        .map(|a| a.event.name.to_ascii_lowercase())
+        .collect();
     for &event in &model.events {
         if !belongs(event) {
             continue;
         }
-        let taken = |n: &str| n.eq_ignore_ascii_case(event.name);
-        if added.iter().any(|a| taken(a.event.name)) {
+        if !names.insert(event.name.to_ascii_lowercase()) {
             continue; // perf_pmu__new_alias: the first of a name wins.
         }
+        let taken = |n: &str| n.eq_ignore_ascii_case(event.name);
         let sysfs = pmu.aliases().iter().find(|a| taken(a.name())).cloned();
         let bad = || VendorError::Terms {
             event: event.name,
