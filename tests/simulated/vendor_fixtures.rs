@@ -53,7 +53,8 @@ fn cpu_ids_are_built_as_perf_builds_them() {
 /// skylakex/pipeline.json: INST_RETIRED.ANY is `"EventCode": "0xc0"`,
 /// `"SampleAfterValue": "2000003"` (no UMask); BR_MISP_RETIRED.ALL_BRANCHES
 /// `0xc5`, 400009; skylakex/uncore-memory.json: UNC_M_CAS_COUNT.RD is
-/// `"EventCode": "0x4"`, `"UMask": "0x3"`, `"Unit": "iMC"`, `"PerPkg": "1"`.
+/// `"EventCode": "0x4"`, `"UMask": "0x3"`, `"Unit": "iMC"`, `"PerPkg": "1"`;
+/// LLC_MISSES.MEM_READ the same with `"ScaleUnit": "64Bytes"`.
 #[test]
 fn skylakex_names_resolve_on_cpu_and_uncore_imc() {
     let tree = Tree::new("vendor-skx");
@@ -95,6 +96,15 @@ fn skylakex_names_resolve_on_cpu_and_uncore_imc() {
     );
     let list = parse("unc_m_cas_count.rd", &system).unwrap();
     assert!(list.events().iter().all(|e| e.alias.unwrap().per_pkg()));
+    // LLC_MISSES.MEM_READ: the same encoding, `"ScaleUnit": "64Bytes"`.
+    let list = parse("uncore_imc_0/llc_misses.mem_read/", &system).unwrap();
+    let event = &list.events()[0];
+    assert_eq!(got(event), w(14, 0x0304));
+    let alias = event.alias.unwrap();
+    assert_eq!(
+        (alias.scale().map(|s| s.factor), alias.unit()),
+        (Some(64.0), Some("Bytes"))
+    );
     let imc0: Vec<_> = system
         .aliases()
         .iter()
