@@ -45,4 +45,6 @@ pub mod parse;
 pub mod ringset;
 pub mod set;
 pub mod sysfs;
+#[cfg(feature = "vendor")]
+pub mod vendor;
 pub mod workload;

@@ -16,6 +16,8 @@ mod seccomp_support;
 mod set_support;
 #[path = "../support/stat_support.rs"]
 mod stat_support;
+#[path = "../support/sysfs_support.rs"]
+mod sysfs_support;
 
 /// Held by every test of this binary that keeps a CPU busy or measures a
 /// time window against perf (sample's hot loops; stat's tests compare no
@@ -51,3 +53,4 @@ mod stat_set_control_vs_perf;
 mod stat_set_example;
 mod stat_vs_perf;
 mod stat_windows_vs_perf;
+mod vendor_vs_perf;

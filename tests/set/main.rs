@@ -15,5 +15,6 @@ mod set_support;
 
 mod set_kernel;
 mod set_read_format;
+mod vendor_events;
 mod workload_instructions;
 mod workload_kernel;

@@ -7,6 +7,8 @@
 
 #[path = "../support/attr_want.rs"]
 mod attr_want;
+#[path = "../support/lab_support.rs"]
+mod lab_support;
 #[path = "../support/sysfs_support.rs"]
 mod sysfs_support;
 
@@ -16,3 +18,4 @@ mod set_fixtures;
 mod sysfs_fixtures;
 mod userpage_arith;
 mod userpage_stress;
+mod vendor_fixtures;

@@ -82,6 +82,10 @@ needs! {
         "The perf tool (Debian `linux-perf`) and the right to `perf record`: the tests that \
          compare this crate with perf's own decoding (the host only, when installed; no \
          lab guest has it).",
+    CortexA72 => "cortex-a72":
+        "An aarch64 CPU that is a Cortex-A72 (MIDR 0x410fd08x), whose PMU counts: perf's \
+         vendor table arm/cortex-a57-a72 applies (the lab's aarch64 6.12 a72 guest, QEMU \
+         `-cpu cortex-a72`).",
     HwBreakpoint => "hw-breakpoint":
         "A hardware write breakpoint that fires: the `breakpoint` PMU opens a write \
          watchpoint and a watched write counts (the lab's x86_64, aarch64 and i386 guests; \

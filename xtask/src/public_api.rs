@@ -4,7 +4,8 @@
 //!
 //! The listing is cargo-public-api's `-sss` (its `public-api` library, at a
 //! pinned version) over the rustdoc JSON of the nightly toolchain, default features
-//! (`bindgen` changes how `sys` is made, not what it contains), for the
+//! (`bindgen` changes how `sys` is made, not what it contains) plus the
+//! API-adding features of [`FEATURES`], for the
 //! host target. Any difference fails with a unified diff, so a rename or
 //! removal in `sys` after a regeneration, or in the typed layers, is a
 //! visible and deliberate change: `--bless` writes the new snapshot, and
@@ -23,6 +24,10 @@ pub const PACKAGES: &[(&str, &str)] = &[
     ("perf-event-criterion", "perf-event-criterion"),
     ("perf-event-vendor", "perf-event-vendor"),
 ];
+
+/// Features whose API the snapshot holds too (non-default features that add
+/// public items): perf-event-host's `vendor` (module `vendor`).
+pub const FEATURES: &[(&str, &str)] = &[("perf-event-host", "vendor")];
 
 /// The snapshot of `package`, relative to the workspace root.
 pub fn snapshot(package: &str) -> String {
@@ -83,6 +88,12 @@ pub fn listing(manifest: &Path, package: &str) -> Result<String> {
             .arg(manifest)
             .arg("--target-dir")
             .arg(&target)
+            .args(
+                FEATURES
+                    .iter()
+                    .filter(|(p, _)| *p == package)
+                    .flat_map(|(_, f)| ["--features", f]),
+            )
             .args(["--", "-Z", "unstable-options", "--output-format", "json"])
             .args(["--cap-lints", "warn"]),
     )?;

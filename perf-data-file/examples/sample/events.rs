@@ -11,7 +11,7 @@ use perf_event_core::fd::EventFd;
 use perf_event_core::open::{open, OpenError, Scope};
 use perf_event_core::record::SampleLayout;
 use perf_event_core::sys;
-use perf_event_host::parse::{parse, Builtin, EventList, Modifiers, System};
+use perf_event_host::parse::{parse, Builtin, EventList, Modifiers, Resolver, System};
 use perf_event_host::ringset::Entry;
 use perf_event_host::workload::Workload;
 
@@ -32,9 +32,9 @@ pub fn attrs(a: &Args) -> Vec<Wanted> {
     if a.events.is_empty() {
         out.push(default_event(a));
     }
-    let system = System::discover();
+    let resolver = resolver();
     for text in &a.events {
-        for (name, attr, max_precise) in parse_event(text, system.as_ref().ok()) {
+        for (name, attr, max_precise) in parse_event(text, resolver.as_ref()) {
             out.push((name, sampling(a, attr), max_precise));
         }
     }
@@ -95,7 +95,21 @@ fn default_event(a: &Args) -> Wanted {
 /// the event's own text in the string) and whether it asks for the
 /// highest precision (`:P`); with sysfs's PMUs where they can be read
 /// (`system`), else the built-in events alone.
-fn parse_event(text: &str, system: Option<&System>) -> Vec<(String, Attr, bool)> {
+/// This machine's PMUs and tracefs; built with feature `vendor`, with perf's
+/// vendor event names of this CPU (or of `PERF_CPUID`'s) as PMU aliases.
+fn resolver() -> Box<dyn Resolver> {
+    #[cfg(feature = "vendor")]
+    match perf_event_host::vendor::VendorSystem::discover() {
+        Ok(system) => return Box::new(system),
+        Err(e) => eprintln!("vendor events not available: {e}"),
+    }
+    match System::discover() {
+        Ok(system) => Box::new(system),
+        Err(_) => Box::new(Builtin),
+    }
+}
+
+fn parse_event(text: &str, resolver: &dyn Resolver) -> Vec<(String, Attr, bool)> {
     let each = |l: EventList<'_, '_>| {
         l.events()
             .iter()
@@ -114,11 +128,9 @@ fn parse_event(text: &str, system: Option<&System>) -> Vec<(String, Attr, bool)>
             })
             .collect::<Vec<_>>()
     };
-    match system {
-        Some(s) => parse(text, s).map(each),
-        None => parse(text, &Builtin).map(each),
-    }
-    .unwrap_or_else(|e| usage(&format!("{text}: {e}")))
+    parse(text, resolver)
+        .map(each)
+        .unwrap_or_else(|e| usage(&format!("{text}: {e}")))
 }
 
 /// `attr` set up to sample as asked: disabled until the recording starts,

@@ -127,18 +127,28 @@ pub fn die_of_signal() {
     }
 }
 
+/// This machine's PMUs and tracefs; built with feature `vendor`, with perf's
+/// vendor event names of this CPU (or of `PERF_CPUID`'s) as PMU aliases.
+fn resolver() -> Box<dyn Resolver> {
+    #[cfg(feature = "vendor")]
+    match perf_event_host::vendor::VendorSystem::discover() {
+        Ok(system) => return Box::new(system),
+        Err(e) => eprintln!("vendor events not available: {e}"),
+    }
+    match System::discover() {
+        Ok(system) => Box::new(system),
+        Err(_) => Box::new(Builtin),
+    }
+}
+
 /// The events of `events`, with the settings every run needs.
 pub fn wanted(opts: &Options) -> Vec<Wanted> {
     let (events, inherit) = (opts.events.as_str(), opts.inherit);
     if events.is_empty() {
         return Vec::new(); // -n
     }
-    let system = System::discover();
-    let resolver: &dyn Resolver = match &system {
-        Ok(s) => s,
-        Err(_) => &Builtin,
-    };
-    let list = parse(events, resolver).unwrap_or_else(|e| {
+    let resolver = resolver();
+    let list = parse(events, resolver.as_ref()).unwrap_or_else(|e| {
         eprintln!("event syntax error: {e}");
         usage("bad event list (-e)")
     });
@@ -150,7 +160,11 @@ pub fn wanted(opts: &Options) -> Vec<Wanted> {
             // modifiers (its event_attr_init; modifiers decide otherwise,
             // as the parser does).
             let bare = ev.modifiers == Modifiers::default();
-            let mut attr = ev.attr.read_format_raw(TIMES).inherit(inherit);
+            // perf stat counts: a `period=` / `freq=` term (and a vendor
+            // event's own period) never reaches its attr (only perf
+            // record's evsel__config applies them).
+            let attr = ev.attr.sample_period(0);
+            let mut attr = attr.read_format_raw(TIMES).inherit(inherit);
             if bare {
                 attr = attr.exclude_guest(true);
             }

@@ -11,7 +11,7 @@
 use super::error::{ErrorKind, ParseError};
 use super::event::{Base, Parser};
 use super::Resolver;
-use crate::sysfs::{Term, TermValue};
+use crate::sysfs::{Alias, Pmu, Term, TermValue};
 use perf_event_core::attr::Attr;
 use perf_event_core::sys;
 
@@ -284,4 +284,22 @@ impl<'s, 'r, R: Resolver + ?Sized> Parser<'s, 'r, R> {
         })?;
         Ok(())
     }
+}
+
+/// An alias's own config terms (the `period=` of perf's JSON events, see
+/// `sysfs::ALIAS_CONFIG_TERMS`), applied to `attr` before the user's
+/// terms, which override them as perf's weak alias terms are overridden.
+/// A term that is a format of the PMU was encoded as config bits instead.
+pub(super) fn alias_config(mut attr: Attr, alias: &Alias, pmu: &Pmu) -> Attr {
+    for term in alias.terms().flatten() {
+        if pmu.format(term.name).is_some() {
+            continue;
+        }
+        match (term.name, term.value) {
+            ("period", TermValue::Number(n)) => attr = attr.sample_period(n),
+            ("freq", TermValue::Number(n)) => attr = attr.sample_freq(n),
+            _ => {}
+        }
+    }
+    attr
 }

@@ -94,11 +94,17 @@ impl fmt::Display for ErrorKind {
             ErrorKind::NestedGroup => f.write_str("groups do not nest"),
             ErrorKind::UnopenedGroup => f.write_str("`}` without a `{` before it"),
             ErrorKind::UnclosedTerms => f.write_str("the term list has no closing `/`"),
-            ErrorKind::UnknownEvent => f.write_str(
+            ErrorKind::UnknownEvent => f.write_str(if cfg!(feature = "vendor") {
                 "unknown event: not a generalized name (cycles, instructions, task-clock, ...), \
                  a cache event (L1-dcache-load-misses, ...), a raw event (rNNN), nor an event \
-                 of any PMU (/sys/bus/event_source/devices/*/events)",
-            ),
+                 of any PMU (/sys/bus/event_source/devices/*/events; perf's vendor names such \
+                 as inst_retired.any when the resolver is a vendor::VendorSystem)"
+            } else {
+                "unknown event: not a generalized name (cycles, instructions, task-clock, ...), \
+                 a cache event (L1-dcache-load-misses, ...), a raw event (rNNN), nor an event \
+                 of any PMU (/sys/bus/event_source/devices/*/events); perf's vendor names \
+                 (inst_retired.any, ...) need perf-event-host's feature `vendor`"
+            }),
             ErrorKind::UnknownPmu { known } => write!(
                 f,
                 "no PMU of that name under /sys/bus/event_source/devices (this system has: {known})"

@@ -396,8 +396,12 @@ impl<'s, 'r, R: Resolver + ?Sized> Parser<'s, 'r, R> {
             });
             let (words, alias) = encoded
                 .map_err(|e| self.error(start, name.len(), ErrorKind::Encode(Box::new(e))))?;
+            let attr = Attr::new(words.event(pmu.type_id()));
             bases.push(Base {
-                attr: Attr::new(words.event(pmu.type_id())),
+                attr: match alias {
+                    Some(alias) => super::config::alias_config(attr, alias, pmu),
+                    None => attr,
+                },
                 pmu: Some(pmu),
                 alias,
                 name: None,

@@ -1,7 +1,7 @@
 //! `name/terms/` events: sysfs PMUs (and generalized events with config
 //! terms, `cycles/period=100000/`), and the config terms every event takes.
 
-use super::config::CallChain;
+use super::config::{alias_config, CallChain};
 use super::error::{ErrorKind, ParseError};
 use super::event::{raw, Base, Parser};
 use super::modifiers::Modifiers;
@@ -235,6 +235,10 @@ impl<'s, 'r, R: Resolver + ?Sized> Parser<'s, 'r, R> {
                         .map_err(|e| self.encode_error(start, name, e))?;
                     (Attr::new(words.event(pmu.type_id())), alias)
                 }
+            };
+            let attr = match alias {
+                Some(alias) => alias_config(attr, alias, pmu),
+                None => attr,
             };
             let mut base = Base {
                 attr,

@@ -54,6 +54,13 @@ impl Alias {
         self
     }
 
+    /// Counted per package (what a `.per-pkg` file of 1 says; perf's JSON
+    /// `PerPkg`).
+    pub fn with_per_pkg(mut self, per_pkg: bool) -> Alias {
+        self.per_pkg = per_pkg;
+        self
+    }
+
     /// The event's name (the file name).
     pub fn name(&self) -> &str {
         &self.name

@@ -200,6 +200,11 @@ impl<'p> Encoder<'p> {
             // The syntax was checked when the alias was read.
             let Ok(term) = term else { continue };
             let Some(index) = self.pmu.format_index(term.name) else {
+                if ALIAS_CONFIG_TERMS.contains(&term.name) {
+                    // Not a config bit: the parser sets the attr field
+                    // (`period=` of perf's JSON events).
+                    continue;
+                }
                 if let Some(word) = ConfigWord::from_name(term.name) {
                     if let TermValue::Number(n) = term.value {
                         self.words.set(word, n);
@@ -268,6 +273,14 @@ impl<'p> Encoder<'p> {
         Ok(self.words)
     }
 }
+
+/// The perf config terms an alias may hold besides format terms: perf's
+/// JSON events carry `period=` (jevents' `SampleAfterValue`), which perf
+/// applies to the event (`sample_period`) as a weak config term the user's
+/// own `period=` overrides (perf 5.x `pmu_alias_terms`, 6.12
+/// `perf_pmu__check_alias`). The encoder skips them where the PMU has no
+/// format of that name; the event-string parser applies them.
+pub(crate) const ALIAS_CONFIG_TERMS: [&str; 2] = ["period", "freq"];
 
 impl Pmu {
     /// Encodes a term list (`event=0x3c,umask=0x00,inv`) into config words.

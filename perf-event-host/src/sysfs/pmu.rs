@@ -3,7 +3,9 @@
 use super::alias::{Alias, Scale};
 use super::cpus::CpuList;
 use super::format::Format;
-use super::{dir_names, parse_int, read_optional_int, read_text, Problem, SysfsError};
+use super::{
+    dir_names, parse_int, read_optional, read_optional_int, read_text, Problem, SysfsError,
+};
 use std::path::{Path, PathBuf};
 
 /// A PMU as `/sys/bus/event_source/devices/<name>/` describes it.
@@ -20,6 +22,7 @@ pub struct Pmu {
     rdpmc: Option<i64>,
     mux_interval_ms: Option<u32>,
     nr_addr_filters: Option<u32>,
+    identifier: Option<String>,
 }
 
 /// Suffixes of the per-event attribute files in `events/`.
@@ -65,6 +68,7 @@ impl Pmu {
         pmu.rdpmc = read_optional_int(&dir.join("rdpmc"))?;
         pmu.mux_interval_ms = read_optional_int(&dir.join("perf_event_mux_interval_ms"))?;
         pmu.nr_addr_filters = read_optional_int(&dir.join("nr_addr_filters"))?;
+        pmu.identifier = read_optional(&dir.join("identifier"))?.map(|t| t.trim().to_owned());
         Ok(pmu)
     }
 
@@ -133,6 +137,7 @@ impl Pmu {
             rdpmc: None,
             mux_interval_ms: None,
             nr_addr_filters: None,
+            identifier: None,
         }
     }
 
@@ -150,6 +155,23 @@ impl Pmu {
         self.aliases.push(alias);
         self.aliases.sort_by(|a, b| a.name.cmp(&b.name));
         self
+    }
+
+    /// With an `identifier` (what [`Pmu::identifier`] reads from sysfs).
+    pub fn with_identifier(mut self, identifier: &str) -> Pmu {
+        self.identifier = Some(identifier.to_owned());
+        self
+    }
+
+    /// Adds many aliases at once, sorted once; an alias of a name the PMU
+    /// has already is replaced.
+    #[cfg_attr(not(feature = "vendor"), allow(dead_code))]
+    pub(crate) fn add_aliases(&mut self, aliases: Vec<Alias>) {
+        let names: std::collections::HashSet<String> =
+            aliases.iter().map(|a| a.name.clone()).collect();
+        self.aliases.retain(|a| !names.contains(&a.name));
+        self.aliases.extend(aliases);
+        self.aliases.sort_by(|a, b| a.name.cmp(&b.name));
     }
 
     /// The PMU's name (`cpu`, `msr`, `uncore_imc_0`).
@@ -197,12 +219,18 @@ impl Pmu {
         &self.aliases
     }
 
-    /// The event alias `name`.
+    /// The event alias `name`, compared ignoring ASCII case as perf compares
+    /// alias names (`strcasecmp` in `perf_pmu__find_alias`, perf 6.1 and
+    /// 6.12: `INST_RETIRED.ANY` is `inst_retired.any`); an exact match
+    /// first.
     pub fn alias(&self, name: &str) -> Option<&Alias> {
-        self.aliases
-            .binary_search_by(|a| a.name.as_str().cmp(name))
-            .ok()
-            .map(|i| &self.aliases[i])
+        match self.aliases.binary_search_by(|a| a.name.as_str().cmp(name)) {
+            Ok(i) => Some(&self.aliases[i]),
+            Err(_) => self
+                .aliases
+                .iter()
+                .find(|a| a.name.eq_ignore_ascii_case(name)),
+        }
     }
 
     /// `cpumask` (since Linux 3.7): the CPUs to open this PMU's events on
@@ -247,6 +275,14 @@ impl Pmu {
     /// `PERF_EVENT_IOC_SET_FILTER` may give (intel_pt, cs_etm); absent means 0.
     pub fn nr_addr_filters(&self) -> Option<u32> {
         self.nr_addr_filters
+    }
+
+    /// `identifier` (since Linux 5.10 for arm64's SMMUv3 PMCG and DDR PMUs,
+    /// later for others: CMN, ...): the implementation's id, which perf
+    /// compares with the `Compat` of a sys table's events (perf 5.10's
+    /// `pmu_add_sys_aliases`), trimmed; `None` when absent.
+    pub fn identifier(&self) -> Option<&str> {
+        self.identifier.as_deref()
     }
 
     /// The format names, comma-separated (for messages).
@@ -334,6 +370,12 @@ impl Pmus {
                 .and_then(|rest| rest.strip_prefix('_'))
                 .is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit())),
         })
+    }
+
+    /// The PMUs, to change in place (their names, and so the order, stay).
+    #[cfg_attr(not(feature = "vendor"), allow(dead_code))]
+    pub(crate) fn all_mut(&mut self) -> &mut [Pmu] {
+        &mut self.pmus
     }
 
     /// PMUs that could not be read, with why.

@@ -382,6 +382,7 @@ pub fn for_kernels(kernels: &[Kernel]) -> Vec<Guest> {
                     a72.cpu = "cortex-a72";
                     a72.extra = ICOUNT;
                     a72.provides.push(Need::Aarch64Pmu);
+                    a72.provides.push(Need::CortexA72);
                     a72.best_effort = false;
                     guests.push(a72);
                 }
@@ -482,7 +483,8 @@ mod tests {
     fn every_need_is_one_row_of_the_shared_list_and_a_guest_provides_it() {
         let kernels: Vec<Kernel> = Arch::ALL
             .iter()
-            .flat_map(|a| [kernel(*a, "5.10"), kernel(*a, "6.1")])
+            // 6.12: the aarch64 a72 guest (cortex-a72) is that series' only.
+            .flat_map(|a| [kernel(*a, "5.10"), kernel(*a, "6.1"), kernel(*a, "6.12")])
             .collect();
         let guests = for_kernels(&kernels);
         // The tests report needs through the same list (no second one).
