@@ -178,6 +178,53 @@ fn a_missing_command_gets_perfs_message_and_status() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// An event's own `period=` / `freq=` term wins over `-c` and `-F`, as in
+/// perf record 6.1 (`evsel__apply_config_terms`: a user's config term is
+/// not weak), and `-c` sets the period of an event without one: the
+/// sample period (or frequency) both open, from `-vv`.
+#[test]
+fn an_events_own_rate_wins_over_c_and_f_as_in_perf_record() {
+    if !tools_here() {
+        return;
+    }
+    let dir = scratch("rates");
+    build_sample();
+    let rate = |o: &std::process::Output| -> Vec<String> {
+        String::from_utf8_lossy(&o.stderr)
+            .lines()
+            .filter(|l| l.contains("{ sample_period, sample_freq }") || l.starts_with("  freq "))
+            .map(|l| l.split_whitespace().collect::<Vec<_>>().join(" "))
+            .collect()
+    };
+    for args in [
+        &["-c", "1000", "-e", "cpu-clock/period=777/"][..],
+        &["-c", "1000", "-e", "cpu-clock"],
+        &["-c", "1000", "-e", "cpu-clock/freq=99/"],
+        &["-F", "99", "-e", "cpu-clock/period=777/"],
+    ] {
+        let perf = Command::new("perf")
+            .args(["record", "-vv", "-o"])
+            .arg(dir.join("r.data"))
+            .args(args)
+            .arg("true")
+            .output()
+            .unwrap();
+        let ours = Command::new(sample_binary())
+            .arg("-vv")
+            .args(args)
+            .arg("true")
+            .output()
+            .unwrap();
+        println!("{args:?}: perf {:?}, sample {:?}", rate(&perf), rate(&ours));
+        assert!(
+            !rate(&perf).is_empty(),
+            "perf -vv printed the attr: {perf:?}"
+        );
+        assert_eq!(rate(&ours), rate(&perf), "{args:?}");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 const RUST_WORKLOAD: &str = r#"
 mod work {
     #[inline(never)]

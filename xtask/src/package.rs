@@ -24,6 +24,13 @@ const PACKAGES: &[(&str, &[Example])] = &[
         "perf-event-core",
         &[("printf", &[]), ("watchpoint", &[]), ("hello", &[])],
     ),
+    // Before perf-event-host, whose optional feature `vendor` uses it: the
+    // unpacked perf-event-host resolves it (optional dependencies too) from
+    // the unpacked perf-event-vendor.
+    (
+        "perf-event-vendor",
+        &[("model_for_cpuid", &["GenuineIntel-6-55-4"])],
+    ),
     (
         "perf-event-host",
         &[("stat", &["ls", "-l", "/"]), ("ringset_mio", &[])],
@@ -40,10 +47,6 @@ const PACKAGES: &[(&str, &[Example])] = &[
         )],
     ),
     ("perf-event-criterion", &[]),
-    (
-        "perf-event-vendor",
-        &[("model_for_cpuid", &["GenuineIntel-6-55-4"])],
-    ),
 ];
 
 /// Runs the dry run, then each unpacked crate's build, examples and
@@ -123,7 +126,7 @@ fn check_unpacked(
         if locked {
             cmd.arg("--locked");
         }
-        for (name, path) in below.iter().filter(|(name, _)| depends_on(dir, name)) {
+        for (name, path) in below.iter().filter(|(name, _)| needs(dir, name, below)) {
             cmd.arg("--config").arg(format!(
                 "patch.crates-io.{name}.path={:?}",
                 path.display().to_string()
@@ -152,8 +155,20 @@ fn check_unpacked(
     Ok(())
 }
 
+/// Whether the unpacked crate in `dir` needs `package` (one of `below`):
+/// names it among its dependencies, or names a package of `below` that
+/// needs it (perf-data-file's feature `vendor` turns on perf-event-host's,
+/// which needs perf-event-vendor; cargo resolves every feature of the
+/// crate). A patch for a package it does not use makes cargo warn.
+fn needs(dir: &Path, package: &str, below: &[(&str, PathBuf)]) -> bool {
+    depends_on(dir, package)
+        || below
+            .iter()
+            .any(|(q, q_dir)| *q != package && depends_on(dir, q) && needs(q_dir, package, below))
+}
+
 /// Whether the unpacked crate in `dir` names `package` among its
-/// dependencies (a patch for a package it does not use makes cargo warn).
+/// dependencies.
 fn depends_on(dir: &Path, package: &str) -> bool {
     std::fs::read_to_string(dir.join("Cargo.toml"))
         .is_ok_and(|m| m.contains(&format!("[dependencies.{package}]")))

@@ -34,8 +34,8 @@ pub fn attrs(a: &Args) -> Vec<Wanted> {
     }
     let resolver = resolver();
     for text in &a.events {
-        for (name, attr, max_precise) in parse_event(text, resolver.as_ref()) {
-            out.push((name, sampling(a, attr), max_precise));
+        for (name, attr, max_precise, rate) in parse_event(text, resolver.as_ref()) {
+            out.push((name, sampling(a, attr, rate), max_precise));
         }
     }
     if a.delay_ms != 0 {
@@ -70,7 +70,7 @@ fn with_side_band(attr: Attr) -> Attr {
 /// start) while the events wait for the delay or an `enable`; period 1,
 /// as perf sets it.
 fn tracking_event(a: &Args) -> Attr {
-    let dummy = sampling(a, Attr::new(Event::Software(Software::Dummy)));
+    let dummy = sampling(a, Attr::new(Event::Software(Software::Dummy)), None);
     with_side_band(dummy)
         .sample_period(1)
         .enable_on_exec(matches!(a.target, Target::Command(_)))
@@ -87,14 +87,9 @@ fn default_event(a: &Args) -> Wanted {
     let user_only = !kernel_allowed();
     let cycles = Attr::new(Event::Hardware(Hardware::CpuCycles)).exclude_kernel(user_only);
     let name = if user_only { "cycles:u" } else { "cycles" };
-    (name.to_string(), sampling(a, cycles), true)
+    (name.to_string(), sampling(a, cycles, None), true)
 }
 
-/// The events of one `-e` string (perf's syntax), each with its name
-/// (perf's: the `name=` term, the tracepoint a wildcard expanded to, or
-/// the event's own text in the string) and whether it asks for the
-/// highest precision (`:P`); with sysfs's PMUs where they can be read
-/// (`system`), else the built-in events alone.
 /// This machine's PMUs and tracefs; built with feature `vendor`, with perf's
 /// vendor event names of this CPU (or of `PERF_CPUID`'s) as PMU aliases.
 fn resolver() -> Box<dyn Resolver> {
@@ -109,7 +104,12 @@ fn resolver() -> Box<dyn Resolver> {
     }
 }
 
-fn parse_event(text: &str, resolver: &dyn Resolver) -> Vec<(String, Attr, bool)> {
+/// The events of one `-e` string (perf's syntax), each with its name
+/// (perf's: the `name=` term, the tracepoint a wildcard expanded to, or
+/// the event's own text in the string) and whether it asks for the
+/// highest precision (`:P`); with sysfs's PMUs where they can be read
+/// (`system`), else the built-in events alone.
+fn parse_event(text: &str, resolver: &dyn Resolver) -> Vec<(String, Attr, bool, Option<TermRate>)> {
     let each = |l: EventList<'_, '_>| {
         l.events()
             .iter()
@@ -124,7 +124,7 @@ fn parse_event(text: &str, resolver: &dyn Resolver) -> Vec<(String, Attr, bool)>
                     e.attr
                 };
                 let name = e.name.or(e.expanded).unwrap_or(e.text).to_string();
-                (name, attr, e.modifiers.precise_max)
+                (name, attr, e.modifiers.precise_max, term_rate(e))
             })
             .collect::<Vec<_>>()
     };
@@ -133,11 +133,48 @@ fn parse_event(text: &str, resolver: &dyn Resolver) -> Vec<(String, Attr, bool)>
         .unwrap_or_else(|e| usage(&format!("{text}: {e}")))
 }
 
+/// Where an event's sample rate came from, when its terms set one (perf's
+/// PERIOD and FREQ config terms).
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum TermRate {
+    /// The user's `period=` / `freq=`: it wins over `-c` and `-F`.
+    User,
+    /// Its alias's `period=` (a vendor event's JSON period): a weak term,
+    /// which `-c` overrides and `-F` does not.
+    Alias,
+}
+
+/// The rate `e`'s terms set: the alias's when the attr holds the alias's
+/// own `period=` (a user's `period=` of the same value counts as the
+/// alias's: it would differ only under `-c`).
+fn term_rate(e: &perf_event_host::parse::ParsedEvent<'_, '_>) -> Option<TermRate> {
+    use perf_event_host::sysfs::TermValue;
+    let freq = e.attr.flags() & perf_event_core::abi::bitfield::attr_flags::FREQ.mask() != 0;
+    let period = e.attr.to_raw().sample_period();
+    if period == 0 {
+        return None;
+    }
+    let alias_period = e.alias.and_then(|alias| {
+        alias
+            .terms()
+            .flatten()
+            .find_map(|t| match (t.name, t.value) {
+                ("period", TermValue::Number(n)) => Some(n),
+                _ => None,
+            })
+    });
+    Some(if !freq && alias_period == Some(period) {
+        TermRate::Alias
+    } else {
+        TermRate::User
+    })
+}
+
 /// `attr` set up to sample as asked: disabled until the recording starts,
 /// what each sample carries, inherited by a command's children (enabled
 /// at its exec, but with `-D`: by the delay or an `enable` command),
 /// `-c` or `-F`, and `-o`'s clock.
-fn sampling(a: &Args, attr: Attr) -> Attr {
+fn sampling(a: &Args, attr: Attr, rate: Option<TermRate>) -> Attr {
     let inherit = matches!(a.target, Target::Command(_));
     // A tracepoint's samples carry its fields (PERF_SAMPLE_RAW), as
     // perf record asks for them.
@@ -151,9 +188,12 @@ fn sampling(a: &Args, attr: Attr) -> Attr {
         .sample_id_all(true)
         .inherit(inherit)
         .enable_on_exec(inherit && a.delay_ms == 0);
-    let attr = match a.period {
-        Some(p) => attr.sample_period(p),
-        None => attr.sample_freq(a.freq),
+    // perf record's evsel__apply_config_terms: the event's own rate wins,
+    // an alias's only without -c.
+    let attr = match (rate, a.period) {
+        (Some(TermRate::User), _) | (Some(TermRate::Alias), None) => attr,
+        (_, Some(p)) => attr.sample_period(p),
+        (None, None) => attr.sample_freq(a.freq),
     };
     // -o: sample times on CLOCK_MONOTONIC, recorded with the wall-clock
     // time that goes with it (perf record -k monotonic).
