@@ -11,6 +11,8 @@
 //! `crate::<helper>` (declared here, once, as in each area's `main.rs`) and
 //! to a file of their own area as `super::<file>`.
 
+#[path = "../support/attr_want.rs"]
+mod attr_want;
 #[path = "../support/kernel_support.rs"]
 mod kernel_support;
 #[path = "../support/lab_support.rs"]
@@ -23,6 +25,8 @@ mod ringset_support;
 mod seccomp_support;
 #[path = "../support/set_support.rs"]
 mod set_support;
+#[path = "../support/sysfs_support.rs"]
+mod sysfs_support;
 
 // Each area's `main.rs` declares the helpers it uses again, as modules of
 // the area that nothing here calls: unused, not warned about.

@@ -18,4 +18,3 @@ mod set_fixtures;
 mod sysfs_fixtures;
 mod userpage_arith;
 mod userpage_stress;
-mod vendor_fixtures;
