@@ -53,4 +53,5 @@ mod stat_set_control_vs_perf;
 mod stat_set_example;
 mod stat_vs_perf;
 mod stat_windows_vs_perf;
+mod vendor_metrics_vs_perf;
 mod vendor_vs_perf;
