@@ -12,9 +12,12 @@
 //!   the lab's other static-count tests (QEMU's `-icount` is one count for
 //!   the whole machine: another vCPU's work can add a little).
 //! - Each vendor count is within 1 % of its generic twin (the same hardware
-//!   events, counted in the same group over the same window), and IPC
-//!   (`inst_retired / cpu_cycles`; the table has no metric for it) within
-//!   2 % of `instructions / cycles`.
+//!   events, counted in the same group over the same window).
+//! - A metric evaluated from them: the cortex-a57-a72 table has none, so
+//!   perf's `ipc` of the arm64 tables that have it (`INST_RETIRED /
+//!   CPU_CYCLES`, ScaleUnit `1per cycle`; the Neoverse tables) is parsed
+//!   and evaluated by perf-event-vendor's metric expressions from the
+//!   vendor counts by id, within 2 % of `instructions / cycles`.
 
 use crate::kernel_support;
 use crate::lab_support::{self, Need};
@@ -22,6 +25,8 @@ use crate::lab_support::{self, Need};
 use perf_event_core::monitor::Monitor;
 use perf_event_host::parse::parse;
 use perf_event_host::vendor::VendorSystem;
+use perf_event_vendor::expr::{Expr, ExprInputs};
+use perf_event_vendor::metricgroup::ScaleUnit;
 
 /// Iterations of `kernel_support::additions` (3 instructions each).
 const LOOPS: u64 = 1_000_000;
@@ -89,7 +94,21 @@ fn vendor_names_count_as_the_generic_events_on_a_cortex_a72() {
     let [inst_retired, cpu_cycles, instructions, cycles] =
         [inst_retired, cpu_cycles, instructions, cycles].map(|r| r.counts.value as f64);
     let static_count = (3 * LOOPS) as f64;
-    let (ipc, generic_ipc) = (inst_retired / cpu_cycles, instructions / cycles);
+    let generic_ipc = instructions / cycles;
+    // perf's `ipc` metric of the arm64 tables, evaluated from the counts.
+    let metric = perf_event_vendor::models()
+        .iter()
+        .flat_map(|m| m.metrics_named("ipc"))
+        .next()
+        .expect("the arm64 tables have perf's ipc metric");
+    let expr = Expr::parse(metric.expr).unwrap_or_else(|e| panic!("{}: {e}", metric.expr));
+    let ids = expr.ids().unwrap();
+    assert_eq!(ids, ["INST_RETIRED", "CPU_CYCLES"], "{}", metric.expr);
+    let counts: ExprInputs = [("INST_RETIRED", inst_retired), ("CPU_CYCLES", cpu_cycles)]
+        .into_iter()
+        .collect();
+    let scale = ScaleUnit::parse(metric.unit.unwrap_or("1"));
+    let ipc = expr.eval(&counts).unwrap() * scale.scale;
     println!(
         "inst_retired {inst_retired} (static {static_count}), instructions {instructions}, \
          cpu_cycles {cpu_cycles}, cycles {cycles}; IPC {ipc:.4} against {generic_ipc:.4}"

@@ -86,6 +86,12 @@ needs! {
         "An aarch64 CPU that is a Cortex-A72 (MIDR 0x410fd08x), whose PMU counts: perf's \
          vendor table arm/cortex-a57-a72 applies (the lab's aarch64 6.12 a72 guest, QEMU \
          `-cpu cortex-a72`).",
+    X86VendorTables => "x86-vendor-tables":
+        "perf's x86 vendor tables in the binary: perf-event-vendor embeds the target's \
+         architecture's only (the host, the lab's x86_64 and i386 guests).",
+    Arm64VendorTables => "arm64-vendor-tables":
+        "perf's arm64 vendor tables in the binary, sys tables included: perf-event-vendor \
+         embeds the target's architecture's only (the lab's aarch64 guests).",
     HwBreakpoint => "hw-breakpoint":
         "A hardware write breakpoint that fires: the `breakpoint` PMU opens a write \
          watchpoint and a watched write counts (the lab's x86_64, aarch64 and i386 guests; \

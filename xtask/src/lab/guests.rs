@@ -363,6 +363,10 @@ pub fn for_kernels(kernels: &[Kernel]) -> Vec<Guest> {
         }
         if matches!(kernel.arch, Arch::X86_64 | Arch::I386) {
             base.provides.push(Need::X86Msr);
+            base.provides.push(Need::X86VendorTables);
+        }
+        if kernel.arch == Arch::Aarch64 {
+            base.provides.push(Need::Arm64VendorTables);
         }
         match kernel.arch {
             Arch::Aarch64 => {
