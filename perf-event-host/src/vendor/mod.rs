@@ -345,28 +345,19 @@ fn add_events(
     Ok(())
 }
 
-/// A JSON `ScaleUnit` as perf's `perf_pmu__convert_scale` reads it: the
-/// longest number at the start (`strtod`; 0 when there is none) and the
-/// rest as the unit.
+/// A JSON `ScaleUnit` as perf's `perf_pmu__convert_scale` reads it
+/// (perf-event-vendor's [`ScaleUnit`](perf_event_vendor::metricgroup::ScaleUnit),
+/// C's `strtod`): the longest number at the start (0 when there is none)
+/// and the rest as the unit.
 fn scale_unit(text: &str) -> (Scale, &str) {
-    let start = text.len() - text.trim_start().len();
-    let number_end = (start..=text.len())
-        .rev()
-        .find(|&end| {
-            text.is_char_boundary(end)
-                && end > start
-                && text[start..end].parse::<f64>().is_ok()
-                && !text[start..end].ends_with(['e', 'E', '+', '-'])
-        })
-        .unwrap_or(start);
-    let number = &text[start..number_end];
-    let factor = number.parse::<f64>().unwrap_or(0.0);
+    let parsed = perf_event_vendor::metricgroup::ScaleUnit::parse(text);
+    let number = &text[..text.len() - parsed.unit.len()];
     (
         Scale {
-            text: number.to_owned(),
-            factor,
+            text: number.trim().to_owned(),
+            factor: parsed.scale,
         },
-        &text[number_end..],
+        &text[number.len()..],
     )
 }
 
