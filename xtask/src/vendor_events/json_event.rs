@@ -91,7 +91,7 @@ pub fn truthy(s: &Option<String>) -> bool {
 
 /// The string value of `key`, if present; another JSON type is an error
 /// (jevents uses these values as strings).
-fn get_str(jd: &Map<String, Value>, key: &str) -> Result<Option<String>, String> {
+pub(super) fn get_str(jd: &Map<String, Value>, key: &str) -> Result<Option<String>, String> {
     match jd.get(key) {
         None => Ok(None),
         Some(Value::String(s)) => Ok(Some(s.clone())),
@@ -100,12 +100,12 @@ fn get_str(jd: &Map<String, Value>, key: &str) -> Result<Option<String>, String>
 }
 
 /// The value of `key`, which must be present.
-fn present_str(jd: &Map<String, Value>, key: &str) -> Result<String, String> {
+pub(super) fn present_str(jd: &Map<String, Value>, key: &str) -> Result<String, String> {
     get_str(jd, key)?.ok_or_else(|| format!("no `{key}`"))
 }
 
 /// Python's truth value of a JSON value.
-fn value_truthy(v: &Value) -> bool {
+pub(super) fn value_truthy(v: &Value) -> bool {
     match v {
         Value::Null => false,
         Value::Bool(b) => *b,
@@ -190,7 +190,7 @@ fn canonical_nonzero(val: &str) -> Result<Option<String>, String> {
 }
 
 /// jevents' `fixdesc`, as perf holds the result at run time.
-fn fixdesc(s: Option<String>) -> Option<String> {
+pub(super) fn fixdesc(s: Option<String>) -> Option<String> {
     s.map(|s| {
         let s = s.strip_suffix(".  ").unwrap_or(&s);
         let s = s.strip_suffix(". ").unwrap_or(s);
@@ -239,7 +239,7 @@ fn lookup_msr(num: &Option<String>) -> Result<Option<&'static str>, String> {
 }
 
 /// jevents' `real_event`: the fixed term strings of six well-known names.
-fn real_event(name: &Option<String>, event: Option<String>) -> Option<String> {
+pub(super) fn real_event(name: &Option<String>, event: Option<String>) -> Option<String> {
     let name = name.as_deref().filter(|n| !n.is_empty())?;
     let fixed = match name.to_lowercase().as_str() {
         "inst_retired.any" | "inst_retired.any_p" => "event=0xc0,period=2000003",

@@ -19,42 +19,10 @@
 //! - an `ArchStdEvent` jevents does not know is ignored, not an error, and
 //!   every attribute (the expression too) is inherited when it is falsy.
 
-use super::json_event::{llx_6_1, py_int, ArchStd, JsonEvent};
+use super::json_event::{
+    fixdesc, get_str, llx_6_1, present_str, py_int, real_event, value_truthy, ArchStd, JsonEvent,
+};
 use serde_json::{Map, Value};
-
-/// The string value of `key`, if present.
-fn get_str(jd: &Map<String, Value>, key: &str) -> Result<Option<String>, String> {
-    match jd.get(key) {
-        None => Ok(None),
-        Some(Value::String(s)) => Ok(Some(s.clone())),
-        Some(other) => Err(format!("`{key}` is {other}, not a string")),
-    }
-}
-
-fn present_str(jd: &Map<String, Value>, key: &str) -> Result<String, String> {
-    get_str(jd, key)?.ok_or_else(|| format!("no `{key}`"))
-}
-
-/// Python's truth value of a JSON value.
-fn value_truthy(v: &Value) -> bool {
-    match v {
-        Value::Null => false,
-        Value::Bool(b) => *b,
-        Value::Number(n) => n.as_f64() != Some(0.0),
-        Value::String(s) => !s.is_empty(),
-        Value::Array(a) => !a.is_empty(),
-        Value::Object(o) => !o.is_empty(),
-    }
-}
-
-/// jevents 6.1's `fixdesc` (its C escapes are undone by the compiler).
-fn fixdesc(s: Option<String>) -> Option<String> {
-    s.map(|s| {
-        let s = s.strip_suffix(".  ").unwrap_or(&s);
-        let s = s.strip_suffix(". ").unwrap_or(s);
-        s.strip_suffix('.').unwrap_or(s).to_owned()
-    })
-}
 
 /// jevents 6.1's `unit_to_pmu`: `None` without a unit.
 fn unit_to_pmu(unit: &Option<String>) -> Option<String> {
@@ -217,19 +185,6 @@ pub fn new(jd: &Map<String, Value>, std: &ArchStd) -> Result<JsonEvent, String> 
     }
     e.event = real_event(&e.name, event);
     Ok(e)
-}
-
-/// jevents' `real_event` (the same six names as in 6.12).
-fn real_event(name: &Option<String>, event: Option<String>) -> Option<String> {
-    let name = name.as_deref().filter(|n| !n.is_empty())?;
-    let fixed = match name.to_lowercase().as_str() {
-        "inst_retired.any" | "inst_retired.any_p" => "event=0xc0,period=2000003",
-        "cpu_clk_unhalted.ref" => "event=0x0,umask=0x03,period=2000003",
-        "cpu_clk_unhalted.thread" | "cpu_clk_unhalted.core" => "event=0x3c,period=2000003",
-        "cpu_clk_unhalted.thread_any" => "event=0x3c,any=1,period=2000003",
-        _ => return event,
-    };
-    Some(fixed.to_owned())
 }
 
 #[cfg(test)]
