@@ -42,6 +42,8 @@
 
 mod args;
 mod control;
+mod metric_format;
+mod metrics;
 mod output;
 mod run;
 mod set_mode;
@@ -108,7 +110,7 @@ fn main() {
     if opts.set.active() {
         set_mode::run(&opts, server);
     }
-    let mut events = run::wanted(&opts);
+    let (mut events, metrics) = run::wanted(&opts);
     if opts.command.iter().any(|a| a.contains('\0')) {
         args::usage("NUL in an argument");
     }
@@ -134,7 +136,7 @@ fn main() {
             break;
         }
     }
-    let text = output::report(&opts.command, opts.csv.as_deref(), &events, &runs);
+    let text = output::report(&opts.command, opts.csv.as_deref(), &events, &metrics, &runs);
     match &opts.output {
         None => {
             let _ = std::io::stderr().write_all(text.as_bytes());

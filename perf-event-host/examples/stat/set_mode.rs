@@ -137,6 +137,7 @@ fn report_events(set: &EventSet) -> Vec<Wanted> {
                 attr,
                 leader: (0..=i).rev().find(|&j| events[j].leader).unwrap_or(i),
                 max_precise: false,
+                tool: false,
             }
         })
         .collect()
@@ -297,7 +298,7 @@ fn refuse_unsupported(opts: &Options) {
 /// `-v` prints what was opened. `on_exec`: the target is the held
 /// command.
 fn open(opts: &Options, target: Target, on_exec: bool) -> EventSet {
-    let wanted = run::wanted(opts);
+    let (wanted, _) = run::wanted(opts);
     // An error drops the held command, which then exits unexecuted.
     let set = EventSet::open(groups(&wanted, on_exec), target, BudgetPolicy::Fail)
         .unwrap_or_else(|e| fail(&e.to_string()));

@@ -57,7 +57,13 @@ fn table_lines(
     csv: Option<&str>,
 ) -> Vec<String> {
     let run = counted(outcomes, elapsed);
-    let text = output::report(&[String::new()], csv, events, std::slice::from_ref(&run));
+    let text = output::report(
+        &[String::new()],
+        csv,
+        events,
+        &crate::metrics::Metrics::default(),
+        std::slice::from_ref(&run),
+    );
     let lines = text.lines().map(str::to_owned);
     if csv.is_some() {
         lines.collect()
@@ -270,6 +276,7 @@ fn total(
         &["\u{0}".to_owned()],
         csv,
         events,
+        &crate::metrics::Metrics::default(),
         std::slice::from_ref(&run),
     );
     // perf's header names the target; no user/sys times without a
