@@ -39,6 +39,13 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 //!
+//! The tables are Linux 6.12's unless a constructor is given another
+//! kernel's ([`VendorSystem::with_kernel_tables`]: 6.1's with feature
+//! `vendor-6-1`), so that a tool matches the perf it is compared with; for
+//! perf stat's `-M`, [`VendorSystem::core_model`] is the table whose
+//! metrics are selected and [`VendorSystem::set_literals`] gives the
+//! machine's values of the expressions' literals.
+//!
 //! Every use of perf-event-vendor's API in this package is in this module.
 
 mod cpuid;
