@@ -161,6 +161,11 @@ impl Siblings {
     }
 }
 
+/// Where sysfs is mounted: the root of every `/sys` path perf reads
+/// (perf's `sysfs__mountpoint`, which finds it in `/proc/mounts`; `/sys`
+/// on every distribution).
+pub const SYSFS: &str = "/sys";
+
 /// `smt/active` in a tree laid out as `/sys/devices/system/cpu` (since
 /// Linux 4.19): `Some(true)` when it holds 1 (SMT threads are active),
 /// `Some(false)` for any other number, `None` when the file is absent or

@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 /// (perf stat's `-a` and `-C`, which `#core_wide` depends on).
 #[derive(Clone, Debug)]
 pub struct LiteralMachine {
-    /// The sysfs mount (`/sys`): `devices/system/cpu/{present,online,smt/active}`,
+    /// The sysfs mount ([`sysfs::SYSFS`]): `devices/system/cpu/{present,online,smt/active}`,
     /// each CPU's `topology/*_list`, `firmware/acpi/tables/NFIT`.
     pub sysfs: PathBuf,
     /// `/proc/cpuinfo`'s text (x86's `#system_tsc_freq`: `vendor_id` and
@@ -29,7 +29,7 @@ impl LiteralMachine {
     /// command (not system-wide, no CPU list).
     pub fn running() -> Result<LiteralMachine, sysfs::SysfsError> {
         Ok(LiteralMachine {
-            sysfs: PathBuf::from("/sys"),
+            sysfs: PathBuf::from(sysfs::SYSFS),
             cpuinfo: sysfs::cpuinfo()?,
             system_wide: false,
             cpus: None,
@@ -152,7 +152,7 @@ impl VendorSystem {
         let max_present = present.map_or(4096, |p| p.iter().max().map_or(0, |m| m + 1));
         let online = CpuList::read(&cpu_dir.join("online"))?.unwrap_or_default();
         let dies = cfg!(any(target_arch = "x86_64", target_arch = "s390x"))
-            && cpu_dir.join("cpu0/topology/die_cpus_list").exists();
+            && Siblings::read_from(&cpu_dir, 0).die.is_some();
         let counts = sibling_counts(&cpu_dir, max_present, &online, dies);
         let smt_on =
             sysfs::smt_active(&cpu_dir).unwrap_or_else(|| counts.cores.iter().any(|c| c.len() > 1));
