@@ -292,17 +292,20 @@ fn can_run() -> bool {
 
 /// The CSV of `perf stat -M list -x, true` and of the example's, both in
 /// the namespace over `tree`.
-fn both(tree: &Tree, list: &str) -> Result<[(String, String); 2], String> {
+fn both(tree: &Tree, list: &str, extra: &[&str]) -> Result<[(String, String); 2], String> {
     let example = example();
-    let example = example.to_str().unwrap();
-    let perf = in_namespace(
-        &tree.devices(),
-        &["perf", "stat", "-M", list, "-x,", "true"],
-    )?;
-    let ours = in_namespace(
-        &tree.devices(),
-        &[example, "--vendor-kernel", "6.1", "-M", list, "-x,", "true"],
-    )?;
+    let args = |head: &[&str]| -> Vec<String> {
+        let mut v: Vec<String> = head.iter().map(|s| s.to_string()).collect();
+        v.extend(extra.iter().map(|s| s.to_string()));
+        v.extend(["-M", list, "-x,", "true"].map(str::to_owned));
+        v
+    };
+    let run = |argv: Vec<String>| {
+        let argv: Vec<&str> = argv.iter().map(String::as_str).collect();
+        in_namespace(&tree.devices(), &argv)
+    };
+    let perf = run(args(&["perf", "stat"]))?;
+    let ours = run(args(&[example.to_str().unwrap(), "--vendor-kernel", "6.1"]))?;
     assert_eq!(perf.0, 0, "perf: {}", perf.1);
     assert_eq!(ours.0, 0, "ours: {}", ours.1);
     Ok([("perf 6.1".into(), perf.1), ("stat example".into(), ours.1)])
@@ -328,21 +331,24 @@ fn metrics_as_perf_computes_and_prints_them() {
     // One metric, two sharing events, one with duration_time and msr/tsc/,
     // groups, a modifier in the table (`:k`), one whose `#SMT_on` leaves
     // no event but duration_time, top-down ratios with a ScaleUnit.
-    let lists = [
-        "IPC,CPI",
-        "Average_Frequency",
-        "Summary",
-        "Kernel_Utilization",
-        "SMT_2T_Utilization",
-        "TopdownL1",
-        "GFLOPs",
+    // And Summary with --metric-no-merge: a list per metric.
+    let no_merge: &[&str] = &["--metric-no-merge"];
+    let lists: [(&str, &[&str]); 8] = [
+        ("IPC,CPI", &[]),
+        ("Average_Frequency", &[]),
+        ("Summary", &[]),
+        ("Kernel_Utilization", &[]),
+        ("SMT_2T_Utilization", &[]),
+        ("TopdownL1", &[]),
+        ("GFLOPs", &[]),
+        ("Summary", no_merge),
     ];
     let (mut checked, mut selected) = (0, 0);
-    for list in lists {
-        let selection =
-            MetricSelection::select(model, list, &literals, &MetricOptions::new()).unwrap();
+    for (list, extra) in lists {
+        let options = MetricOptions::new().no_merge(!extra.is_empty());
+        let selection = MetricSelection::select(model, list, &literals, &options).unwrap();
         selected += selection.metrics().len();
-        let outputs = match both(&tree, list) {
+        let outputs = match both(&tree, list, extra) {
             Ok(o) => o,
             Err(e) => {
                 lab_support::skip("needs a private mount namespace", &e);
@@ -359,7 +365,7 @@ fn metrics_as_perf_computes_and_prints_them() {
     );
     // Every selected metric printed once by each tool, and recomputed.
     assert_eq!(checked, 2 * selected);
-    assert_eq!(selected, 14);
+    assert_eq!(selected, 18);
 }
 
 #[test]
