@@ -401,3 +401,56 @@ fn an_unknown_metric_as_perf_reports_it() {
     let names = |s: &str| -> Vec<String> { report(s).events.into_iter().map(|(n, _)| n).collect() };
     assert_eq!(names(&ours.1), names(&perf.1));
 }
+
+/// The table (no `-x`): a metric on a line of its own is perf 6.1's line,
+/// blanks and padding included (`#` in column 51, the value `%8.2f`, the
+/// name padded to the metric's 35 columns); on the event's line it is the
+/// same ` # VALUE NAME` text. perf puts its cpu-clock shadow metric (the
+/// fake events are cpu-clock: `CPUs utilized`) first, so its IPC and CPI
+/// are both on lines of their own; the example has no shadow metric for
+/// them and prints IPC on the event's line, CPI on the next.
+#[test]
+fn metric_lines_as_perf_lays_them_out() {
+    if !can_run() {
+        return;
+    }
+    let tree = fake_tree();
+    let example = example();
+    let run = |argv: &[&str]| in_namespace(&tree.devices(), argv);
+    let perf = run(&["perf", "stat", "-M", "IPC,CPI", "true"]);
+    let ours = run(&[
+        example.to_str().unwrap(),
+        "--vendor-kernel",
+        "6.1",
+        "-M",
+        "IPC,CPI",
+        "true",
+    ]);
+    let (perf, ours) = match (perf, ours) {
+        (Ok(p), Ok(o)) => (p.1, o.1),
+        (Err(e), _) | (_, Err(e)) => {
+            lab_support::skip("needs a private mount namespace", &e);
+            return;
+        }
+    };
+    // Both counts of the group are cpu-clock ns of the same time: the
+    // ratios print 1.00.
+    let own_line = |name: &str| format!("{:50}#     1.00 {name:<23}", "");
+    for text in [&perf, &ours] {
+        assert!(text.lines().any(|l| l == own_line("CPI")), "{text}");
+    }
+    assert!(perf.lines().any(|l| l == own_line("IPC")), "{perf}");
+    let event_line = ours
+        .lines()
+        .find(|l| l.contains("INST_RETIRED.ANY"))
+        .unwrap();
+    assert_eq!(
+        event_line,
+        format!(
+            "{:>18}      {:<32} #     1.00 {:<23}",
+            event_line.trim_start().split(' ').next().unwrap(),
+            "INST_RETIRED.ANY",
+            "IPC"
+        )
+    );
+}
