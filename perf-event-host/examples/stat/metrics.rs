@@ -152,14 +152,17 @@ mod with_vendor {
             }
         };
         let mut ranges = Vec::new();
+        let first = events.len();
         for list in selection.event_lists() {
             let start = events.len();
-            run::push_events(
-                opts,
-                vendor,
-                &strip_tools(list.events(), list.ids()),
-                events,
-            );
+            let text = strip_tools(list.events(), list.ids());
+            if let Err(e) = run::try_push_events(opts, vendor, &text, events) {
+                // perf 6.1 prints the parser's error and goes on without
+                // the metrics (its return value is not checked).
+                eprintln!("event syntax error: {e}");
+                events.truncate(first);
+                return no_metrics(opts, vendor, events);
+            }
             for tool in list
                 .ids()
                 .iter()

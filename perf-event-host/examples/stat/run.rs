@@ -208,14 +208,25 @@ pub fn wanted(opts: &Options) -> (Vec<Wanted>, Metrics) {
 /// Parses `events` and appends them to `out`, with the settings every run
 /// needs.
 pub fn push_events(opts: &Options, resolver: &dyn Resolver, events: &str, out: &mut Vec<Wanted>) {
-    let inherit = opts.inherit;
-    if events.is_empty() {
-        return; // -n
-    }
-    let list = parse(events, resolver).unwrap_or_else(|e| {
+    if let Err(e) = try_push_events(opts, resolver, events, out) {
         eprintln!("event syntax error: {e}");
         usage("bad event list (-e)")
-    });
+    }
+}
+
+/// [`push_events`], a list that does not parse given back as the
+/// parser's error (nothing appended).
+pub fn try_push_events(
+    opts: &Options,
+    resolver: &dyn Resolver,
+    events: &str,
+    out: &mut Vec<Wanted>,
+) -> Result<(), perf_event_host::parse::ParseError> {
+    let inherit = opts.inherit;
+    if events.is_empty() {
+        return Ok(()); // -n
+    }
+    let list = parse(events, resolver)?;
     for group in list.groups() {
         let leader = out.len();
         for (i, ev) in group.iter().enumerate() {
@@ -256,6 +267,7 @@ pub fn push_events(opts: &Options, resolver: &dyn Resolver, events: &str, out: &
             });
         }
     }
+    Ok(())
 }
 
 /// How a run is driven besides its command: perf's `--timeout`, `-D` and

@@ -207,16 +207,17 @@ impl VendorSystem {
         self.kernel
     }
 
-    /// The table of the first core PMU ([`PmuTable::model`]) as a model:
-    /// the one `perf stat -M` takes its metrics from (`cpu` on x86).
+    /// The table `perf stat -M` takes its metrics from: the first core
+    /// PMU's ([`PmuTable::model`]; `cpu` on x86), else (no core PMU: a
+    /// machine without a hardware PMU, whose CPU perf still finds a table
+    /// for by its id) the first PMU's that has one.
     pub fn core_model(&self) -> Option<&'static Model> {
-        let core = self
-            .system
-            .pmus()
-            .iter()
-            .position(cpuid::is_core)
-            .and_then(|i| self.tables.get(i))?;
-        self.kernel.model(core.model?)
+        let core = self.system.pmus().iter().position(cpuid::is_core);
+        let name = core
+            .and_then(|i| self.tables.get(i))
+            .and_then(|t| t.model)
+            .or_else(|| self.tables.iter().find_map(|t| t.model))?;
+        self.kernel.model(name)
     }
 
     fn build(
