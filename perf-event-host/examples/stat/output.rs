@@ -78,6 +78,20 @@ fn summarize(runs: &[Run], i: usize) -> Summary {
     }
 }
 
+/// Whether an event counts a clock as perf's shadow metrics see it
+/// (`evsel__is_clock`: its attr is software cpu-clock or task-clock).
+fn clock_attr(event: &Wanted) -> bool {
+    let raw = event.attr.to_raw();
+    !event.tool
+        && raw.type_ == perf_event_core::sys::PERF_TYPE_SOFTWARE
+        && [
+            perf_event_core::sys::PERF_COUNT_SW_CPU_CLOCK,
+            perf_event_core::sys::PERF_COUNT_SW_TASK_CLOCK,
+        ]
+        .contains(&(raw.config as u32))
+        && raw.config >> 32 == 0
+}
+
 fn is_clock(name: &str) -> bool {
     matches!(base(name), "task-clock" | "cpu-clock")
 }
@@ -123,8 +137,19 @@ fn metric(
         return None;
     };
     let name = events[i].name.as_str();
-    let clock = counted("task-clock").or_else(|| counted("cpu-clock"));
-    if is_clock(name) {
+    // perf 6.1's STAT_NSECS: the mean count of the events whose attr is a
+    // clock (cpu-clock or task-clock, whatever their names: `-M`'s vendor
+    // events over a PMU of the software type too).
+    let clocks: Vec<f64> = events
+        .iter()
+        .zip(stats)
+        .filter_map(|(e, s)| match s {
+            Summary::Counted { value, .. } if clock_attr(e) => Some(*value),
+            _ => None,
+        })
+        .collect();
+    let clock = (!clocks.is_empty()).then(|| clocks.iter().sum::<f64>() / clocks.len() as f64);
+    if clock_attr(&events[i]) {
         return Some((format!("{:8.3}", v / elapsed_ns.max(1.0)), "CPUs utilized"));
     }
     match base(name) {
