@@ -479,3 +479,13 @@ fn masked(text: &str) -> Vec<String> {
         })
         .collect()
 }
+
+/// Built without feature `vendor` (the other tests' stat example), `-M`
+/// is refused with the way to get it, status 129 as a usage error.
+#[test]
+fn metrics_without_feature_vendor_say_how_to_get_them() {
+    let out = crate::stat_support::stat(&["-M", "IPC", "true"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(129), "{stderr}");
+    assert!(stderr.contains("--features vendor"), "{stderr}");
+}

@@ -39,13 +39,13 @@ struct Selected {
 #[cfg(feature = "vendor")]
 pub use with_vendor::select;
 
-/// `-M` without the vendor tables: built without feature `vendor`, a
-/// clear error (status 129); with it, when the vendor events could not be
+/// `-M` (or `--vendor-kernel`) without the vendor tables: built without
+/// feature `vendor`, a clear error (status 129); with it, when the vendor events could not be
 /// read (already said), no metrics.
 pub fn unavailable() -> Metrics {
     if cfg!(not(feature = "vendor")) {
         eprintln!(
-            "-M needs perf's metric tables: build the stat example with `--features vendor` \
+            "-M and --vendor-kernel need perf's tables: build the stat example with `--features vendor` \
              (`--features vendor-6-1` for perf 6.1's, with `--vendor-kernel 6.1`)"
         );
         std::process::exit(129)

@@ -198,9 +198,9 @@ pub fn wanted(opts: &Options) -> (Vec<Wanted>, Metrics) {
         Err(_) => Box::new(Builtin),
     };
     push_events(opts, resolver.as_ref(), &opts.events, &mut out);
-    let metrics = match opts.metrics {
-        Some(_) => crate::metrics::unavailable(),
-        None => Metrics::default(),
+    let metrics = match (&opts.metrics, &opts.vendor_kernel) {
+        (None, None) => Metrics::default(),
+        _ => crate::metrics::unavailable(),
     };
     (out, metrics)
 }
