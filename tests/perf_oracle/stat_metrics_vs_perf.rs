@@ -333,7 +333,10 @@ fn metrics_as_perf_computes_and_prints_them() {
     // no event but duration_time, top-down ratios with a ScaleUnit.
     // And Summary with --metric-no-merge: a list per metric.
     let no_merge: &[&str] = &["--metric-no-merge"];
-    let lists: [(&str, &[&str]); 8] = [
+    // And system-wide (`-a`: the event-set mode; `#core_wide` becomes
+    // SMT-dependent).
+    let all_cpus: &[&str] = &["-a"];
+    let lists: [(&str, &[&str]); 10] = [
         ("IPC,CPI", &[]),
         ("Average_Frequency", &[]),
         ("Summary", &[]),
@@ -342,11 +345,24 @@ fn metrics_as_perf_computes_and_prints_them() {
         ("TopdownL1", &[]),
         ("GFLOPs", &[]),
         ("Summary", no_merge),
+        ("IPC,CPI", all_cpus),
+        ("Summary", all_cpus),
     ];
+    let mut system_wide = LiteralMachine::running().unwrap();
+    system_wide.system_wide = true;
+    let mut wide_literals = ExprInputs::new();
+    vendor
+        .set_literals(&mut wide_literals, &system_wide)
+        .unwrap();
     let (mut checked, mut selected) = (0, 0);
     for (list, extra) in lists {
-        let options = MetricOptions::new().no_merge(!extra.is_empty());
-        let selection = MetricSelection::select(model, list, &literals, &options).unwrap();
+        let options = MetricOptions::new().no_merge(extra == no_merge);
+        let literals = if extra == all_cpus {
+            &wide_literals
+        } else {
+            &literals
+        };
+        let selection = MetricSelection::select(model, list, literals, &options).unwrap();
         selected += selection.metrics().len();
         let outputs = match both(&tree, list, extra) {
             Ok(o) => o,
@@ -356,7 +372,7 @@ fn metrics_as_perf_computes_and_prints_them() {
             }
         };
         for (tool, csv) in &outputs {
-            checked += check_report(tool, csv, &selection, &literals);
+            checked += check_report(tool, csv, &selection, literals);
         }
     }
     eprintln!(
@@ -365,7 +381,7 @@ fn metrics_as_perf_computes_and_prints_them() {
     );
     // Every selected metric printed once by each tool, and recomputed.
     assert_eq!(checked, 2 * selected);
-    assert_eq!(selected, 18);
+    assert_eq!(selected, 24);
 }
 
 #[test]

@@ -35,9 +35,11 @@
 //!   perf's: the tables of that kernel's perf (`6.1` needs `--features
 //!   vendor-6-1`; default the newest, 6.12). As perf 6.1, an unknown name
 //!   prints ``Cannot find metric or group `X'`` and the run goes on
-//!   without it (perf's default events when there is no `-e`). Not with
-//!   the event-set modes (`-a`, `-p`, ...); without feature `vendor`, `-M`
-//!   is an error saying so.
+//!   without it (perf's default events when there is no `-e`). For a
+//!   command and in the event-set mode's totals (`-a`, `-C`, `-p`, `-t`;
+//!   `#core_wide` follows `-a` / `-C`), not per CPU, thread, core or
+//!   interval (`-A`, `--per-*`, `-I`: refused); without feature `vendor`,
+//!   `-M` is an error saying so.
 //! - Events use perf's syntax (`-e cycles:u,{task-clock,page-faults}`,
 //!   `-e 'syscalls:sys_enter_w*'`); events the machine lacks print
 //!   `<not supported>`, events that never ran `<not counted>`, multiplexed

@@ -14,6 +14,7 @@
 use crate::metric_format::Printed;
 #[cfg(feature = "vendor")]
 use crate::metric_format::{format_metric, tool_scale};
+use crate::run::{Outcome, Wanted};
 
 /// The metrics of a run (none without `-M`).
 #[derive(Default)]
@@ -23,6 +24,9 @@ pub struct Metrics {
     /// The machine's literals (`#smt_on`, ...).
     #[cfg(feature = "vendor")]
     literals: perf_event_vendor::expr::ExprInputs,
+    /// The event-set modes: where the tool events sit among the events
+    /// (their index and name), which the set does not open.
+    tools: Vec<(usize, String)>,
 }
 
 #[cfg(feature = "vendor")]
@@ -32,8 +36,9 @@ struct Selected {
     events: std::ops::Range<usize>,
     /// The ids of its list, one per event of `events`.
     ids: Vec<String>,
-    /// The event whose line it is printed on.
-    line: usize,
+    /// The event whose line it is printed on (none for a metric that
+    /// reads no event).
+    line: Option<usize>,
 }
 
 #[cfg(feature = "vendor")]
@@ -54,6 +59,70 @@ pub fn unavailable() -> Metrics {
 }
 
 impl Metrics {
+    /// For the event-set modes (`-a`, `-C`, `-p`, `-t`): the metrics over
+    /// `wanted` (tool events included) when the set opened each other
+    /// event once (`opened` of them; a hybrid machine's events expanded per
+    /// core PMU are not served: no metrics then, said so).
+    pub fn with_events(mut self, wanted: &[Wanted], opened: usize) -> Metrics {
+        if self.is_empty() {
+            return self;
+        }
+        self.tools = wanted
+            .iter()
+            .enumerate()
+            .filter(|(_, w)| w.tool)
+            .map(|(i, w)| (i, w.name.clone()))
+            .collect();
+        if wanted.len() - self.tools.len() != opened {
+            eprintln!(
+                "metrics: the events were opened per core PMU; this example computes -M's \
+                 metrics only where each event opens once"
+            );
+            return Metrics::default();
+        }
+        self
+    }
+
+    /// Whether there are no metrics.
+    pub fn is_empty(&self) -> bool {
+        #[cfg(feature = "vendor")]
+        {
+            self.selected.is_empty()
+        }
+        #[cfg(not(feature = "vendor"))]
+        true
+    }
+
+    /// The event-set modes' report events and outcomes with the tool
+    /// events put back where the metrics index them, counted as perf 6.1
+    /// counts them (`duration_time`: the elapsed ns; `user_time` and
+    /// `system_time`: 0, no command of this tool's measured).
+    pub fn report_events(
+        &self,
+        events: &[Wanted],
+        outcomes: Vec<Outcome>,
+        elapsed: std::time::Duration,
+    ) -> (Vec<Wanted>, Vec<Outcome>) {
+        let (mut all, mut counted) = (events.to_vec(), outcomes);
+        for (i, name) in &self.tools {
+            let value = if name == "duration_time" {
+                elapsed.as_nanos() as u64
+            } else {
+                0
+            };
+            all.insert(*i, Wanted::tool(name));
+            counted.insert(
+                *i,
+                Outcome::Counted(perf_event_core::read_format::Counts {
+                    value,
+                    enabled: Some(value),
+                    running: Some(value),
+                }),
+            );
+        }
+        (all, counted)
+    }
+
     /// The metrics printed on event `i`'s line, in perf 6.1's order, computed
     /// from `value` (each event's count: `None` when it was not counted).
     pub fn for_event(&self, i: usize, value: &dyn Fn(usize) -> Option<f64>) -> Vec<Printed> {
@@ -64,7 +133,7 @@ impl Metrics {
             self.selected
                 .iter()
                 .rev()
-                .filter(|s| s.line == i)
+                .filter(|s| s.line == Some(i))
                 .map(|s| s.print(&self.literals, value))
                 .collect()
         }
@@ -117,6 +186,7 @@ mod with_vendor {
     use super::{Metrics, Selected};
     use crate::args::Options;
     use crate::run::{self, Wanted};
+    use perf_event_host::sysfs::CpuList;
     use perf_event_host::vendor::{LiteralMachine, VendorSystem};
     use perf_event_vendor::expr::ExprInputs;
     use perf_event_vendor::metricgroup::{MetricOptions, MetricSelection, TOOL_EVENTS};
@@ -129,14 +199,7 @@ mod with_vendor {
         let Some(list) = opts.metrics.as_deref() else {
             return Metrics::default();
         };
-        let mut machine = ExprInputs::new();
-        let literal_machine = LiteralMachine::running().and_then(|m| {
-            vendor.set_literals(&mut machine, &m)?;
-            Ok(m)
-        });
-        if let Err(e) = literal_machine {
-            eprintln!("metrics: {e}");
-        }
+        let machine = literals(opts, vendor);
         let Some(model) = vendor.core_model() else {
             eprintln!("Cannot find metric or group `{list}'");
             return no_metrics(opts, vendor, events);
@@ -151,6 +214,67 @@ mod with_vendor {
                 return no_metrics(opts, vendor, events);
             }
         };
+        let Some(ranges) = push_lists(opts, vendor, &selection, events) else {
+            return no_metrics(opts, vendor, events);
+        };
+        let selected = selection
+            .metrics()
+            .iter()
+            .map(|m| {
+                let events = ranges[m.event_list()].clone();
+                let ids: Vec<String> = selection.event_lists()[m.event_list()].ids().to_vec();
+                // perf 6.1 attaches a metric to the first of its events: one
+                // that reads none (`#smt_on` folded them away, in a list
+                // shared with others) is printed nowhere.
+                let line = events
+                    .clone()
+                    .zip(&ids)
+                    .find(|(_, id)| m.ids().contains(id))
+                    .map(|(j, _)| j);
+                Selected {
+                    metric: m.clone(),
+                    events,
+                    ids,
+                    line,
+                }
+            })
+            .collect();
+        Metrics {
+            selected,
+            literals: machine,
+            tools: Vec::new(),
+        }
+    }
+
+    /// The machine's literals for this run (perf's `#core_wide`:
+    /// system-wide with `-a` or `-C`, the `-C` list).
+    fn literals(opts: &Options, vendor: &VendorSystem) -> ExprInputs {
+        let mut machine = ExprInputs::new();
+        let literal_machine = LiteralMachine::running().and_then(|mut m| {
+            m.system_wide = opts.set.all_cpus || opts.set.cpus.is_some();
+            m.cpus = opts
+                .set
+                .cpus
+                .as_deref()
+                .and_then(|c| CpuList::parse(c).ok());
+            vendor.set_literals(&mut machine, &m)?;
+            Ok(m)
+        });
+        if let Err(e) = literal_machine {
+            eprintln!("metrics: {e}");
+        }
+        machine
+    }
+
+    /// Parses each of the selection's event lists and appends its events
+    /// (then its tool events) to `events`: each list's range there; `None`
+    /// (nothing appended) when a list does not parse.
+    fn push_lists(
+        opts: &Options,
+        vendor: &VendorSystem,
+        selection: &MetricSelection,
+        events: &mut Vec<Wanted>,
+    ) -> Option<Vec<std::ops::Range<usize>>> {
         let mut ranges = Vec::new();
         let first = events.len();
         for list in selection.event_lists() {
@@ -161,7 +285,7 @@ mod with_vendor {
                 // the metrics (its return value is not checked).
                 eprintln!("event syntax error: {e}");
                 events.truncate(first);
-                return no_metrics(opts, vendor, events);
+                return None;
             }
             for tool in list
                 .ids()
@@ -180,29 +304,7 @@ mod with_vendor {
             }
             ranges.push(start..events.len());
         }
-        let selected = selection
-            .metrics()
-            .iter()
-            .map(|m| {
-                let events = ranges[m.event_list()].clone();
-                let ids: Vec<String> = selection.event_lists()[m.event_list()].ids().to_vec();
-                let line = events
-                    .clone()
-                    .zip(&ids)
-                    .find(|(_, id)| m.ids().contains(id))
-                    .map_or(events.start, |(j, _)| j);
-                Selected {
-                    metric: m.clone(),
-                    events,
-                    ids,
-                    line,
-                }
-            })
-            .collect();
-        Metrics {
-            selected,
-            literals: machine,
-        }
+        Some(ranges)
     }
 
     /// perf 6.1 after a metric list it cannot use: the `-e` events, or

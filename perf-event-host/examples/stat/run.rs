@@ -34,6 +34,7 @@ const TIMES: u64 =
     (sys::PERF_FORMAT_TOTAL_TIME_ENABLED | sys::PERF_FORMAT_TOTAL_TIME_RUNNING) as u64;
 
 /// One event as requested: its name and attr, its group leader's index.
+#[derive(Clone)]
 pub struct Wanted {
     pub name: String,
     pub attr: Attr,
