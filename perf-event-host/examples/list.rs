@@ -13,11 +13,12 @@
 //! groups with their metrics; `metric` lists the metrics alone, `metricgroup`
 //! the groups' names, as `perf list metric` and `perf list metricgroup`
 //! (perf 6.1's `metricgroup__print`). `--vendor-kernel X.Y` (not perf's)
-//! takes the metrics from the tables of another embedded kernel
+//! takes the events and metrics from the tables of another embedded kernel
 //! (`perf_event_vendor::kernels()`; 6.1's with feature
 //! `perf-event-vendor/linux-6-1`). The generalized, software and
 //! tracepoint events that perf lists too are not listed here.
 
+use perf_event_host::parse::System;
 use perf_event_host::sysfs::{Alias, TermValue};
 use perf_event_host::vendor::{VendorAlias, VendorSystem};
 use perf_event_vendor::{Model, Tables};
@@ -232,10 +233,15 @@ fn print_metrics(model: &Model, opts: &Options) {
 
 fn main() {
     let opts = options();
-    let system = VendorSystem::discover().unwrap_or_else(|e| {
-        eprintln!("list: {e}");
-        std::process::exit(1);
-    });
+    let system = System::discover()
+        .map_err(|e| e.to_string())
+        .and_then(|system| {
+            VendorSystem::with_kernel_tables(system, opts.tables, None).map_err(|e| e.to_string())
+        })
+        .unwrap_or_else(|e| {
+            eprintln!("list: {e}");
+            std::process::exit(1);
+        });
     if opts.only == Only::All {
         print_events(&system, &opts);
     }

@@ -48,6 +48,7 @@ mod sample_support;
 mod sample_system_wide;
 mod stat_control_vs_perf;
 mod stat_example;
+mod stat_metrics_vs_perf;
 mod stat_options_vs_perf;
 mod stat_set_control_vs_perf;
 mod stat_set_example;

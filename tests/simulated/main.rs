@@ -13,6 +13,7 @@ mod lab_support;
 mod sysfs_support;
 
 mod event_strings;
+mod metric_literals;
 mod perf_parse_events;
 mod set_fixtures;
 mod sysfs_fixtures;

@@ -43,6 +43,10 @@ pub enum Id {
     AllKernel,
     Delay,
     Control,
+    Metrics,
+    MetricNoGroup,
+    MetricNoMerge,
+    VendorKernel,
 }
 
 /// One option: its letters, its value's name (None: a switch), its help.
@@ -108,6 +112,13 @@ pub const OPTIONS: &[Opt] = &[
         "event selector. use 'perf list' to list available events",
     ),
     opt(Id::Help, Some('h'), "help", None, "show this help"),
+    opt(
+        Id::Metrics,
+        Some('M'),
+        "metrics",
+        Some("metric/metric group list"),
+        "monitor specified metrics or metric groups (separated by ,)",
+    ),
     opt(
         Id::IntervalPrint,
         Some('I'),
@@ -177,6 +188,20 @@ pub const OPTIONS: &[Opt] = &[
         "control",
         Some("fd:ctl-fd[,ack-fd] or fifo:ctl-fifo[,ack-fifo]"),
         "Listen on ctl-fd descriptor for command to control measurement ('enable': enable events, 'disable': disable events).\n\t\t\t  Optionally send control command completion ('ack\\n') to ack-fd descriptor.\n\t\t\t  Alternatively, ctl-fifo / ack-fifo will be opened and used as ctl-fd / ack-fd.",
+    ),
+    opt(
+        Id::MetricNoGroup,
+        None,
+        "metric-no-group",
+        None,
+        "don't group metric events, impacts multiplexing",
+    ),
+    opt(
+        Id::MetricNoMerge,
+        None,
+        "metric-no-merge",
+        None,
+        "don't try to share events between metrics in a group",
     ),
     opt(
         Id::PerThread,
@@ -255,6 +280,13 @@ pub const OPTIONS: &[Opt] = &[
         None,
         "Configure all used events to run in kernel space.",
     ),
+    opt(
+        Id::VendorKernel,
+        None,
+        "vendor-kernel",
+        Some("X.Y"),
+        "not perf's: the vendor event and metric tables of this kernel's perf (6.12, 6.1)",
+    ),
 ];
 
 /// The parsed command line.
@@ -286,6 +318,14 @@ pub struct Options {
     pub delay_ms: i32,
     /// `--control fd:CTL[,ACK]` / `fifo:CTL[,ACK]`.
     pub control: Option<String>,
+    /// `-M LIST`: metrics and metric groups (feature `vendor`).
+    pub metrics: Option<String>,
+    /// `--metric-no-group`.
+    pub metric_no_group: bool,
+    /// `--metric-no-merge`.
+    pub metric_no_merge: bool,
+    /// `--vendor-kernel X.Y` (ours): whose perf's tables.
+    pub vendor_kernel: Option<String>,
     /// The `-e` lists, in order.
     event_list: Vec<String>,
 }
@@ -396,6 +436,17 @@ impl Options {
                 _ => bad_value(o, "expects a numerical value"),
             },
             Id::Control => self.control = Some(value),
+            // perf 6.1 joins repeated -M lists with `,`.
+            Id::Metrics => match &mut self.metrics {
+                Some(list) => {
+                    list.push(',');
+                    list.push_str(&value);
+                }
+                None => self.metrics = Some(value),
+            },
+            Id::MetricNoGroup => self.metric_no_group = true,
+            Id::MetricNoMerge => self.metric_no_merge = true,
+            Id::VendorKernel => self.vendor_kernel = Some(value),
             Id::IntervalPrint => match value.parse::<u64>() {
                 Ok(ms) if ms >= 10 => self.set.interval_ms = Some(ms),
                 Ok(_) => bad_value(o, "expects at least 10 (ms)"),
@@ -424,6 +475,10 @@ pub fn parse(args: impl IntoIterator<Item = String>) -> Options {
         all_kernel: false,
         delay_ms: 0,
         control: None,
+        metrics: None,
+        metric_no_group: false,
+        metric_no_merge: false,
+        vendor_kernel: None,
         event_list: Vec::new(),
     };
     let mut args = args.into_iter();
@@ -450,7 +505,7 @@ pub fn parse(args: impl IntoIterator<Item = String>) -> Options {
     refuse_combinations(&opts);
     opts.events = if opts.null {
         String::new()
-    } else if opts.event_list.is_empty() {
+    } else if opts.event_list.is_empty() && opts.metrics.is_none() {
         DEFAULT_EVENTS.to_owned()
     } else {
         opts.event_list.join(",")
@@ -514,6 +569,12 @@ fn refuse_combinations(opts: &Options) {
             "-B option not supported with -x\n\n{USAGE}\n\n    -B, --big-num         print large numbers with thousands' separators\n    -x, --field-separator <separator>\n                          print counts with custom separator"
         );
         std::process::exit(234);
+    }
+    let s = &opts.set;
+    if opts.metrics.is_some()
+        && (s.no_aggr || s.per_thread || s.per.is_some() || s.interval_ms.is_some())
+    {
+        usage("-M: this example computes metrics for the whole count (a command, -a, -C, -p, -t; not with -A, -I, --per-thread or --per-*)");
     }
     if opts.timeout_ms.is_some() && opts.set.interval_ms.is_some() {
         // perf 6.1: the message, each option under its own usage line, 234.

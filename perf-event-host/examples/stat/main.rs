@@ -2,7 +2,7 @@
 //! with perf's options, output and exit status.
 //!
 //! ```sh
-//! cargo run --release --example stat -- [-e EVENTS]... [-r N] [-x SEP] [-o FILE] [--] CMD ARGS
+//! cargo run --release --example stat -- [-e EVENTS]... [-M METRICS] [-r N] [-x SEP] [-o FILE] [--] CMD ARGS
 //! ```
 //!
 //! - Options as perf reads them: `-x,` or `-x ,`, `-r5`, `--repeat=5`,
@@ -25,6 +25,21 @@
 //!   `-D N` waits N ms serving no command (the command's exit or a
 //!   signal cuts the wait short) and the elapsed time counts from the
 //!   enable; `-I` prints no extra interval at `enable` / `disable`.
+//! - `-M METRIC_OR_GROUP[,...]` (feature `vendor`; `--metric-no-group`,
+//!   `--metric-no-merge`): perf's metrics of the CPU's table (or
+//!   `PERF_CPUID`'s), their events opened after `-e`'s and each metric
+//!   printed as perf 6.1 prints it: on the line of its list's first event
+//!   it reads, `%8.2f NAME` or, with a `ScaleUnit`, `%8.1f UNIT  NAME`,
+//!   later ones on lines of their own, in `-x` CSV as `,VALUE,NAME`
+//!   (`metrics.rs`, `metric_format.rs`). `--vendor-kernel X.Y` is ours, not
+//!   perf's: the tables of that kernel's perf (`6.1` needs `--features
+//!   vendor-6-1`; default the newest, 6.12). As perf 6.1, an unknown name
+//!   prints ``Cannot find metric or group `X'`` and the run goes on
+//!   without it (perf's default events when there is no `-e`). For a
+//!   command and in the event-set mode's totals (`-a`, `-C`, `-p`, `-t`;
+//!   `#core_wide` follows `-a` / `-C`), not per CPU, thread, core or
+//!   interval (`-A`, `--per-*`, `-I`: refused); without feature `vendor`,
+//!   `-M` is an error saying so.
 //! - Events use perf's syntax (`-e cycles:u,{task-clock,page-faults}`,
 //!   `-e 'syscalls:sys_enter_w*'`); events the machine lacks print
 //!   `<not supported>`, events that never ran `<not counted>`, multiplexed
@@ -42,6 +57,8 @@
 
 mod args;
 mod control;
+mod metric_format;
+mod metrics;
 mod output;
 mod run;
 mod set_mode;
@@ -108,7 +125,7 @@ fn main() {
     if opts.set.active() {
         set_mode::run(&opts, server);
     }
-    let mut events = run::wanted(&opts);
+    let (mut events, metrics) = run::wanted(&opts);
     if opts.command.iter().any(|a| a.contains('\0')) {
         args::usage("NUL in an argument");
     }
@@ -134,7 +151,7 @@ fn main() {
             break;
         }
     }
-    let text = output::report(&opts.command, opts.csv.as_deref(), &events, &runs);
+    let text = output::report(&opts.command, opts.csv.as_deref(), &events, &metrics, &runs);
     match &opts.output {
         None => {
             let _ = std::io::stderr().write_all(text.as_bytes());

@@ -4,6 +4,8 @@
 //! (`value,unit,event,run,pct,metric,metric-unit`; `-r` adds the variance
 //! after the event, as perf does).
 
+use crate::metric_format::{self as metrics, Printed};
+use crate::metrics::Metrics;
 use crate::run::{Outcome, Run, Wanted};
 use perf_event_core::read_format::Scaled;
 
@@ -76,6 +78,20 @@ fn summarize(runs: &[Run], i: usize) -> Summary {
     }
 }
 
+/// Whether an event counts a clock as perf's shadow metrics see it
+/// (`evsel__is_clock`: its attr is software cpu-clock or task-clock).
+fn clock_attr(event: &Wanted) -> bool {
+    let raw = event.attr.to_raw();
+    !event.tool
+        && raw.type_ == perf_event_core::sys::PERF_TYPE_SOFTWARE
+        && [
+            perf_event_core::sys::PERF_COUNT_SW_CPU_CLOCK,
+            perf_event_core::sys::PERF_COUNT_SW_TASK_CLOCK,
+        ]
+        .contains(&(raw.config as u32))
+        && raw.config >> 32 == 0
+}
+
 fn is_clock(name: &str) -> bool {
     matches!(base(name), "task-clock" | "cpu-clock")
 }
@@ -92,8 +108,10 @@ fn base(name: &str) -> &str {
 
 /// The value as perf prints it: msec for the clocks, else a count
 /// (two decimals when not whole, as for a scaled unit).
-fn value_text(name: &str, v: f64) -> (String, &'static str) {
-    if is_clock(name) {
+fn value_text(tool: bool, name: &str, v: f64) -> (String, &'static str) {
+    if tool && name == "duration_time" {
+        (format!("{v:.0}"), "ns")
+    } else if is_clock(name) {
         (format!("{:.2}", v / 1e6), "msec")
     } else if v.fract() == 0.0 {
         (format!("{v:.0}"), "")
@@ -119,8 +137,19 @@ fn metric(
         return None;
     };
     let name = events[i].name.as_str();
-    let clock = counted("task-clock").or_else(|| counted("cpu-clock"));
-    if is_clock(name) {
+    // perf 6.1's STAT_NSECS: the mean count of the events whose attr is a
+    // clock (cpu-clock or task-clock, whatever their names: `-M`'s vendor
+    // events over a PMU of the software type too).
+    let clocks: Vec<f64> = events
+        .iter()
+        .zip(stats)
+        .filter_map(|(e, s)| match s {
+            Summary::Counted { value, .. } if clock_attr(e) => Some(*value),
+            _ => None,
+        })
+        .collect();
+    let clock = (!clocks.is_empty()).then(|| clocks.iter().sum::<f64>() / clocks.len() as f64);
+    if clock_attr(&events[i]) {
         return Some((format!("{:8.3}", v / elapsed_ns.max(1.0)), "CPUs utilized"));
     }
     match base(name) {
@@ -154,7 +183,13 @@ fn metric(
 }
 
 /// The whole report as text.
-pub fn report(command: &[String], csv: Option<&str>, events: &[Wanted], runs: &[Run]) -> String {
+pub fn report(
+    command: &[String],
+    csv: Option<&str>,
+    events: &[Wanted],
+    metrics: &Metrics,
+    runs: &[Run],
+) -> String {
     let stats: Vec<Summary> = (0..events.len()).map(|i| summarize(runs, i)).collect();
     let times: Vec<f64> = runs.iter().map(|r| r.elapsed.as_secs_f64()).collect();
     let (elapsed, elapsed_rsd) = mean_rsd(&times);
@@ -163,6 +198,7 @@ pub fn report(command: &[String], csv: Option<&str>, events: &[Wanted], runs: &[
         stats: &stats,
         elapsed_ns: elapsed * 1e9,
         repeated: runs.len() > 1,
+        metrics,
     };
     let mut out = String::new();
     if let Some(sep) = csv {
@@ -202,9 +238,48 @@ struct Lines<'a> {
     elapsed_ns: f64,
     /// More than one run (`-r`): the variance is shown.
     repeated: bool,
+    /// `-M`'s metrics.
+    metrics: &'a Metrics,
 }
 
 impl Lines<'_> {
+    /// The `-M` metrics printed on event `i`'s line.
+    fn metrics_of(&self, i: usize) -> Vec<Printed> {
+        let value = |j: usize| match self.stats[j] {
+            Summary::Counted { value, .. } => Some(value),
+            _ => None,
+        };
+        self.metrics.for_event(i, &value)
+    }
+
+    /// What follows an event's own metric (perf 6.1's
+    /// `perf_stat__print_shadow_stats`): each `-M` metric of the line, the
+    /// second and later on a new line (after the event's own metric, the
+    /// first too); `shown` says whether the event printed a metric of its
+    /// own. With none at all, `none` (the empty metric).
+    fn metric_lines(
+        &self,
+        i: usize,
+        shown: bool,
+        new_line: &str,
+        print: impl Fn(&Printed) -> String,
+        none: &str,
+    ) -> String {
+        let mut out = String::new();
+        let mut num = usize::from(shown);
+        for printed in self.metrics_of(i) {
+            if num > 0 {
+                out.push_str(new_line);
+            }
+            num += 1;
+            out.push_str(&print(&printed));
+        }
+        if num == 0 {
+            out.push_str(none);
+        }
+        out
+    }
+
     /// Event `i`'s CSV line (`-x SEP`): `value,unit,event,run,pct,metric,
     /// metric-unit`, `-r`'s variance after the event.
     fn csv(&self, i: usize, sep: &str) -> String {
@@ -223,12 +298,24 @@ impl Lines<'_> {
                 running,
                 percent,
             } => {
-                let (v, unit) = value_text(name, value);
-                let (m, m_unit) = metric(self.events, self.stats, i, self.elapsed_ns)
-                    .map(|(m, u)| (m.trim().to_owned(), u.trim()))
+                let (v, unit) = value_text(self.events[i].tool, name, value);
+                let own = metric(self.events, self.stats, i, self.elapsed_ns);
+                let shown = own
+                    .as_ref()
+                    .map(|(m, u)| format!("{sep}{}{sep}{}", m.trim(), u.trim()))
                     .unwrap_or_default();
+                // perf 6.1: three fields, `-r`'s variance or not (its `nfields`).
+                let fields = 3;
+                let new_line = format!("\n{}", sep.repeat(fields));
+                let more = self.metric_lines(
+                    i,
+                    own.is_some(),
+                    &new_line,
+                    |p| metrics::csv_metric(p, sep),
+                    &format!("{sep}{sep}"),
+                );
                 format!(
-                    "{v}{sep}{unit}{sep}{name}{sep}{}{running:.0}{sep}{percent:.2}{sep}{m}{sep}{m_unit}",
+                    "{v}{sep}{unit}{sep}{name}{sep}{}{running:.0}{sep}{percent:.2}{shown}{more}",
                     variance(rsd)
                 )
             }
@@ -256,11 +343,21 @@ impl Lines<'_> {
             let (what, unit) = uncounted(self.stats[i], name);
             return format!("{what:>18} {unit:<4} {name:<32}{:28}", "");
         };
-        let (v, unit) = value_text(name, value);
-        let metric = match metric(self.events, self.stats, i, self.elapsed_ns) {
-            Some((m, u)) => format!(" # {m:>8} {u:<23}"),
-            None => format!("{:35}", ""),
-        };
+        let (v, unit) = value_text(self.events[i].tool, name, value);
+        let own = metric(self.events, self.stats, i, self.elapsed_ns);
+        let shown = own
+            .as_ref()
+            .map(|(m, u)| format!(" # {m:>8} {u:<23}"))
+            .unwrap_or_default();
+        let new_line = format!("\n{:49}", "");
+        let more = self.metric_lines(
+            i,
+            own.is_some(),
+            &new_line,
+            metrics::std_metric,
+            &format!("{:35}", ""),
+        );
+        let metric = format!("{shown}{more}");
         let noise = if self.repeated && rsd != 0.0 {
             format!("  ( +-{rsd:6.2}% )")
         } else {

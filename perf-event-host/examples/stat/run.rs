@@ -17,6 +17,7 @@
 
 use crate::args::{usage, Options};
 use crate::control::{Fds, StatEvents};
+use crate::metrics::Metrics;
 use perf_event_core::attr::Attr;
 use perf_event_core::fallback::{self, Attempt, Policy};
 use perf_event_core::fd::EventFd;
@@ -33,12 +34,33 @@ const TIMES: u64 =
     (sys::PERF_FORMAT_TOTAL_TIME_ENABLED | sys::PERF_FORMAT_TOTAL_TIME_RUNNING) as u64;
 
 /// One event as requested: its name and attr, its group leader's index.
+#[derive(Clone)]
 pub struct Wanted {
     pub name: String,
     pub attr: Attr,
     pub leader: usize,
     /// perf's `:P`: the highest precision the PMU takes.
     pub max_precise: bool,
+    /// A tool event (`duration_time`, `user_time`, `system_time`): not
+    /// opened, its count is the run's elapsed time in ns (user and system
+    /// time in µs), as perf 6.1 reads its tool events.
+    pub tool: bool,
+}
+
+impl Wanted {
+    /// A tool event of `-M`'s lists.
+    #[cfg_attr(not(feature = "vendor"), allow(dead_code))]
+    pub fn tool(name: &str) -> Wanted {
+        Wanted {
+            name: name.to_owned(),
+            attr: Attr::new(perf_event_core::event::Event::Software(
+                perf_event_core::event::Software::Dummy,
+            )),
+            leader: usize::MAX,
+            max_precise: false,
+            tool: true,
+        }
+    }
 }
 
 /// One event's result in one run.
@@ -128,31 +150,84 @@ pub fn die_of_signal() {
 }
 
 /// This machine's PMUs and tracefs; built with feature `vendor`, with perf's
-/// vendor event names of this CPU (or of `PERF_CPUID`'s) as PMU aliases.
-fn resolver() -> Box<dyn Resolver> {
-    #[cfg(feature = "vendor")]
-    match perf_event_host::vendor::VendorSystem::discover() {
-        Ok(system) => return Box::new(system),
-        Err(e) => eprintln!("vendor events not available: {e}"),
-    }
-    match System::discover() {
-        Ok(system) => Box::new(system),
-        Err(_) => Box::new(Builtin),
+/// vendor event names of this CPU (or of `PERF_CPUID`'s) as PMU aliases,
+/// from the tables of `--vendor-kernel` (default: the newest).
+#[cfg(feature = "vendor")]
+fn resolver(opts: &Options) -> Option<perf_event_host::vendor::VendorSystem> {
+    use perf_event_host::vendor::VendorSystem;
+    let tables = match opts.vendor_kernel.as_deref() {
+        None => &perf_event_vendor::kernels()[0],
+        Some(kernel) => perf_event_vendor::tables(kernel).unwrap_or_else(|| {
+            let known: Vec<&str> = perf_event_vendor::kernels()
+                .iter()
+                .map(|t| t.kernel())
+                .collect();
+            eprintln!(
+                "--vendor-kernel {kernel}: this build has the tables of {} (6.1's need \
+                 `--features vendor-6-1`)",
+                known.join(", ")
+            );
+            std::process::exit(129)
+        }),
+    };
+    let system = System::discover().map(|s| VendorSystem::with_kernel_tables(s, tables, None));
+    match system {
+        Ok(Ok(system)) => Some(system),
+        Ok(Err(e)) => {
+            eprintln!("vendor events not available: {e}");
+            None
+        }
+        Err(e) => {
+            eprintln!("vendor events not available: {e}");
+            None
+        }
     }
 }
 
-/// The events of `events`, with the settings every run needs.
-pub fn wanted(opts: &Options) -> Vec<Wanted> {
-    let (events, inherit) = (opts.events.as_str(), opts.inherit);
-    if events.is_empty() {
-        return Vec::new(); // -n
+/// The events of `-e` (and of `-M`'s metrics), with the settings every run
+/// needs, and the metrics.
+pub fn wanted(opts: &Options) -> (Vec<Wanted>, Metrics) {
+    let mut out = Vec::new();
+    #[cfg(feature = "vendor")]
+    if let Some(vendor) = resolver(opts) {
+        push_events(opts, &vendor, &opts.events, &mut out);
+        let metrics = crate::metrics::select(opts, &vendor, &mut out);
+        return (out, metrics);
     }
-    let resolver = resolver();
-    let list = parse(events, resolver.as_ref()).unwrap_or_else(|e| {
+    let resolver: Box<dyn Resolver> = match System::discover() {
+        Ok(system) => Box::new(system),
+        Err(_) => Box::new(Builtin),
+    };
+    push_events(opts, resolver.as_ref(), &opts.events, &mut out);
+    let metrics = match (&opts.metrics, &opts.vendor_kernel) {
+        (None, None) => Metrics::default(),
+        _ => crate::metrics::unavailable(),
+    };
+    (out, metrics)
+}
+
+/// Parses `events` and appends them to `out`, with the settings every run
+/// needs.
+pub fn push_events(opts: &Options, resolver: &dyn Resolver, events: &str, out: &mut Vec<Wanted>) {
+    if let Err(e) = try_push_events(opts, resolver, events, out) {
         eprintln!("event syntax error: {e}");
         usage("bad event list (-e)")
-    });
-    let mut out = Vec::new();
+    }
+}
+
+/// [`push_events`], a list that does not parse given back as the
+/// parser's error (nothing appended).
+pub fn try_push_events(
+    opts: &Options,
+    resolver: &dyn Resolver,
+    events: &str,
+    out: &mut Vec<Wanted>,
+) -> Result<(), perf_event_host::parse::ParseError> {
+    let inherit = opts.inherit;
+    if events.is_empty() {
+        return Ok(()); // -n
+    }
+    let list = parse(events, resolver)?;
     for group in list.groups() {
         let leader = out.len();
         for (i, ev) in group.iter().enumerate() {
@@ -189,10 +264,11 @@ pub fn wanted(opts: &Options) -> Vec<Wanted> {
                 // perf stat leaves `:P`'s precise_ip as written (only
                 // perf record's evsel__config raises it).
                 max_precise: false,
+                tool: false,
             });
         }
     }
-    out
+    Ok(())
 }
 
 /// How a run is driven besides its command: perf's `--timeout`, `-D` and
@@ -263,8 +339,10 @@ pub fn run_once(
             },
             Slot::Failed => Outcome::NotSupported,
             Slot::GroupLost => Outcome::NotCounted,
+            Slot::Tool => Outcome::NotCounted,
         })
         .collect();
+    let outcomes = tool_counts(events, outcomes, elapsed, &exit);
     Ok(Run {
         outcomes,
         elapsed,
@@ -355,6 +433,33 @@ pub enum Slot {
     Failed,
     /// Its group lost a member: closed, so it counts nothing.
     GroupLost,
+    /// A tool event: counted by this tool.
+    Tool,
+}
+
+/// The tool events' counts, as perf 6.1's `read_single_counter`: the
+/// elapsed ns for `duration_time`, the user and system µs for `user_time`
+/// and `system_time` (enabled and running the same).
+fn tool_counts(
+    events: &[Wanted],
+    mut outcomes: Vec<Outcome>,
+    elapsed: Duration,
+    exit: &perf_event_host::workload::Exit,
+) -> Vec<Outcome> {
+    for (w, outcome) in events.iter().zip(&mut outcomes) {
+        let value = match w.name.as_str() {
+            _ if !w.tool => continue,
+            "duration_time" => elapsed.as_nanos() as u64,
+            "user_time" => exit.user.as_micros() as u64,
+            _ => exit.sys.as_micros() as u64,
+        };
+        *outcome = Outcome::Counted(Counts {
+            value,
+            enabled: Some(value),
+            running: Some(value),
+        });
+    }
+    outcomes
 }
 
 /// Opens every event on `pid` under perf stat's fallbacks
@@ -365,6 +470,10 @@ pub enum Slot {
 fn open_all(events: &mut [Wanted], pid: libc::pid_t, verbose: u8) -> Result<Vec<Slot>, Failure> {
     let mut slots: Vec<Slot> = Vec::with_capacity(events.len());
     for i in 0..events.len() {
+        if events[i].tool {
+            slots.push(Slot::Tool);
+            continue;
+        }
         let leader = events[i].leader;
         let members = events.iter().filter(|e| e.leader == leader).count();
         let group = match slots.get(leader) {

@@ -38,6 +38,7 @@
 //! the lines printed by `set_report.rs`.
 
 use crate::args::Options;
+use crate::metrics::Metrics;
 use crate::run::{self, Wanted};
 use crate::set_report::{read_comms, summary};
 use crate::set_target::{choose, Chosen};
@@ -137,6 +138,7 @@ fn report_events(set: &EventSet) -> Vec<Wanted> {
                 attr,
                 leader: (0..=i).rev().find(|&j| events[j].leader).unwrap_or(i),
                 max_precise: false,
+                tool: false,
             }
         })
         .collect()
@@ -196,7 +198,7 @@ pub fn run(opts: &Options, server: Option<Server>) -> ! {
     );
     // -D: the command's events wait for the delay or `enable`, not exec.
     let on_exec = child_is_target && opts.delay_ms == 0;
-    let mut set = open(opts, target, on_exec);
+    let (mut set, metrics) = open(opts, target, on_exec);
     let events = report_events(&set);
     let mut comms = read_comms(&set);
     // Processes whose exit ends counting: the command, else -p / -t.
@@ -227,7 +229,15 @@ pub fn run(opts: &Options, server: Option<Server>) -> ! {
     } else {
         label
     };
-    let text = summary(&mut set, &events, &comms, opts, &label, ended.at - start);
+    let text = summary(
+        &mut set,
+        &events,
+        &metrics,
+        &comms,
+        opts,
+        &label,
+        ended.at - start,
+    );
     write_report(&text);
     finish(code)
 }
@@ -296,15 +306,17 @@ fn refuse_unsupported(opts: &Options) {
 /// The events opened on `target` as a set, with perf stat's fallbacks;
 /// `-v` prints what was opened. `on_exec`: the target is the held
 /// command.
-fn open(opts: &Options, target: Target, on_exec: bool) -> EventSet {
-    let wanted = run::wanted(opts);
+fn open(opts: &Options, target: Target, on_exec: bool) -> (EventSet, Metrics) {
+    // `-M`'s tool events (`duration_time`) lead no group: none is opened.
+    let (wanted, metrics) = run::wanted(opts);
     // An error drops the held command, which then exits unexecuted.
     let set = EventSet::open(groups(&wanted, on_exec), target, BudgetPolicy::Fail)
         .unwrap_or_else(|e| fail(&e.to_string()));
     if opts.verbose > 0 {
         print_opened(&set, opts.verbose);
     }
-    set
+    let metrics = metrics.with_events(&wanted, set.events().len());
+    (set, metrics)
 }
 
 /// `-v`: each event's fallbacks and failure; `-vv`: also its attr as

@@ -4,6 +4,7 @@
 //! ended.
 
 use crate::args::Options;
+use crate::metrics::Metrics;
 use crate::output;
 use crate::run::{Outcome, Run, Wanted};
 use crate::set_mode::{fail, SetOptions};
@@ -57,7 +58,13 @@ fn table_lines(
     csv: Option<&str>,
 ) -> Vec<String> {
     let run = counted(outcomes, elapsed);
-    let text = output::report(&[String::new()], csv, events, std::slice::from_ref(&run));
+    let text = output::report(
+        &[String::new()],
+        csv,
+        events,
+        &crate::metrics::Metrics::default(),
+        std::slice::from_ref(&run),
+    );
     let lines = text.lines().map(str::to_owned);
     if csv.is_some() {
         lines.collect()
@@ -229,6 +236,7 @@ pub fn delta(now: &[PlacedCounts], before: &[PlacedCounts]) -> Vec<PlacedCounts>
 pub fn summary(
     set: &mut EventSet,
     events: &[Wanted],
+    metrics: &Metrics,
     comms: &HashMap<i32, String>,
     opts: &Options,
     label: &str,
@@ -239,7 +247,8 @@ pub fn summary(
         .unwrap_or_else(|e| fail(&e.to_string()))
         .to_vec();
     if mode(&opts.set) == AggrMode::Total && opts.set.per.is_none() {
-        return total(set, events, &counts, opts.csv.as_deref(), label, elapsed);
+        let csv = opts.csv.as_deref();
+        return total(set, events, metrics, &counts, csv, label, elapsed);
     }
     let lines = lines_for(set, comms, events, &counts, opts, elapsed, "");
     if opts.csv.is_some() {
@@ -258,6 +267,7 @@ pub fn summary(
 fn total(
     set: &EventSet,
     events: &[Wanted],
+    metrics: &Metrics,
     counts: &[PlacedCounts],
     csv: Option<&str>,
     label: &str,
@@ -265,11 +275,14 @@ fn total(
 ) -> String {
     let lines = aggregate(set.events(), counts, AggrMode::Total, HybridNames::Keep);
     let outcomes = outcomes_by_key(events.len(), &lines).remove(0).1;
+    // With `-M`: the events as the metrics index them, tool events counted.
+    let (events, outcomes) = metrics.report_events(events, outcomes, elapsed);
     let run = counted(outcomes, elapsed);
     let text = output::report(
         &["\u{0}".to_owned()],
         csv,
-        events,
+        &events,
+        metrics,
         std::slice::from_ref(&run),
     );
     // perf's header names the target; no user/sys times without a

@@ -55,7 +55,7 @@ pub use process::{comm, fds_in_use, maps, tasks};
 pub use system::{cpuinfo, hostname, kallsyms_address, kernel_notes, meminfo, midr_el1};
 pub(crate) use terms::parse_number;
 pub use terms::{Term, TermLexer, TermProblem, TermSyntaxError, TermValue};
-pub use topology::{CpuPlace, Siblings, Topology};
+pub use topology::{has_acpi_nfit, smt_active, CpuPlace, Siblings, Topology, SYSFS};
 pub use tracefs::{Tracefs, TracepointError};
 pub use tracefs_format::{
     FieldKind, TraceArray, TraceDecodeError, TraceField, TraceFormat, TraceFormatError, TraceValue,

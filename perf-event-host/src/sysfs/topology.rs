@@ -160,3 +160,27 @@ impl Siblings {
         }
     }
 }
+
+/// Where sysfs is mounted: the root of every `/sys` path perf reads
+/// (perf's `sysfs__mountpoint`, which finds it in `/proc/mounts`; `/sys`
+/// on every distribution).
+pub const SYSFS: &str = "/sys";
+
+/// `smt/active` in a tree laid out as `/sys/devices/system/cpu` (since
+/// Linux 4.19): `Some(true)` when it holds 1 (SMT threads are active),
+/// `Some(false)` for any other number, `None` when the file is absent or
+/// holds no number (perf then looks at the sibling lists: its
+/// `smt_on`, Linux 5.19 to 6.12).
+pub fn smt_active(cpu_dir: &Path) -> Option<bool> {
+    let path = cpu_dir.join("smt/active");
+    let text = super::read_optional(&path).ok().flatten()?;
+    let value: i64 = text.trim().parse().ok()?;
+    Some(value == 1)
+}
+
+/// Whether the ACPI firmware describes persistent memory: the NFIT table
+/// `firmware/acpi/tables/NFIT` exists under the sysfs mount `sysfs`
+/// (`/sys`), as perf 6.12's `has_pmem` asks (`access(F_OK)`).
+pub fn has_acpi_nfit(sysfs: &Path) -> bool {
+    sysfs.join("firmware/acpi/tables/NFIT").exists()
+}

@@ -39,16 +39,25 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 //!
+//! The tables are Linux 6.12's unless a constructor is given another
+//! kernel's ([`VendorSystem::with_kernel_tables`]: 6.1's with feature
+//! `vendor-6-1`), so that a tool matches the perf it is compared with; for
+//! perf stat's `-M`, [`VendorSystem::core_model`] is the table whose
+//! metrics are selected and [`VendorSystem::set_literals`] gives the
+//! machine's values of the expressions' literals.
+//!
 //! Every use of perf-event-vendor's API in this package is in this module.
 
 mod cpuid;
+mod literals;
 
 pub use cpuid::{arm64_cpuid, riscv_cpuid, running_cpuid, x86_cpuid, CpuIdError, PERF_CPUID};
+pub use literals::LiteralMachine;
 
 use crate::parse::{Resolver, System, TracepointName};
 use crate::sysfs::{Alias, Pmu, Scale, SysfsError, TracepointError};
 use core::fmt;
-use perf_event_vendor::{Model, VendorEvent};
+use perf_event_vendor::{Model, Tables, VendorEvent};
 
 /// The version of the kernel source whose `tools/perf/pmu-events` the
 /// tables were generated from (`6.12.117-1~deb12u1`, the Debian
@@ -133,6 +142,7 @@ impl std::error::Error for VendorError {
 #[derive(Debug)]
 pub struct VendorSystem {
     system: System,
+    kernel: &'static Tables,
     tables: Vec<PmuTable>,
     aliases: Vec<VendorAlias>,
 }
@@ -146,6 +156,33 @@ impl VendorSystem {
 
     /// `system`'s PMUs with the tables [`running_cpuid`] chooses for them.
     pub fn with_running_cpuid(system: System) -> Result<VendorSystem, VendorError> {
+        VendorSystem::with_kernel_tables(system, newest(), None)
+    }
+
+    /// `system`'s PMUs with the table of the CPU id `cpuid` for every PMU,
+    /// as perf with `PERF_CPUID=cpuid` (fixture trees, other machines'
+    /// tables). The id is compared by the rule of the target's
+    /// architecture: this package has only the target's tables.
+    pub fn with_cpuid(system: System, cpuid: &str) -> Result<VendorSystem, VendorError> {
+        VendorSystem::with_kernel_tables(system, newest(), Some(cpuid))
+    }
+
+    /// `system`'s PMUs with the tables of one kernel's perf
+    /// ([`perf_event_vendor::kernels`]: Linux 6.12's always, 6.1's with
+    /// perf-event-vendor's feature `linux-6-1`, which this package's
+    /// feature `vendor-6-1` turns on), chosen by that perf's CPU id rule
+    /// ([`Tables::model_for_cpuid`]) for `cpuid`, or for each PMU's
+    /// [`running_cpuid`] when `None`: what a tool compared with that perf
+    /// uses. The PMUs get their events by perf 6.12's rules (module docs)
+    /// whichever the tables. The other constructors use the newest tables.
+    pub fn with_kernel_tables(
+        system: System,
+        tables: &'static Tables,
+        cpuid: Option<&str>,
+    ) -> Result<VendorSystem, VendorError> {
+        if let Some(cpuid) = cpuid {
+            return VendorSystem::build(system, tables, |_| Some(cpuid.to_owned()));
+        }
         // One id for every PMU but on arm64 (each PMU's CPUs' MIDR).
         let per_pmu = cfg!(target_arch = "aarch64") && std::env::var_os(PERF_CPUID).is_none();
         let mut shared = None;
@@ -161,26 +198,38 @@ impl VendorSystem {
             ids.push(id);
         }
         let mut ids = ids.into_iter();
-        VendorSystem::build(system, |_| ids.next().flatten())
+        VendorSystem::build(system, tables, |_| ids.next().flatten())
     }
 
-    /// `system`'s PMUs with the table of the CPU id `cpuid` for every PMU,
-    /// as perf with `PERF_CPUID=cpuid` (fixture trees, other machines'
-    /// tables). The id is compared by the rule of the target's
-    /// architecture: this package has only the target's tables.
-    pub fn with_cpuid(system: System, cpuid: &str) -> Result<VendorSystem, VendorError> {
-        VendorSystem::build(system, |_| Some(cpuid.to_owned()))
+    /// The tables this system's vendor events come from (their
+    /// [`Tables::kernel`] names the perf).
+    pub fn kernel_tables(&self) -> &'static Tables {
+        self.kernel
+    }
+
+    /// The table `perf stat -M` takes its metrics from: the first core
+    /// PMU's ([`PmuTable::model`]; `cpu` on x86), else (no core PMU: a
+    /// machine without a hardware PMU, whose CPU perf still finds a table
+    /// for by its id) the first PMU's that has one.
+    pub fn core_model(&self) -> Option<&'static Model> {
+        let core = self.system.pmus().iter().position(cpuid::is_core);
+        let name = core
+            .and_then(|i| self.tables.get(i))
+            .and_then(|t| t.model)
+            .or_else(|| self.tables.iter().find_map(|t| t.model))?;
+        self.kernel.model(name)
     }
 
     fn build(
         mut system: System,
+        kernel: &'static Tables,
         mut cpuid: impl FnMut(&Pmu) -> Option<String>,
     ) -> Result<VendorSystem, VendorError> {
         let mut tables = Vec::new();
         let mut aliases = Vec::new();
         for pmu in system.pmus.all_mut() {
             let id = cpuid(pmu);
-            let model = id.as_deref().and_then(perf_event_vendor::model_for_cpuid);
+            let model = id.as_deref().and_then(|id| kernel.model_for_cpuid(id));
             tables.push(PmuTable {
                 pmu: pmu.name().to_owned(),
                 cpuid: id,
@@ -196,7 +245,7 @@ impl VendorSystem {
                 })?;
             }
             if let Some(id) = pmu.identifier().filter(|_| uncore).map(str::to_owned) {
-                for model in perf_event_vendor::models().iter().filter(|m| m.is_sys()) {
+                for model in kernel.models().iter().filter(|m| m.is_sys()) {
                     add_events(pmu, model, &mut added, |e| {
                         e.compat.is_some_and(|c| {
                             uncore_alias_match(e.pmu, &name)
@@ -209,6 +258,7 @@ impl VendorSystem {
         }
         Ok(VendorSystem {
             system,
+            kernel,
             tables,
             aliases,
         })
@@ -241,6 +291,11 @@ impl Resolver for VendorSystem {
     fn tracepoints(&self) -> Result<&[TracepointName], TracepointError> {
         self.system.tracepoints()
     }
+}
+
+/// The newest embedded tables (Linux 6.12's).
+fn newest() -> &'static Tables {
+    &perf_event_vendor::kernels()[0]
 }
 
 /// perf 6.12's `pmu_is_uncore`: the PMU has a `cpumask` file.
