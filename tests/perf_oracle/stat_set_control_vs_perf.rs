@@ -110,17 +110,31 @@ fn attached_pid_counts_the_enabled_phases_exactly_through_perf_stat_and_ours() {
     }
 }
 
-/// The count of the one `-I` table line of `event` in `log` (its
-/// fields: the stamp, the count or `<not counted>`, the event), perf's
-/// `<not counted>` as it is.
-fn interval_value(log: &[String], event: &str) -> String {
+/// The count of the `-I` table line of `event` in `log` (its fields: the
+/// stamp, the count or `<not counted>`, the event), perf's `<not counted>`
+/// as it is; `None` when there is none. At most one may be there.
+fn interval_value(log: &[String], event: &str) -> Option<String> {
     let lines: Vec<Vec<&str>> = log
         .iter()
         .map(|l| l.split_whitespace().collect::<Vec<_>>())
         .filter(|f| f.last() == Some(&event) && f[0].parse::<f64>().is_ok())
         .collect();
-    assert_eq!(lines.len(), 1, "one interval line in {log:?}");
-    lines[0][1..lines[0].len() - 1].join(" ")
+    assert!(lines.len() <= 1, "at most one interval line in {log:?}");
+    lines.first().map(|l| l[1..l.len() - 1].join(" "))
+}
+
+/// Whether `log` is perf 6.1's without its final interval: perf prints
+/// the interval at the command's exit only when the exit's SIGCHLD
+/// interrupts its poll (`dispatch_events`: `evlist__poll` gives EINTR,
+/// then `handle_interval`); when the exit comes while it handles the last
+/// command on the control fd, its next `waitpid` sees it and it leaves the
+/// loop with nothing printed. The stat example always prints it.
+fn perf_left_out_the_final_interval(label: &str, log: &[String]) -> bool {
+    let left_out = label == "perf stat" && interval_value(log, EVENT).is_none();
+    if left_out {
+        println!("perf stat printed no final interval (its race, see above): {log:?}");
+    }
+    left_out
 }
 
 #[test]
@@ -154,7 +168,22 @@ fn interval_mode_counts_the_enabled_phases_and_prints_no_interval_at_commands() 
         let (status, log) = d.end();
         println!("{label}: {log:?}");
         assert!(status.success(), "{label}: {status}: {log:?}");
-        assert_eq!(interval_value(&log, EVENT), "1007", "{label}: {log:?}");
+        let named = [
+            "Events disabled".to_owned(),
+            "Events enabled".to_owned(),
+            "Events disabled".to_owned(),
+            format!("Event {EVENT} enabled"),
+            format!("Event {EVENT} disabled"),
+        ];
+        if perf_left_out_the_final_interval(label, &log) {
+            assert_eq!(messages(&log), named, "{label}");
+            continue;
+        }
+        assert_eq!(
+            interval_value(&log, EVENT).as_deref(),
+            Some("1007"),
+            "{label}: {log:?}"
+        );
         // Everything but the interval line, in order: the messages, then
         // the heading printed with the first (here the only) interval.
         let rest: Vec<&str> = log[..log.len() - 1].iter().map(String::as_str).collect();
@@ -172,9 +201,12 @@ fn interval_mode_counts_the_enabled_phases_and_prints_no_interval_at_commands() 
         );
         logs.push(log);
     }
-    // The interval line itself: the same columns but for the stamp.
+    // The interval line itself: the same columns but for the stamp (when
+    // perf printed its own).
     let columns = |log: &[String]| log.last().unwrap()[16..].to_owned();
-    assert_eq!(columns(&logs[1]), columns(&logs[0]), "ours, then perf's");
+    if let [perf, ours] = &logs[..] {
+        assert_eq!(columns(ours), columns(perf), "ours, then perf's");
+    }
 }
 
 /// The count of the one `-x,` interval line of `event` in `log`

@@ -237,6 +237,11 @@ fn a_sysfs_alias_of_a_vendor_name_takes_the_json_terms() {
 /// replace the sysfs aliases of those names.
 #[test]
 fn arm64_core_pmu_takes_default_core_events() {
+    // arm64's tables on aarch64, x86's skylakex elsewhere; the other
+    // architectures' tables have neither.
+    if !cfg!(target_arch = "aarch64") && !has_x86_tables() {
+        return;
+    }
     let tree = Tree::new("vendor-arm64");
     arm64(&tree);
     let arm = system(&tree, "0x00000000410fd080");
