@@ -245,7 +245,13 @@ struct Lines<'a> {
 impl Lines<'_> {
     /// The `-M` metrics printed on event `i`'s line.
     fn metrics_of(&self, i: usize) -> Vec<Printed> {
+        // perf 6.1's `prepare_metric` reads `duration_time` from its
+        // wall-clock stats: the elapsed time, and in `-I` mode the
+        // interval asked for (the printed count is the interval's length).
         let value = |j: usize| match self.stats[j] {
+            _ if self.events[j].tool && self.events[j].name == "duration_time" => {
+                Some(self.elapsed_ns)
+            }
             Summary::Counted { value, .. } => Some(value),
             _ => None,
         };

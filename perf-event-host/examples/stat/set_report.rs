@@ -298,6 +298,43 @@ fn total(
         + if csv.is_some() { "\n" } else { "\n\n" }
 }
 
+/// `-I` with `-M`: one interval's lines of the whole (perf 6.1's
+/// `print_counter_aggr` with its metrics), each prefixed with `stamp`;
+/// the tool events counted for the interval (`duration_time`: `elapsed`,
+/// the interval's length, as perf 6.1 reads it per interval) and each
+/// metric computed from the interval's counts, its `duration_time` (and
+/// the clocks' `CPUs utilized`) from `walltime`: perf 6.1's wall-clock
+/// stats, which `process_interval` sets to the `-I` period each interval
+/// (the last, shorter one too).
+pub fn interval_total(
+    set: &EventSet,
+    events: &[Wanted],
+    metrics: &Metrics,
+    counts: &[PlacedCounts],
+    csv: Option<&str>,
+    (elapsed, walltime): (Duration, Duration),
+    stamp: &str,
+) -> String {
+    let lines = aggregate(set.events(), counts, AggrMode::Total, HybridNames::Keep);
+    let outcomes = outcomes_by_key(events.len(), &lines).remove(0).1;
+    let (events, outcomes) = metrics.report_events(events, outcomes, elapsed);
+    let run = counted(outcomes, walltime);
+    let text = output::report(
+        &[String::new()],
+        csv,
+        &events,
+        metrics,
+        std::slice::from_ref(&run),
+    );
+    let lines: Vec<&str> = if csv.is_some() {
+        text.lines().collect()
+    } else {
+        // Skip the blank line, the header and the blank line after it.
+        text.lines().skip(3).take_while(|l| !l.is_empty()).collect()
+    };
+    lines.iter().map(|l| format!("{stamp}{l}\n")).collect()
+}
+
 /// The report of counts alone: no command's status or CPU times.
 pub fn counted(outcomes: Vec<Outcome>, elapsed: Duration) -> Run {
     Run {
