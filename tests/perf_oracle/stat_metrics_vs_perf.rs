@@ -649,6 +649,121 @@ fn metrics_per_interval_as_perf_computes_and_prints_them() {
     );
 }
 
+/// A `-A` CSV report's lines cut by interval (`stamped`: `-I`) and CPU:
+/// each group's lines without the stamp and the CPU field, in order. The
+/// tool events' lines, which perf 6.1 prints for the first CPU alone,
+/// join every CPU's group where they come (each CPU's metrics read them).
+fn per_cpu(text: &str, stamped: bool) -> Vec<Vec<String>> {
+    let mut out: Vec<(String, String, Vec<String>)> = Vec::new();
+    for line in text
+        .lines()
+        .filter(|l| !l.is_empty() && !l.starts_with('#'))
+    {
+        let line = line.trim_start();
+        let (stamp, rest) = if stamped {
+            line.split_once(',').unwrap_or((line, ""))
+        } else {
+            ("", line)
+        };
+        let Some((cpu, rest)) = rest.split_once(',') else {
+            continue;
+        };
+        // A metric's own line has one empty field more than the whole's.
+        let rest = match rest.strip_prefix(',') {
+            Some(metric) if metric.starts_with(",,,,") => metric,
+            _ => rest,
+        };
+        let tool = ["duration_time", "user_time", "system_time"]
+            .iter()
+            .any(|t| rest.split(',').nth(2) == Some(*t));
+        if tool {
+            for (_, _, lines) in out.iter_mut().filter(|(s, _, _)| s == stamp) {
+                lines.push(rest.to_owned());
+            }
+            continue;
+        }
+        match out.iter_mut().find(|(s, c, _)| s == stamp && c == cpu) {
+            Some((_, _, lines)) => lines.push(rest.to_owned()),
+            None => out.push((stamp.to_owned(), cpu.to_owned(), vec![rest.to_owned()])),
+        }
+    }
+    out.into_iter().map(|(_, _, lines)| lines).collect()
+}
+
+/// `-a -A -M` as perf 6.1 computes and prints it, alone and with `-I
+/// 100`: each CPU's (and interval's) metrics recomputed from that CPU's
+/// counts printed (the CSV), `duration_time` printed once, for the first
+/// CPU; the table's lines perf's once numbers are masked (as a multiset:
+/// perf's order inside a list is its hash table's).
+#[test]
+fn metrics_per_cpu_as_perf_computes_and_prints_them() {
+    if !can_run() {
+        return;
+    }
+    let Some(tables) = perf_event_vendor::tables("6.1") else {
+        panic!("the tests are built with perf-event-vendor's linux-6-1");
+    };
+    let tree = fake_tree();
+    let system = System::new(Pmus::read_from(&tree.devices()).unwrap(), None);
+    let vendor = VendorSystem::with_kernel_tables(system, tables, Some(CPUID)).unwrap();
+    let model = vendor.core_model().expect("skylakex");
+    let mut machine = LiteralMachine::running().unwrap();
+    machine.system_wide = true;
+    let mut literals = ExprInputs::new();
+    vendor.set_literals(&mut literals, &machine).unwrap();
+    let cpus = perf_event_host::sysfs::CpuList::online().map_or(0, |c| c.len());
+    let (mut checked, mut groups) = (0, 0);
+    for list in ["IPC,CPI", "Average_Frequency", "Summary"] {
+        let selection =
+            MetricSelection::select(model, list, &literals, &MetricOptions::new()).unwrap();
+        for interval in [false, true] {
+            let mut args = vec!["-a", "-A", "-M", list, "-x,"];
+            if interval {
+                args.extend(["-I", "100"]);
+            }
+            let outputs = match both_on_work(&tree, &args) {
+                Ok(o) => o,
+                Err(e) => {
+                    lab_support::skip("needs a private mount namespace", &e);
+                    return;
+                }
+            };
+            for (tool, csv) in ["perf 6.1", "stat example"].iter().zip(&outputs) {
+                let cut = per_cpu(csv, interval);
+                assert!(cut.len() >= cpus.max(1), "{tool}: {cut:?}\n{csv}");
+                for lines in &cut {
+                    let text = lines.join("\n");
+                    if text.contains("<not counted>") {
+                        continue;
+                    }
+                    let duration = interval.then_some(0.1);
+                    let n = check_report_with(tool, &text, &selection, &literals, duration);
+                    assert_eq!(n, selection.metrics().len(), "{tool}:\n{csv}");
+                    checked += n;
+                    groups += 1;
+                }
+            }
+        }
+    }
+    for args in [
+        &["-a", "-A", "-M", "IPC,CPI,Average_Frequency"][..],
+        &["-a", "-A", "-I", "100", "-M", "IPC"],
+    ] {
+        let [perf, ours] = both_on_work(&tree, args).unwrap();
+        let sorted = |text: &str| {
+            let mut m = masked(text);
+            m.sort();
+            m.dedup();
+            m
+        };
+        assert_eq!(sorted(&ours), sorted(&perf), "{ours}\n{perf}");
+    }
+    eprintln!(
+        "stat_metrics_vs_perf: -A: {checked} metric values checked in {groups} CPU groups \
+         ({cpus} CPUs; both tools, with and without -I)"
+    );
+}
+
 /// A report with its numbers as `N` and its blank runs as one blank: what
 /// stays is the layout (names, units, metric names, lines). The prefix of
 /// a per-second rate follows the numbers and goes too (`duration_time`'s

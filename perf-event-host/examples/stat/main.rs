@@ -41,8 +41,11 @@
 //!   interval's metrics from its counts, printed on its stamped lines;
 //!   `duration_time` printed as the interval's length, read by the metrics
 //!   as the `-I` period, perf 6.1's wall-clock stats; `--interval-count`),
-//!   not per CPU, thread, core or socket (`-A`, `--per-*`: refused);
-//!   without feature `vendor`, `-M` is an error saying so.
+//!   and per CPU (`-A`: each CPU's metrics from its counts, every line
+//!   prefixed with the CPU, `duration_time` printed once, for the first
+//!   CPU), not per thread, core, die, socket or node (`--per-thread`,
+//!   `--per-*`: refused); without feature `vendor`, `-M` is an error
+//!   saying so.
 //! - Events use perf's syntax (`-e cycles:u,{task-clock,page-faults}`,
 //!   `-e 'syscalls:sys_enter_w*'`); events the machine lacks print
 //!   `<not supported>`, events that never ran `<not counted>`, multiplexed

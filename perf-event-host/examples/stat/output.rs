@@ -229,6 +229,32 @@ pub fn report(
     out
 }
 
+/// Each event's text of `run` (its line, then its `-M` metrics' lines,
+/// `\n`-separated), as [`report`] prints them: the event-set mode's keyed
+/// reports (`-A`) prefix each line.
+pub fn event_texts(
+    csv: Option<&str>,
+    events: &[Wanted],
+    metrics: &Metrics,
+    run: &Run,
+) -> Vec<String> {
+    let runs = std::slice::from_ref(run);
+    let stats: Vec<Summary> = (0..events.len()).map(|i| summarize(runs, i)).collect();
+    let lines = Lines {
+        events,
+        stats: &stats,
+        elapsed_ns: run.elapsed.as_secs_f64() * 1e9,
+        repeated: false,
+        metrics,
+    };
+    (0..events.len())
+        .map(|i| match csv {
+            Some(sep) => lines.csv(i, sep),
+            None => lines.table(i),
+        })
+        .collect()
+}
+
 /// What the event lines are made of.
 struct Lines<'a> {
     events: &'a [Wanted],

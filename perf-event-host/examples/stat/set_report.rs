@@ -147,10 +147,10 @@ pub fn mode(s: &SetOptions) -> AggrMode {
 pub fn lines_for(
     set: &EventSet,
     comms: &HashMap<i32, String>,
-    events: &[Wanted],
+    (events, metrics): (&[Wanted], &Metrics),
     counts: &[PlacedCounts],
     opts: &Options,
-    elapsed: Duration,
+    (elapsed, walltime): (Duration, Duration),
     stamp: &str,
 ) -> String {
     let topology = opts.set.per.map(|level| {
@@ -178,10 +178,13 @@ pub fn lines_for(
         cpus.len()
     };
     let csv = opts.csv.as_deref();
+    if !metrics.is_empty() && topology.is_none() && mode(&opts.set) == AggrMode::PerCpu {
+        return per_cpu_metrics((events, metrics), &lines, csv, (elapsed, walltime), stamp);
+    }
     let keyed: Vec<(String, Vec<Outcome>, Vec<String>)> = outcomes_by_key(events.len(), &lines)
         .into_iter()
         .map(|(key, outcomes)| {
-            let text = table_lines(events, outcomes.clone(), elapsed, csv);
+            let text = table_lines(events, outcomes.clone(), walltime, csv);
             (key_prefix(&key, csv, comms, nr(&key)), outcomes, text)
         })
         .collect();
@@ -211,6 +214,53 @@ pub fn lines_for(
         for k in order {
             let (prefix, _, text) = &keyed[k];
             out.push_str(&format!("{stamp}{prefix}{}\n", text[e]));
+        }
+    }
+    out
+}
+
+/// `-A` with `-M`: as perf 6.1 prints it, event by event, each event's
+/// line and its metrics' lines per CPU, every line prefixed with the CPU
+/// (a metric line's `#` one column right of the event's, in CSV one
+/// empty field more than the whole's); each CPU's metrics from its
+/// counts. The tool events (`duration_time`) are printed once, on the
+/// first CPU's lines (perf 6.1's tool events have one CPU); every CPU's
+/// metrics read them (`duration_time` as `walltime`, perf's wall-clock
+/// stats).
+fn per_cpu_metrics(
+    (events, metrics): (&[Wanted], &Metrics),
+    lines: &[Aggregate],
+    csv: Option<&str>,
+    (elapsed, walltime): (Duration, Duration),
+    stamp: &str,
+) -> String {
+    let empty = HashMap::new();
+    let keyed: Vec<(String, Vec<Wanted>, Vec<String>)> = outcomes_by_key(events.len(), lines)
+        .into_iter()
+        .map(|(key, outcomes)| {
+            let (all, outcomes) = metrics.report_events(events, outcomes, elapsed);
+            let run = counted(outcomes, walltime);
+            let texts = output::event_texts(csv, &all, metrics, &run);
+            (key_prefix(&key, csv, &empty, 0), all, texts)
+        })
+        .collect();
+    let Some((_, all, _)) = keyed.first() else {
+        return String::new();
+    };
+    let more = match csv {
+        Some(sep) => sep.to_owned(),
+        None => " ".repeat(8),
+    };
+    let mut out = String::new();
+    for e in 0..all.len() {
+        for (k, (prefix, all, texts)) in keyed.iter().enumerate() {
+            if k > 0 && all[e].tool {
+                continue;
+            }
+            for (n, line) in texts[e].lines().enumerate() {
+                let pad = if n == 0 { "" } else { more.as_str() };
+                out.push_str(&format!("{stamp}{prefix}{pad}{line}\n"));
+            }
         }
     }
     out
@@ -250,7 +300,15 @@ pub fn summary(
         let csv = opts.csv.as_deref();
         return total(set, events, metrics, &counts, csv, label, elapsed);
     }
-    let lines = lines_for(set, comms, events, &counts, opts, elapsed, "");
+    let lines = lines_for(
+        set,
+        comms,
+        (events, metrics),
+        &counts,
+        opts,
+        (elapsed, elapsed),
+        "",
+    );
     if opts.csv.is_some() {
         lines
     } else {

@@ -266,14 +266,15 @@ impl<'a> Intervals<'a> {
             text.push_str(heading(&self.opts.set));
             text.push('\n');
         }
-        if self.metrics.is_empty() {
+        let whole = !self.opts.set.no_aggr && self.opts.set.per.is_none();
+        if self.metrics.is_empty() || !whole {
             text.push_str(&lines_for(
                 set,
                 self.comms,
-                self.events,
+                (self.events, self.metrics),
                 &d,
                 self.opts,
-                walltime,
+                (elapsed, walltime),
                 &stamp,
             ));
         } else {
