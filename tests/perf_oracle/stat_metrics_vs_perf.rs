@@ -649,12 +649,17 @@ fn metrics_per_interval_as_perf_computes_and_prints_them() {
     );
 }
 
-/// A `-A` CSV report's lines cut by interval (`stamped`: `-I`) and CPU:
-/// each group's lines without the stamp and the CPU field, in order. The
-/// tool events' lines, which perf 6.1 prints for the first CPU alone,
-/// join every CPU's group where they come (each CPU's metrics read them).
-fn per_cpu(text: &str, stamped: bool) -> Vec<Vec<String>> {
+/// A `-A` or `--per-*` CSV report's lines cut by interval (`stamped`:
+/// `-I`) and key (the first `key_fields` fields: `CPU0`; `S0-D0-C1,2`
+/// with its CPU count): each group's lines without the stamp and key, in
+/// order; a metric's own line with the whole's four empty fields (perf
+/// 6.1 prints one or two more per key). The tool events' counted lines,
+/// which perf 6.1 prints for the first CPU's key alone (the others'
+/// `<not counted>`), join every key's group where they come (each key's
+/// metrics read them).
+fn per_key(text: &str, stamped: bool, key_fields: usize) -> Vec<Vec<String>> {
     let mut out: Vec<(String, String, Vec<String>)> = Vec::new();
+    let mut tools: Vec<(String, usize, String)> = Vec::new();
     for line in text
         .lines()
         .filter(|l| !l.is_empty() && !l.starts_with('#'))
@@ -665,36 +670,46 @@ fn per_cpu(text: &str, stamped: bool) -> Vec<Vec<String>> {
         } else {
             ("", line)
         };
-        let Some((cpu, rest)) = rest.split_once(',') else {
+        let f: Vec<&str> = rest.splitn(key_fields + 1, ',').collect();
+        if f.len() <= key_fields {
             continue;
-        };
-        // A metric's own line has one empty field more than the whole's.
-        let rest = match rest.strip_prefix(',') {
-            Some(metric) if metric.starts_with(",,,,") => metric,
-            _ => rest,
-        };
+        }
+        let key = f[0];
+        let mut rest = f[key_fields].to_owned();
+        if rest.starts_with(",,,,") {
+            rest = format!(",,,,{}", rest.trim_start_matches(','));
+        }
         let tool = ["duration_time", "user_time", "system_time"]
             .iter()
             .any(|t| rest.split(',').nth(2) == Some(*t));
+        let group = out.iter().position(|(s, k, _)| s == stamp && k == key);
         if tool {
-            for (_, _, lines) in out.iter_mut().filter(|(s, _, _)| s == stamp) {
-                lines.push(rest.to_owned());
+            // Where it stands among its key's lines, the same for all.
+            let at = group.map_or(0, |g| out[g].2.len());
+            if !rest.starts_with("<not counted>") {
+                tools.push((stamp.to_owned(), at, rest));
             }
             continue;
         }
-        match out.iter_mut().find(|(s, c, _)| s == stamp && c == cpu) {
-            Some((_, _, lines)) => lines.push(rest.to_owned()),
-            None => out.push((stamp.to_owned(), cpu.to_owned(), vec![rest.to_owned()])),
+        match group {
+            Some(g) => out[g].2.push(rest),
+            None => out.push((stamp.to_owned(), key.to_owned(), vec![rest])),
+        }
+    }
+    for (stamp, _, lines) in &mut out {
+        for (n, (_, at, line)) in tools.iter().filter(|(s, ..)| s == stamp).enumerate() {
+            lines.insert((at + n).min(lines.len()), line.clone());
         }
     }
     out.into_iter().map(|(_, _, lines)| lines).collect()
 }
 
-/// `-a -A -M` as perf 6.1 computes and prints it, alone and with `-I
-/// 100`: each CPU's (and interval's) metrics recomputed from that CPU's
-/// counts printed (the CSV), `duration_time` printed once, for the first
-/// CPU; the table's lines perf's once numbers are masked (as a multiset:
-/// perf's order inside a list is its hash table's).
+/// `-a -A -M` and `-a --per-core` / `--per-socket -M` as perf 6.1
+/// computes and prints them, alone and with `-I 100`: each key's (and
+/// interval's) metrics recomputed from that key's counts printed (the
+/// CSV), `duration_time` counted once, for the first CPU's key; the
+/// table's lines perf's once numbers are masked (as a set: perf's order
+/// inside a list is its hash table's).
 #[test]
 fn metrics_per_cpu_as_perf_computes_and_prints_them() {
     if !can_run() {
@@ -713,54 +728,65 @@ fn metrics_per_cpu_as_perf_computes_and_prints_them() {
     vendor.set_literals(&mut literals, &machine).unwrap();
     let cpus = perf_event_host::sysfs::CpuList::online().map_or(0, |c| c.len());
     let (mut checked, mut groups) = (0, 0);
-    for list in ["IPC,CPI", "Average_Frequency", "Summary"] {
-        let selection =
-            MetricSelection::select(model, list, &literals, &MetricOptions::new()).unwrap();
-        for interval in [false, true] {
-            let mut args = vec!["-a", "-A", "-M", list, "-x,"];
-            if interval {
-                args.extend(["-I", "100"]);
-            }
-            let outputs = match both_on_work(&tree, &args) {
-                Ok(o) => o,
-                Err(e) => {
-                    lab_support::skip("needs a private mount namespace", &e);
-                    return;
+    let cases: [(&str, usize, &[&str]); 3] = [
+        ("-A", 1, &["IPC,CPI", "Average_Frequency", "Summary"]),
+        ("--per-core", 2, &["IPC,CPI", "Average_Frequency"]),
+        ("--per-socket", 2, &["Average_Frequency"]),
+    ];
+    for (mode, key_fields, lists) in cases {
+        for list in lists {
+            let selection =
+                MetricSelection::select(model, list, &literals, &MetricOptions::new()).unwrap();
+            for interval in [false, true] {
+                let mut args = vec!["-a", mode, "-M", list, "-x,"];
+                if interval {
+                    args.extend(["-I", "100"]);
                 }
-            };
-            for (tool, csv) in ["perf 6.1", "stat example"].iter().zip(&outputs) {
-                let cut = per_cpu(csv, interval);
-                assert!(cut.len() >= cpus.max(1), "{tool}: {cut:?}\n{csv}");
-                for lines in &cut {
-                    let text = lines.join("\n");
-                    if text.contains("<not counted>") {
-                        continue;
+                let outputs = match both_on_work(&tree, &args) {
+                    Ok(o) => o,
+                    Err(e) => {
+                        lab_support::skip("needs a private mount namespace", &e);
+                        return;
                     }
-                    let duration = interval.then_some(0.1);
-                    let n = check_report_with(tool, &text, &selection, &literals, duration);
-                    assert_eq!(n, selection.metrics().len(), "{tool}:\n{csv}");
-                    checked += n;
-                    groups += 1;
+                };
+                for (tool, csv) in ["perf 6.1", "stat example"].iter().zip(&outputs) {
+                    let cut = per_key(csv, interval, key_fields);
+                    assert!(!cut.is_empty(), "{tool} {mode}:\n{csv}");
+                    for lines in &cut {
+                        let text = lines.join("\n");
+                        if text.contains("<not counted>") {
+                            continue;
+                        }
+                        let duration = interval.then_some(0.1);
+                        let n = check_report_with(tool, &text, &selection, &literals, duration);
+                        assert_eq!(n, selection.metrics().len(), "{tool} {mode}:\n{csv}");
+                        checked += n;
+                        groups += 1;
+                    }
                 }
             }
         }
     }
-    for args in [
-        &["-a", "-A", "-M", "IPC,CPI,Average_Frequency"][..],
-        &["-a", "-A", "-I", "100", "-M", "IPC"],
-    ] {
-        let [perf, ours] = both_on_work(&tree, args).unwrap();
-        let sorted = |text: &str| {
-            let mut m = masked(text);
-            m.sort();
-            m.dedup();
-            m
-        };
-        assert_eq!(sorted(&ours), sorted(&perf), "{ours}\n{perf}");
+    let mut layouts = 0;
+    for mode in ["-A", "--per-core", "--per-socket"] {
+        for interval in [&[][..], &["-I", "100"]] {
+            let mut args = vec!["-a", mode, "-M", "IPC,CPI,Average_Frequency"];
+            args.extend(interval);
+            let [perf, ours] = both_on_work(&tree, &args).unwrap();
+            let sorted = |text: &str| {
+                let mut m = masked(text);
+                m.sort();
+                m.dedup();
+                m
+            };
+            assert_eq!(sorted(&ours), sorted(&perf), "{ours}\n{perf}");
+            layouts += 1;
+        }
     }
     eprintln!(
-        "stat_metrics_vs_perf: -A: {checked} metric values checked in {groups} CPU groups \
-         ({cpus} CPUs; both tools, with and without -I)"
+        "stat_metrics_vs_perf: -A, --per-core, --per-socket: {checked} metric values checked \
+         in {groups} key groups ({cpus} CPUs; both tools, with and without -I); {layouts} \
+         table layouts"
     );
 }
 

@@ -41,11 +41,12 @@
 //!   interval's metrics from its counts, printed on its stamped lines;
 //!   `duration_time` printed as the interval's length, read by the metrics
 //!   as the `-I` period, perf 6.1's wall-clock stats; `--interval-count`),
-//!   and per CPU (`-A`: each CPU's metrics from its counts, every line
+//!   per CPU (`-A`: each CPU's metrics from its counts, every line
 //!   prefixed with the CPU, `duration_time` printed once, for the first
-//!   CPU), not per thread, core, die, socket or node (`--per-thread`,
-//!   `--per-*`: refused); without feature `vendor`, `-M` is an error
-//!   saying so.
+//!   CPU) and per core, die, socket or node (`--per-*`: each key's
+//!   metrics from its counts, `duration_time` counted for the first CPU's
+//!   key, `<not counted>` for the others), not per thread (`--per-thread`:
+//!   refused); without feature `vendor`, `-M` is an error saying so.
 //! - Events use perf's syntax (`-e cycles:u,{task-clock,page-faults}`,
 //!   `-e 'syscalls:sys_enter_w*'`); events the machine lacks print
 //!   `<not supported>`, events that never ran `<not counted>`, multiplexed

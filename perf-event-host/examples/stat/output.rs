@@ -352,7 +352,7 @@ impl Lines<'_> {
                 )
             }
             missing => {
-                let (what, unit) = uncounted(missing, name);
+                let (what, unit) = uncounted(missing, &self.events[i]);
                 format!(
                     "{what}{sep}{unit}{sep}{name}{sep}{}0{sep}100.00{sep}{sep}",
                     variance(0.0)
@@ -372,7 +372,7 @@ impl Lines<'_> {
             ..
         } = self.stats[i]
         else {
-            let (what, unit) = uncounted(self.stats[i], name);
+            let (what, unit) = uncounted(self.stats[i], &self.events[i]);
             return format!("{what:>18} {unit:<4} {name:<32}{:28}", "");
         };
         let (v, unit) = value_text(self.events[i].tool, name, value);
@@ -405,13 +405,19 @@ impl Lines<'_> {
 }
 
 /// What a line shows for an event without a count, and its unit (perf
-/// keeps the clocks' unit on these lines too).
-fn uncounted(summary: Summary, name: &str) -> (&'static str, &'static str) {
+/// keeps the clocks' unit on these lines too, and `duration_time`'s `ns`).
+fn uncounted(summary: Summary, event: &Wanted) -> (&'static str, &'static str) {
     let what = match summary {
         Summary::NotSupported => "<not supported>",
         _ => "<not counted>",
     };
-    let unit = if is_clock(name) { "msec" } else { "" };
+    let unit = if is_clock(&event.name) {
+        "msec"
+    } else if event.tool && event.name == "duration_time" {
+        "ns"
+    } else {
+        ""
+    };
     (what, unit)
 }
 

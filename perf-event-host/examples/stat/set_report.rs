@@ -178,6 +178,42 @@ pub fn lines_for(
         cpus.len()
     };
     let csv = opts.csv.as_deref();
+    if let (false, Some((level, topo))) = (metrics.is_empty(), &topology) {
+        // perf 6.1's tool events have one CPU, the first counted.
+        let first = counts.iter().map(|c| c.placement.cpu).min();
+        let tools_key = first.and_then(|cpu| level.key(topo, cpu));
+        let mut out = String::new();
+        for (key, outcomes) in outcomes_by_key(events.len(), &lines) {
+            let (all, mut outcomes) = metrics.report_events(events, outcomes, elapsed);
+            let holds = tools_key.as_ref() == Some(&key);
+            for (i, o) in outcomes.iter_mut().enumerate() {
+                if all[i].tool && !holds {
+                    *o = Outcome::NotCounted;
+                }
+            }
+            let run = counted(outcomes, walltime);
+            let texts = output::event_texts(csv, &all, metrics, &run);
+            for (e, text) in texts.iter().enumerate() {
+                let n = if all[e].tool {
+                    usize::from(holds)
+                } else {
+                    nr(&key)
+                };
+                let prefix = key_prefix(&key, csv, comms, n);
+                for (j, line) in text.lines().enumerate() {
+                    // A metric's own line: in CSV two empty fields more
+                    // than the whole's (perf 6.1: one per node).
+                    let pad = match (csv, &key) {
+                        (Some(sep), AggrKey::Node(_)) if j > 0 => sep.to_owned(),
+                        (Some(sep), _) if j > 0 => sep.repeat(2),
+                        _ => String::new(),
+                    };
+                    out.push_str(&format!("{stamp}{prefix}{pad}{line}\n"));
+                }
+            }
+        }
+        return out;
+    }
     if !metrics.is_empty() && topology.is_none() && mode(&opts.set) == AggrMode::PerCpu {
         return per_cpu_metrics((events, metrics), &lines, csv, (elapsed, walltime), stamp);
     }
