@@ -188,6 +188,19 @@ fn check_report(
     selection: &MetricSelection,
     literals: &ExprInputs,
 ) -> usize {
+    check_report_with(tool, csv, selection, literals, None)
+}
+
+/// [`check_report`], `duration_time` read as `duration` seconds when
+/// given (perf 6.1's metrics in `-I` mode: its wall-clock stats, the `-I`
+/// period, not the interval's printed count).
+fn check_report_with(
+    tool: &str,
+    csv: &str,
+    selection: &MetricSelection,
+    literals: &ExprInputs,
+    duration: Option<f64>,
+) -> usize {
     let r = report(csv);
     // The event lines, cut into the selection's lists.
     let mut at = 0;
@@ -249,7 +262,11 @@ fn check_report(
                 _ => 1.0,
             };
             let count: f64 = count.parse().expect("a counted event");
-            inputs.insert(id.clone(), count * scale);
+            let value = match duration {
+                Some(d) if id == "duration_time" => d,
+                _ => count * scale,
+            };
+            inputs.insert(id.clone(), value);
         }
         let reading = m.evaluate(&inputs);
         let unit = m.metric().unit.map(ScaleUnit::parse);
@@ -472,11 +489,318 @@ fn metric_lines_as_perf_lays_them_out() {
     assert_eq!(sorted(&ours), sorted(&perf), "{ours}\n{perf}");
 }
 
+/// A command whose length is set by its work (hashing 200 MB: several
+/// 100 ms intervals), not by sleeping.
+const WORK: &[&str] = &[
+    "bash",
+    "-c",
+    "head -c 200M /dev/zero | sha256sum >/dev/null",
+];
+
+/// `argv` of each tool (perf 6.1's, the example's) with `args` then
+/// `-- WORK`, in the namespace over `tree`: their stderr.
+fn both_on_work(tree: &Tree, args: &[&str]) -> Result<[String; 2], String> {
+    let example = example();
+    let run = |head: &[&str]| {
+        let mut argv: Vec<&str> = head.to_vec();
+        argv.extend(args);
+        argv.push("--");
+        argv.extend(WORK);
+        in_namespace(&tree.devices(), &argv)
+    };
+    let perf = run(&["perf", "stat"])?;
+    let ours = run(&[example.to_str().unwrap(), "--vendor-kernel", "6.1"])?;
+    assert_eq!(perf.0, 0, "perf: {}", perf.1);
+    assert_eq!(ours.0, 0, "ours: {}", ours.1);
+    Ok([perf.1, ours.1])
+}
+
+/// A `-I` report's lines cut by interval: each interval's lines without
+/// their time stamp (the first `sep`-separated field), in order. The
+/// table's headings (`#`) are left out.
+fn intervals(text: &str, sep: &str) -> Vec<Vec<String>> {
+    let mut out: Vec<(String, Vec<String>)> = Vec::new();
+    for line in text
+        .lines()
+        .filter(|l| !l.is_empty() && !l.starts_with('#'))
+    {
+        let line = line.trim_start();
+        let (stamp, rest) = line.split_once(sep).unwrap_or((line, ""));
+        match out.last_mut() {
+            Some((s, lines)) if s == stamp => lines.push(rest.to_owned()),
+            _ => out.push((stamp.to_owned(), vec![rest.to_owned()])),
+        }
+    }
+    out.into_iter().map(|(_, lines)| lines).collect()
+}
+
+/// `-M` with `-I 100` as perf 6.1 computes and prints it: in each
+/// interval of each tool's CSV the events and metric names printed are
+/// the selection's and each metric value equals the value recomputed from
+/// the counts printed for that interval, `duration_time` as perf 6.1's
+/// metrics read it in interval mode (the `-I` period, 0.1 s, also for the
+/// last, shorter interval; its printed count is the interval's length).
+/// The number of intervals may differ between the tools (the command's
+/// pace); each prints at least two. `--interval-count 2` stops both after
+/// two. The table's lines of each interval are perf's once numbers are
+/// masked (as a multiset: perf's order inside a list is its hash table's),
+/// the headings too.
+#[test]
+fn metrics_per_interval_as_perf_computes_and_prints_them() {
+    if !can_run() {
+        return;
+    }
+    let Some(tables) = perf_event_vendor::tables("6.1") else {
+        panic!("the tests are built with perf-event-vendor's linux-6-1");
+    };
+    let tree = fake_tree();
+    let system = System::new(Pmus::read_from(&tree.devices()).unwrap(), None);
+    let vendor = VendorSystem::with_kernel_tables(system, tables, Some(CPUID)).unwrap();
+    let model = vendor.core_model().expect("skylakex");
+    let mut literals = ExprInputs::new();
+    vendor
+        .set_literals(&mut literals, &LiteralMachine::running().unwrap())
+        .unwrap();
+    let (mut checked, mut counted_intervals, mut uncounted) = (0, [0, 0], [0, 0]);
+    let lists = [
+        "IPC,CPI",
+        "Average_Frequency",
+        "Kernel_Utilization",
+        "Summary",
+    ];
+    for list in lists {
+        let selection =
+            MetricSelection::select(model, list, &literals, &MetricOptions::new()).unwrap();
+        let outputs = match both_on_work(&tree, &["-I", "100", "-M", list, "-x,"]) {
+            Ok(o) => o,
+            Err(e) => {
+                lab_support::skip("needs a private mount namespace", &e);
+                return;
+            }
+        };
+        for (t, (tool, csv)) in ["perf 6.1", "stat example"]
+            .iter()
+            .zip(&outputs)
+            .enumerate()
+        {
+            let cut = intervals(csv, ",");
+            assert!(cut.len() >= 2, "{tool}: fewer than two intervals:\n{csv}");
+            counted_intervals[t] += cut.len();
+            let before = uncounted[t];
+            for lines in &cut {
+                let text = lines.join("\n");
+                // An interval after the command's last run (both tools
+                // read once more as it exits): nothing counted, no metric
+                // printed (perf 6.1 prints none on `<not counted>` lines).
+                if text.contains("<not counted>") {
+                    uncounted[t] += 1;
+                    continue;
+                }
+                let n = check_report_with(tool, &text, &selection, &literals, Some(0.1));
+                assert_eq!(n, selection.metrics().len(), "{tool}:\n{csv}");
+                checked += n;
+            }
+            assert!(
+                cut.len() - (uncounted[t] - before) >= 2,
+                "{tool}: fewer than two intervals counted:\n{csv}"
+            );
+        }
+    }
+    // --interval-count 2: two intervals each, then the command ends.
+    let [perf, ours] = both_on_work(
+        &tree,
+        &["-I", "100", "--interval-count", "2", "-M", "IPC,CPI", "-x,"],
+    )
+    .unwrap();
+    assert_eq!(intervals(&perf, ",").len(), 2, "{perf}");
+    assert_eq!(intervals(&ours, ",").len(), 2, "{ours}");
+    // The table: each interval's lines as a multiset, numbers masked.
+    let mut layouts = 0;
+    for list in ["IPC,CPI", "Average_Frequency"] {
+        let [perf, ours] = both_on_work(&tree, &["-I", "100", "-M", list]).unwrap();
+        let sorted = |lines: &[String]| {
+            let mut m = masked(&lines.join("\n"));
+            m.sort();
+            m
+        };
+        let perf_cut = intervals(&perf, " ");
+        let want = sorted(&perf_cut[0]);
+        for lines in perf_cut.iter().chain(&intervals(&ours, " ")) {
+            assert_eq!(sorted(lines), want, "{ours}\n{perf}");
+            layouts += 1;
+        }
+        let headings = |t: &str| -> Vec<String> {
+            t.lines()
+                .filter(|l| l.starts_with('#'))
+                .map(str::to_owned)
+                .collect()
+        };
+        assert_eq!(headings(&ours)[..1], headings(&perf)[..1], "{ours}\n{perf}");
+    }
+    eprintln!(
+        "stat_metrics_vs_perf: -I: {checked} metric values checked in {} + {} intervals \
+         (perf 6.1, ours; {} + {} of them not counted) of {} lists; {layouts} intervals' \
+         table layouts",
+        counted_intervals[0],
+        counted_intervals[1],
+        uncounted[0],
+        uncounted[1],
+        lists.len()
+    );
+}
+
+/// A `-A` or `--per-*` CSV report's lines cut by interval (`stamped`:
+/// `-I`) and key (the first `key_fields` fields: `CPU0`; `S0-D0-C1,2`
+/// with its CPU count): each group's lines without the stamp and key, in
+/// order; a metric's own line with the whole's four empty fields (perf
+/// 6.1 prints one or two more per key). The tool events' counted lines,
+/// which perf 6.1 prints for the first CPU's key alone (the others'
+/// `<not counted>`), join every key's group where they come (each key's
+/// metrics read them).
+fn per_key(text: &str, stamped: bool, key_fields: usize) -> Vec<Vec<String>> {
+    let mut out: Vec<(String, String, Vec<String>)> = Vec::new();
+    let mut tools: Vec<(String, usize, String)> = Vec::new();
+    for line in text
+        .lines()
+        .filter(|l| !l.is_empty() && !l.starts_with('#'))
+    {
+        let line = line.trim_start();
+        let (stamp, rest) = if stamped {
+            line.split_once(',').unwrap_or((line, ""))
+        } else {
+            ("", line)
+        };
+        let f: Vec<&str> = rest.splitn(key_fields + 1, ',').collect();
+        if f.len() <= key_fields {
+            continue;
+        }
+        let key = f[0];
+        let mut rest = f[key_fields].to_owned();
+        if rest.starts_with(",,,,") {
+            rest = format!(",,,,{}", rest.trim_start_matches(','));
+        }
+        let tool = ["duration_time", "user_time", "system_time"]
+            .iter()
+            .any(|t| rest.split(',').nth(2) == Some(*t));
+        let group = out.iter().position(|(s, k, _)| s == stamp && k == key);
+        if tool {
+            // Where it stands among its key's lines, the same for all.
+            let at = group.map_or(0, |g| out[g].2.len());
+            if !rest.starts_with("<not counted>") {
+                tools.push((stamp.to_owned(), at, rest));
+            }
+            continue;
+        }
+        match group {
+            Some(g) => out[g].2.push(rest),
+            None => out.push((stamp.to_owned(), key.to_owned(), vec![rest])),
+        }
+    }
+    for (stamp, _, lines) in &mut out {
+        for (n, (_, at, line)) in tools.iter().filter(|(s, ..)| s == stamp).enumerate() {
+            lines.insert((at + n).min(lines.len()), line.clone());
+        }
+    }
+    out.into_iter().map(|(_, _, lines)| lines).collect()
+}
+
+/// `-a -A -M` and `-a --per-core` / `--per-socket -M` as perf 6.1
+/// computes and prints them, alone and with `-I 100`: each key's (and
+/// interval's) metrics recomputed from that key's counts printed (the
+/// CSV), `duration_time` counted once, for the first CPU's key; the
+/// table's lines perf's once numbers are masked (as a set: perf's order
+/// inside a list is its hash table's).
+#[test]
+fn metrics_per_cpu_as_perf_computes_and_prints_them() {
+    if !can_run() {
+        return;
+    }
+    let Some(tables) = perf_event_vendor::tables("6.1") else {
+        panic!("the tests are built with perf-event-vendor's linux-6-1");
+    };
+    let tree = fake_tree();
+    let system = System::new(Pmus::read_from(&tree.devices()).unwrap(), None);
+    let vendor = VendorSystem::with_kernel_tables(system, tables, Some(CPUID)).unwrap();
+    let model = vendor.core_model().expect("skylakex");
+    let mut machine = LiteralMachine::running().unwrap();
+    machine.system_wide = true;
+    let mut literals = ExprInputs::new();
+    vendor.set_literals(&mut literals, &machine).unwrap();
+    let cpus = perf_event_host::sysfs::CpuList::online().map_or(0, |c| c.len());
+    let (mut checked, mut groups) = (0, 0);
+    let cases: [(&str, usize, &[&str]); 3] = [
+        ("-A", 1, &["IPC,CPI", "Average_Frequency", "Summary"]),
+        ("--per-core", 2, &["IPC,CPI", "Average_Frequency"]),
+        ("--per-socket", 2, &["Average_Frequency"]),
+    ];
+    for (mode, key_fields, lists) in cases {
+        for list in lists {
+            let selection =
+                MetricSelection::select(model, list, &literals, &MetricOptions::new()).unwrap();
+            for interval in [false, true] {
+                let mut args = vec!["-a", mode, "-M", list, "-x,"];
+                if interval {
+                    args.extend(["-I", "100"]);
+                }
+                let outputs = match both_on_work(&tree, &args) {
+                    Ok(o) => o,
+                    Err(e) => {
+                        lab_support::skip("needs a private mount namespace", &e);
+                        return;
+                    }
+                };
+                for (tool, csv) in ["perf 6.1", "stat example"].iter().zip(&outputs) {
+                    let cut = per_key(csv, interval, key_fields);
+                    assert!(!cut.is_empty(), "{tool} {mode}:\n{csv}");
+                    for lines in &cut {
+                        let text = lines.join("\n");
+                        if text.contains("<not counted>") {
+                            continue;
+                        }
+                        let duration = interval.then_some(0.1);
+                        let n = check_report_with(tool, &text, &selection, &literals, duration);
+                        assert_eq!(n, selection.metrics().len(), "{tool} {mode}:\n{csv}");
+                        checked += n;
+                        groups += 1;
+                    }
+                }
+            }
+        }
+    }
+    let mut layouts = 0;
+    for mode in ["-A", "--per-core", "--per-socket"] {
+        for interval in [&[][..], &["-I", "100"]] {
+            let mut args = vec!["-a", mode, "-M", "IPC,CPI,Average_Frequency"];
+            args.extend(interval);
+            let [perf, ours] = both_on_work(&tree, &args).unwrap();
+            let sorted = |text: &str| {
+                let mut m = masked(text);
+                m.sort();
+                m.dedup();
+                m
+            };
+            assert_eq!(sorted(&ours), sorted(&perf), "{ours}\n{perf}");
+            layouts += 1;
+        }
+    }
+    eprintln!(
+        "stat_metrics_vs_perf: -A, --per-core, --per-socket: {checked} metric values checked \
+         in {groups} key groups ({cpus} CPUs; both tools, with and without -I); {layouts} \
+         table layouts"
+    );
+}
+
 /// A report with its numbers as `N` and its blank runs as one blank: what
-/// stays is the layout (names, units, metric names, lines).
+/// stays is the layout (names, units, metric names, lines). The prefix of
+/// a per-second rate follows the numbers and goes too (`duration_time`'s
+/// rate over the clocks' count is `G/sec` where the clocks counted less
+/// than the time elapsed: a loaded machine, a short last interval).
 fn masked(text: &str) -> Vec<String> {
     text.lines()
         .map(|l| {
+            let l = ["K/sec", "M/sec", "G/sec"]
+                .iter()
+                .fold(l.to_owned(), |t, p| t.replace(p, "/sec"));
             let mut out = String::new();
             let mut last = ' ';
             for c in l.chars() {

@@ -571,10 +571,8 @@ fn refuse_combinations(opts: &Options) {
         std::process::exit(234);
     }
     let s = &opts.set;
-    if opts.metrics.is_some()
-        && (s.no_aggr || s.per_thread || s.per.is_some() || s.interval_ms.is_some())
-    {
-        usage("-M: this example computes metrics for the whole count (a command, -a, -C, -p, -t; not with -A, -I, --per-thread or --per-*)");
+    if opts.metrics.is_some() && s.per_thread {
+        usage("-M: this example computes metrics for the whole count, per CPU and per core, die, socket or node (a command, -a, -C, -p, -t, -A, --per-*, each -I interval; not with --per-thread)");
     }
     if opts.timeout_ms.is_some() && opts.set.interval_ms.is_some() {
         // perf 6.1: the message, each option under its own usage line, 234.

@@ -37,9 +37,16 @@
 //!   prints ``Cannot find metric or group `X'`` and the run goes on
 //!   without it (perf's default events when there is no `-e`). For a
 //!   command and in the event-set mode's totals (`-a`, `-C`, `-p`, `-t`;
-//!   `#core_wide` follows `-a` / `-C`), not per CPU, thread, core or
-//!   interval (`-A`, `--per-*`, `-I`: refused); without feature `vendor`,
-//!   `-M` is an error saying so.
+//!   `#core_wide` follows `-a` / `-C`), also per `-I` interval (each
+//!   interval's metrics from its counts, printed on its stamped lines;
+//!   `duration_time` printed as the interval's length, read by the metrics
+//!   as the `-I` period, perf 6.1's wall-clock stats; `--interval-count`),
+//!   per CPU (`-A`: each CPU's metrics from its counts, every line
+//!   prefixed with the CPU, `duration_time` printed once, for the first
+//!   CPU) and per core, die, socket or node (`--per-*`: each key's
+//!   metrics from its counts, `duration_time` counted for the first CPU's
+//!   key, `<not counted>` for the others), not per thread (`--per-thread`:
+//!   refused); without feature `vendor`, `-M` is an error saying so.
 //! - Events use perf's syntax (`-e cycles:u,{task-clock,page-faults}`,
 //!   `-e 'syscalls:sys_enter_w*'`); events the machine lacks print
 //!   `<not supported>`, events that never ran `<not counted>`, multiplexed

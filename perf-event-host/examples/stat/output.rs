@@ -229,6 +229,32 @@ pub fn report(
     out
 }
 
+/// Each event's text of `run` (its line, then its `-M` metrics' lines,
+/// `\n`-separated), as [`report`] prints them: the event-set mode's keyed
+/// reports (`-A`) prefix each line.
+pub fn event_texts(
+    csv: Option<&str>,
+    events: &[Wanted],
+    metrics: &Metrics,
+    run: &Run,
+) -> Vec<String> {
+    let runs = std::slice::from_ref(run);
+    let stats: Vec<Summary> = (0..events.len()).map(|i| summarize(runs, i)).collect();
+    let lines = Lines {
+        events,
+        stats: &stats,
+        elapsed_ns: run.elapsed.as_secs_f64() * 1e9,
+        repeated: false,
+        metrics,
+    };
+    (0..events.len())
+        .map(|i| match csv {
+            Some(sep) => lines.csv(i, sep),
+            None => lines.table(i),
+        })
+        .collect()
+}
+
 /// What the event lines are made of.
 struct Lines<'a> {
     events: &'a [Wanted],
@@ -245,7 +271,13 @@ struct Lines<'a> {
 impl Lines<'_> {
     /// The `-M` metrics printed on event `i`'s line.
     fn metrics_of(&self, i: usize) -> Vec<Printed> {
+        // perf 6.1's `prepare_metric` reads `duration_time` from its
+        // wall-clock stats: the elapsed time, and in `-I` mode the
+        // interval asked for (the printed count is the interval's length).
         let value = |j: usize| match self.stats[j] {
+            _ if self.events[j].tool && self.events[j].name == "duration_time" => {
+                Some(self.elapsed_ns)
+            }
             Summary::Counted { value, .. } => Some(value),
             _ => None,
         };
@@ -320,7 +352,7 @@ impl Lines<'_> {
                 )
             }
             missing => {
-                let (what, unit) = uncounted(missing, name);
+                let (what, unit) = uncounted(missing, &self.events[i]);
                 format!(
                     "{what}{sep}{unit}{sep}{name}{sep}{}0{sep}100.00{sep}{sep}",
                     variance(0.0)
@@ -340,7 +372,7 @@ impl Lines<'_> {
             ..
         } = self.stats[i]
         else {
-            let (what, unit) = uncounted(self.stats[i], name);
+            let (what, unit) = uncounted(self.stats[i], &self.events[i]);
             return format!("{what:>18} {unit:<4} {name:<32}{:28}", "");
         };
         let (v, unit) = value_text(self.events[i].tool, name, value);
@@ -373,13 +405,19 @@ impl Lines<'_> {
 }
 
 /// What a line shows for an event without a count, and its unit (perf
-/// keeps the clocks' unit on these lines too).
-fn uncounted(summary: Summary, name: &str) -> (&'static str, &'static str) {
+/// keeps the clocks' unit on these lines too, and `duration_time`'s `ns`).
+fn uncounted(summary: Summary, event: &Wanted) -> (&'static str, &'static str) {
     let what = match summary {
         Summary::NotSupported => "<not supported>",
         _ => "<not counted>",
     };
-    let unit = if is_clock(name) { "msec" } else { "" };
+    let unit = if is_clock(&event.name) {
+        "msec"
+    } else if event.tool && event.name == "duration_time" {
+        "ns"
+    } else {
+        ""
+    };
     (what, unit)
 }
 

@@ -211,7 +211,7 @@ pub fn run(opts: &Options, server: Option<Server>) -> ! {
     if child_is_target {
         comms = read_comms(&set);
     }
-    let mut ticks = Intervals::start(opts, &events, &comms, start);
+    let mut ticks = Intervals::start(opts, &events, &metrics, &comms, start);
     let mut control = Control::new(server, &events);
     let ended = count(
         &mut set,

@@ -147,10 +147,10 @@ pub fn mode(s: &SetOptions) -> AggrMode {
 pub fn lines_for(
     set: &EventSet,
     comms: &HashMap<i32, String>,
-    events: &[Wanted],
+    (events, metrics): (&[Wanted], &Metrics),
     counts: &[PlacedCounts],
     opts: &Options,
-    elapsed: Duration,
+    (elapsed, walltime): (Duration, Duration),
     stamp: &str,
 ) -> String {
     let topology = opts.set.per.map(|level| {
@@ -178,10 +178,49 @@ pub fn lines_for(
         cpus.len()
     };
     let csv = opts.csv.as_deref();
+    if let (false, Some((level, topo))) = (metrics.is_empty(), &topology) {
+        // perf 6.1's tool events have one CPU, the first counted.
+        let first = counts.iter().map(|c| c.placement.cpu).min();
+        let tools_key = first.and_then(|cpu| level.key(topo, cpu));
+        let mut out = String::new();
+        for (key, outcomes) in outcomes_by_key(events.len(), &lines) {
+            let (all, mut outcomes) = metrics.report_events(events, outcomes, elapsed);
+            let holds = tools_key.as_ref() == Some(&key);
+            for (i, o) in outcomes.iter_mut().enumerate() {
+                if all[i].tool && !holds {
+                    *o = Outcome::NotCounted;
+                }
+            }
+            let run = counted(outcomes, walltime);
+            let texts = output::event_texts(csv, &all, metrics, &run);
+            for (e, text) in texts.iter().enumerate() {
+                let n = if all[e].tool {
+                    usize::from(holds)
+                } else {
+                    nr(&key)
+                };
+                let prefix = key_prefix(&key, csv, comms, n);
+                for (j, line) in text.lines().enumerate() {
+                    // A metric's own line: in CSV two empty fields more
+                    // than the whole's (perf 6.1: one per node).
+                    let pad = match (csv, &key) {
+                        (Some(sep), AggrKey::Node(_)) if j > 0 => sep.to_owned(),
+                        (Some(sep), _) if j > 0 => sep.repeat(2),
+                        _ => String::new(),
+                    };
+                    out.push_str(&format!("{stamp}{prefix}{pad}{line}\n"));
+                }
+            }
+        }
+        return out;
+    }
+    if !metrics.is_empty() && topology.is_none() && mode(&opts.set) == AggrMode::PerCpu {
+        return per_cpu_metrics((events, metrics), &lines, csv, (elapsed, walltime), stamp);
+    }
     let keyed: Vec<(String, Vec<Outcome>, Vec<String>)> = outcomes_by_key(events.len(), &lines)
         .into_iter()
         .map(|(key, outcomes)| {
-            let text = table_lines(events, outcomes.clone(), elapsed, csv);
+            let text = table_lines(events, outcomes.clone(), walltime, csv);
             (key_prefix(&key, csv, comms, nr(&key)), outcomes, text)
         })
         .collect();
@@ -211,6 +250,53 @@ pub fn lines_for(
         for k in order {
             let (prefix, _, text) = &keyed[k];
             out.push_str(&format!("{stamp}{prefix}{}\n", text[e]));
+        }
+    }
+    out
+}
+
+/// `-A` with `-M`: as perf 6.1 prints it, event by event, each event's
+/// line and its metrics' lines per CPU, every line prefixed with the CPU
+/// (a metric line's `#` one column right of the event's, in CSV one
+/// empty field more than the whole's); each CPU's metrics from its
+/// counts. The tool events (`duration_time`) are printed once, on the
+/// first CPU's lines (perf 6.1's tool events have one CPU); every CPU's
+/// metrics read them (`duration_time` as `walltime`, perf's wall-clock
+/// stats).
+fn per_cpu_metrics(
+    (events, metrics): (&[Wanted], &Metrics),
+    lines: &[Aggregate],
+    csv: Option<&str>,
+    (elapsed, walltime): (Duration, Duration),
+    stamp: &str,
+) -> String {
+    let empty = HashMap::new();
+    let keyed: Vec<(String, Vec<Wanted>, Vec<String>)> = outcomes_by_key(events.len(), lines)
+        .into_iter()
+        .map(|(key, outcomes)| {
+            let (all, outcomes) = metrics.report_events(events, outcomes, elapsed);
+            let run = counted(outcomes, walltime);
+            let texts = output::event_texts(csv, &all, metrics, &run);
+            (key_prefix(&key, csv, &empty, 0), all, texts)
+        })
+        .collect();
+    let Some((_, all, _)) = keyed.first() else {
+        return String::new();
+    };
+    let more = match csv {
+        Some(sep) => sep.to_owned(),
+        None => " ".repeat(8),
+    };
+    let mut out = String::new();
+    for e in 0..all.len() {
+        for (k, (prefix, all, texts)) in keyed.iter().enumerate() {
+            if k > 0 && all[e].tool {
+                continue;
+            }
+            for (n, line) in texts[e].lines().enumerate() {
+                let pad = if n == 0 { "" } else { more.as_str() };
+                out.push_str(&format!("{stamp}{prefix}{pad}{line}\n"));
+            }
         }
     }
     out
@@ -250,7 +336,15 @@ pub fn summary(
         let csv = opts.csv.as_deref();
         return total(set, events, metrics, &counts, csv, label, elapsed);
     }
-    let lines = lines_for(set, comms, events, &counts, opts, elapsed, "");
+    let lines = lines_for(
+        set,
+        comms,
+        (events, metrics),
+        &counts,
+        opts,
+        (elapsed, elapsed),
+        "",
+    );
     if opts.csv.is_some() {
         lines
     } else {
@@ -296,6 +390,43 @@ fn total(
         .to_owned()
         // CSV ends with its last line; the table with a blank one.
         + if csv.is_some() { "\n" } else { "\n\n" }
+}
+
+/// `-I` with `-M`: one interval's lines of the whole (perf 6.1's
+/// `print_counter_aggr` with its metrics), each prefixed with `stamp`;
+/// the tool events counted for the interval (`duration_time`: `elapsed`,
+/// the interval's length, as perf 6.1 reads it per interval) and each
+/// metric computed from the interval's counts, its `duration_time` (and
+/// the clocks' `CPUs utilized`) from `walltime`: perf 6.1's wall-clock
+/// stats, which `process_interval` sets to the `-I` period each interval
+/// (the last, shorter one too).
+pub fn interval_total(
+    set: &EventSet,
+    events: &[Wanted],
+    metrics: &Metrics,
+    counts: &[PlacedCounts],
+    csv: Option<&str>,
+    (elapsed, walltime): (Duration, Duration),
+    stamp: &str,
+) -> String {
+    let lines = aggregate(set.events(), counts, AggrMode::Total, HybridNames::Keep);
+    let outcomes = outcomes_by_key(events.len(), &lines).remove(0).1;
+    let (events, outcomes) = metrics.report_events(events, outcomes, elapsed);
+    let run = counted(outcomes, walltime);
+    let text = output::report(
+        &[String::new()],
+        csv,
+        &events,
+        metrics,
+        std::slice::from_ref(&run),
+    );
+    let lines: Vec<&str> = if csv.is_some() {
+        text.lines().collect()
+    } else {
+        // Skip the blank line, the header and the blank line after it.
+        text.lines().skip(3).take_while(|l| !l.is_empty()).collect()
+    };
+    lines.iter().map(|l| format!("{stamp}{l}\n")).collect()
 }
 
 /// The report of counts alone: no command's status or CPU times.

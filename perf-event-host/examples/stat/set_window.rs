@@ -12,9 +12,10 @@
 
 use crate::args::Options;
 use crate::control::{Fds, StatEvents};
+use crate::metrics::Metrics;
 use crate::run::{self, Wanted};
 use crate::set_mode::{fail, write_report, SetOptions};
-use crate::set_report::{delta, lines_for};
+use crate::set_report::{delta, interval_total, lines_for};
 use perf_event_host::control::Server;
 use perf_event_host::set::{EventSet, PlacedCounts, TopologyLevel};
 use perf_event_host::workload::{ExitWatch, Workload};
@@ -190,6 +191,8 @@ impl<'a> Control<'a> {
 pub struct Intervals<'a> {
     opts: &'a Options,
     events: &'a [Wanted],
+    /// `-M`'s metrics, computed per interval.
+    metrics: &'a Metrics,
     comms: &'a HashMap<i32, String>,
     /// `-I`'s period (`None`: no intervals).
     every: Option<Duration>,
@@ -209,6 +212,7 @@ impl<'a> Intervals<'a> {
     pub fn start(
         opts: &'a Options,
         events: &'a [Wanted],
+        metrics: &'a Metrics,
         comms: &'a HashMap<i32, String>,
         start: Instant,
     ) -> Intervals<'a> {
@@ -216,6 +220,7 @@ impl<'a> Intervals<'a> {
         Intervals {
             opts,
             events,
+            metrics,
             comms,
             every,
             next: every.map(|i| start + i),
@@ -250,6 +255,10 @@ impl<'a> Intervals<'a> {
         let sep = self.opts.csv.as_deref().unwrap_or(" ");
         let stamp = format!("{:6}.{:09}{sep}", since.as_secs(), since.subsec_nanos());
         let elapsed = at - self.last_tick;
+        // perf 6.1's process_interval: the wall-clock stats of every
+        // interval's shadow metrics (`CPUs utilized`) and `-M` metrics
+        // are the `-I` period, the last, shorter interval's too.
+        let walltime = self.every.unwrap_or(elapsed);
         let mut text = String::new();
         // perf 6.1's print_interval: the heading with the first interval
         // and again every 25 (never with -x).
@@ -257,15 +266,29 @@ impl<'a> Intervals<'a> {
             text.push_str(heading(&self.opts.set));
             text.push('\n');
         }
-        text.push_str(&lines_for(
-            set,
-            self.comms,
-            self.events,
-            &d,
-            self.opts,
-            elapsed,
-            &stamp,
-        ));
+        let whole = !self.opts.set.no_aggr && self.opts.set.per.is_none();
+        if self.metrics.is_empty() || !whole {
+            text.push_str(&lines_for(
+                set,
+                self.comms,
+                (self.events, self.metrics),
+                &d,
+                self.opts,
+                (elapsed, walltime),
+                &stamp,
+            ));
+        } else {
+            // `-M` (the whole only): the metrics of the interval's counts.
+            text.push_str(&interval_total(
+                set,
+                self.events,
+                self.metrics,
+                &d,
+                self.opts.csv.as_deref(),
+                (elapsed, walltime),
+                &stamp,
+            ));
+        }
         write_report(&text);
         self.before = counts;
         self.last_tick = at;
