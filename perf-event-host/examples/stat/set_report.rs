@@ -10,7 +10,7 @@ use crate::run::{Outcome, Run, Wanted};
 use crate::set_mode::{fail, SetOptions};
 use perf_event_host::set::{
     aggregate, aggregate_topology, AggrKey, AggrMode, AggrValue, Aggregate, EventSet, HybridNames,
-    PlacedCounts,
+    PlacedCounts, TopologyLevel,
 };
 use perf_event_host::sysfs::Topology;
 use std::collections::HashMap;
@@ -143,6 +143,26 @@ pub fn mode(s: &SetOptions) -> AggrMode {
     }
 }
 
+/// How many of the counted CPUs the topology key `key` holds (0 without
+/// a topology level).
+fn cpus_of_key(
+    counts: &[PlacedCounts],
+    topology: Option<&(TopologyLevel, Topology)>,
+    key: &AggrKey,
+) -> usize {
+    let Some((level, topo)) = topology else {
+        return 0;
+    };
+    let mut cpus: Vec<i32> = counts
+        .iter()
+        .filter(|c| level.key(topo, c.placement.cpu).as_ref() == Some(key))
+        .map(|c| c.placement.cpu)
+        .collect();
+    cpus.sort_unstable();
+    cpus.dedup();
+    cpus.len()
+}
+
 /// Lines for `counts`, each key's lines prefixed (and by `stamp`).
 pub fn lines_for(
     set: &EventSet,
@@ -163,56 +183,15 @@ pub fn lines_for(
         }
         None => aggregate(set.events(), counts, mode(&opts.set), HybridNames::Keep),
     };
-    // How many of the counted CPUs each topology key holds.
-    let nr = |key: &AggrKey| -> usize {
-        let Some((level, topo)) = &topology else {
-            return 0;
-        };
-        let mut cpus: Vec<i32> = counts
-            .iter()
-            .filter(|c| level.key(topo, c.placement.cpu).as_ref() == Some(key))
-            .map(|c| c.placement.cpu)
-            .collect();
-        cpus.sort_unstable();
-        cpus.dedup();
-        cpus.len()
-    };
     let csv = opts.csv.as_deref();
-    if let (false, Some((level, topo))) = (metrics.is_empty(), &topology) {
-        // perf 6.1's tool events have one CPU, the first counted.
-        let first = counts.iter().map(|c| c.placement.cpu).min();
-        let tools_key = first.and_then(|cpu| level.key(topo, cpu));
-        let mut out = String::new();
-        for (key, outcomes) in outcomes_by_key(events.len(), &lines) {
-            let (all, mut outcomes) = metrics.report_events(events, outcomes, elapsed);
-            let holds = tools_key.as_ref() == Some(&key);
-            for (i, o) in outcomes.iter_mut().enumerate() {
-                if all[i].tool && !holds {
-                    *o = Outcome::NotCounted;
-                }
-            }
-            let run = counted(outcomes, walltime);
-            let texts = output::event_texts(csv, &all, metrics, &run);
-            for (e, text) in texts.iter().enumerate() {
-                let n = if all[e].tool {
-                    usize::from(holds)
-                } else {
-                    nr(&key)
-                };
-                let prefix = key_prefix(&key, csv, comms, n);
-                for (j, line) in text.lines().enumerate() {
-                    // A metric's own line: in CSV two empty fields more
-                    // than the whole's (perf 6.1: one per node).
-                    let pad = match (csv, &key) {
-                        (Some(sep), AggrKey::Node(_)) if j > 0 => sep.to_owned(),
-                        (Some(sep), _) if j > 0 => sep.repeat(2),
-                        _ => String::new(),
-                    };
-                    out.push_str(&format!("{stamp}{prefix}{pad}{line}\n"));
-                }
-            }
-        }
-        return out;
+    if let (false, Some(topology)) = (metrics.is_empty(), &topology) {
+        let keyed = KeyedLines {
+            lines: &lines,
+            counts,
+            topology,
+            comms,
+        };
+        return per_key_metrics((events, metrics), &keyed, csv, (elapsed, walltime), stamp);
     }
     if !metrics.is_empty() && topology.is_none() && mode(&opts.set) == AggrMode::PerCpu {
         return per_cpu_metrics((events, metrics), &lines, csv, (elapsed, walltime), stamp);
@@ -221,13 +200,14 @@ pub fn lines_for(
         .into_iter()
         .map(|(key, outcomes)| {
             let text = table_lines(events, outcomes.clone(), walltime, csv);
-            (key_prefix(&key, csv, comms, nr(&key)), outcomes, text)
+            let nr = cpus_of_key(counts, topology.as_ref(), &key);
+            (key_prefix(&key, csv, comms, nr), outcomes, text)
         })
         .collect();
-    let mut out = String::new();
     // Per topology key perf keeps each key's lines together; so do we
     // when a key's table is not one line per event.
     if topology.is_some() || keyed.iter().any(|(_, _, text)| text.len() != events.len()) {
+        let mut out = String::new();
         for (prefix, _, text) in &keyed {
             for line in text {
                 out.push_str(&format!("{stamp}{prefix}{line}\n"));
@@ -235,12 +215,76 @@ pub fn lines_for(
         }
         return out;
     }
-    // perf 6.1 prints event by event, each event's lines by key (CPU
-    // order for -A; for --per-thread the largest count first).
-    let per_thread = mode(&opts.set) == AggrMode::PerThread;
-    for e in 0..events.len() {
+    event_by_event(events.len(), &keyed, mode(&opts.set), stamp)
+}
+
+/// The aggregated lines of one report with what their keys are made of:
+/// the counts per placement, the topology level, the threads' names.
+struct KeyedLines<'a> {
+    lines: &'a [Aggregate],
+    counts: &'a [PlacedCounts],
+    topology: &'a (TopologyLevel, Topology),
+    comms: &'a HashMap<i32, String>,
+}
+
+/// `--per-core`, `--per-socket`, ... with `-M`: each key's events and
+/// metrics together, as perf 6.1 prints them.
+fn per_key_metrics(
+    (events, metrics): (&[Wanted], &Metrics),
+    keyed: &KeyedLines,
+    csv: Option<&str>,
+    (elapsed, walltime): (Duration, Duration),
+    stamp: &str,
+) -> String {
+    let (level, topo) = keyed.topology;
+    // perf 6.1's tool events have one CPU, the first counted.
+    let first = keyed.counts.iter().map(|c| c.placement.cpu).min();
+    let tools_key = first.and_then(|cpu| level.key(topo, cpu));
+    let mut out = String::new();
+    for (key, outcomes) in outcomes_by_key(events.len(), keyed.lines) {
+        let (all, mut outcomes) = metrics.report_events(events, outcomes, elapsed);
+        let holds = tools_key.as_ref() == Some(&key);
+        for (i, o) in outcomes.iter_mut().enumerate() {
+            if all[i].tool && !holds {
+                *o = Outcome::NotCounted;
+            }
+        }
+        let run = counted(outcomes, walltime);
+        let texts = output::event_texts(csv, &all, metrics, &run);
+        for (e, text) in texts.iter().enumerate() {
+            let n = if all[e].tool {
+                usize::from(holds)
+            } else {
+                cpus_of_key(keyed.counts, Some(keyed.topology), &key)
+            };
+            let prefix = key_prefix(&key, csv, keyed.comms, n);
+            for (j, line) in text.lines().enumerate() {
+                // A metric's own line: in CSV two empty fields more
+                // than the whole's (perf 6.1: one per node).
+                let pad = match (csv, &key) {
+                    (Some(sep), AggrKey::Node(_)) if j > 0 => sep.to_owned(),
+                    (Some(sep), _) if j > 0 => sep.repeat(2),
+                    _ => String::new(),
+                };
+                out.push_str(&format!("{stamp}{prefix}{pad}{line}\n"));
+            }
+        }
+    }
+    out
+}
+
+/// perf 6.1 prints event by event, each event's lines by key (CPU order
+/// for -A; for --per-thread the largest count first).
+fn event_by_event(
+    events: usize,
+    keyed: &[(String, Vec<Outcome>, Vec<String>)],
+    mode: AggrMode,
+    stamp: &str,
+) -> String {
+    let mut out = String::new();
+    for e in 0..events {
         let mut order: Vec<usize> = (0..keyed.len()).collect();
-        if per_thread {
+        if mode == AggrMode::PerThread {
             let value = |k: usize| match keyed[k].1[e] {
                 Outcome::Counted(c) => c.value,
                 _ => 0,
