@@ -76,30 +76,12 @@ fn example() -> PathBuf {
     static BUILT: OnceLock<PathBuf> = OnceLock::new();
     BUILT
         .get_or_init(|| {
-            let exe = std::env::current_exe().unwrap();
-            let profile_dir = exe.parent().unwrap().parent().unwrap().to_path_buf();
-            let release = profile_dir.ends_with("release");
-            let target = profile_dir.parent().unwrap().join("stat-metrics");
-            let mut build = Command::new(env!("CARGO"));
-            build.args([
-                "build",
-                "--quiet",
-                "-p",
+            crate::stat_support::example_binary(
                 "perf-event-host",
-                "--features",
-                "vendor-6-1",
-                "--example",
                 "stat",
-                "--target-dir",
-            ]);
-            build.arg(&target);
-            if release {
-                build.arg("--release");
-            }
-            let status = build.status().expect("cargo build --example stat");
-            assert!(status.success(), "building the stat example failed");
-            let profile = if release { "release" } else { "debug" };
-            target.join(profile).join("examples").join("stat")
+                Some("vendor-6-1"),
+                Some("stat-metrics"),
+            )
         })
         .clone()
 }

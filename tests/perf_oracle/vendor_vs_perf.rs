@@ -430,25 +430,12 @@ fn an_arm64_cpu_id_gives_x86_perf_no_events() {
 /// The `list` example (feature `vendor`, and Linux 6.1's tables beside
 /// the default 6.12's for `--vendor-kernel 6.1`).
 pub(crate) fn list_binary() -> std::path::PathBuf {
-    let exe = std::env::current_exe().unwrap();
-    let profile_dir = exe.parent().unwrap().parent().unwrap().to_path_buf();
-    let mut build = Command::new(env!("CARGO"));
-    build.args([
-        "build",
-        "--quiet",
-        "-p",
+    crate::stat_support::example_binary(
         "perf-event-host",
-        "--features",
-        "vendor,perf-event-vendor/linux-6-1",
-        "--example",
         "list",
-    ]);
-    if profile_dir.ends_with("release") {
-        build.arg("--release");
-    }
-    let status = build.status().expect("cargo build --example list");
-    assert!(status.success(), "building the list example failed");
-    profile_dir.join("examples").join("list")
+        Some("vendor,perf-event-vendor/linux-6-1"),
+        None,
+    )
 }
 
 /// `command` (perf list or the example) in a private mount namespace over

@@ -6,30 +6,48 @@ use std::path::PathBuf;
 use std::process::{Command, Output};
 use std::sync::OnceLock;
 
+/// Example `example` of `package` built for this test binary's profile,
+/// with `features` if any, in `target/<target_dir>/` if given (a build
+/// with other features must not replace the binary other tests run), else
+/// in the test's own target directory; its path.
+pub fn example_binary(
+    package: &str,
+    example: &str,
+    features: Option<&str>,
+    target_dir: Option<&str>,
+) -> PathBuf {
+    // target/<profile>/deps/<test> -> target/<profile>/examples/<example>
+    let exe = std::env::current_exe().unwrap();
+    let profile_dir = exe.parent().unwrap().parent().unwrap().to_path_buf();
+    let release = profile_dir.ends_with("release");
+    let mut build = Command::new(env!("CARGO"));
+    build.args(["build", "--quiet", "-p", package, "--example", example]);
+    if let Some(features) = features {
+        build.args(["--features", features]);
+    }
+    let out_dir = match target_dir {
+        Some(dir) => {
+            let target = profile_dir.parent().unwrap().join(dir);
+            build.arg("--target-dir").arg(&target);
+            target.join(if release { "release" } else { "debug" })
+        }
+        None => profile_dir,
+    };
+    if release {
+        build.arg("--release");
+    }
+    let status = build
+        .status()
+        .unwrap_or_else(|e| panic!("cargo build --example {example}: {e}"));
+    assert!(status.success(), "building the {example} example failed");
+    out_dir.join("examples").join(example)
+}
+
 /// The stat example, built once for this test binary's profile.
 pub fn stat_binary() -> PathBuf {
     static BUILT: OnceLock<PathBuf> = OnceLock::new();
     BUILT
-        .get_or_init(|| {
-            // target/<profile>/deps/<test> -> target/<profile>/examples/stat
-            let exe = std::env::current_exe().unwrap();
-            let profile_dir = exe.parent().unwrap().parent().unwrap().to_path_buf();
-            let mut build = Command::new(env!("CARGO"));
-            build.args([
-                "build",
-                "--quiet",
-                "-p",
-                "perf-event-host",
-                "--example",
-                "stat",
-            ]);
-            if profile_dir.ends_with("release") {
-                build.arg("--release");
-            }
-            let status = build.status().expect("cargo build --example stat");
-            assert!(status.success(), "building the stat example failed");
-            profile_dir.join("examples").join("stat")
-        })
+        .get_or_init(|| example_binary("perf-event-host", "stat", None, None))
         .clone()
 }
 

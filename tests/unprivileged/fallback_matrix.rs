@@ -273,22 +273,7 @@ fn which(program: &str) -> PathBuf {
 
 /// The sample example, built once for this test binary's profile.
 fn sample_binary() -> PathBuf {
-    let exe = std::env::current_exe().unwrap();
-    let profile_dir = exe.parent().unwrap().parent().unwrap().to_path_buf();
-    let mut build = Command::new(env!("CARGO"));
-    build.args([
-        "build",
-        "--quiet",
-        "-p",
-        "perf-data-file",
-        "--example",
-        "sample",
-    ]);
-    if profile_dir.ends_with("release") {
-        build.arg("--release");
-    }
-    assert!(build.status().expect("cargo build").success());
-    profile_dir.join("examples").join("sample")
+    crate::stat_support::example_binary("perf-data-file", "sample", None, None)
 }
 
 /// What the host needs, or why the matrix is skipped.
