@@ -29,6 +29,7 @@ use perf_event_host::sysfs::Pmus;
 use perf_event_host::vendor::{LiteralMachine, VendorSystem};
 use perf_event_vendor::expr::ExprInputs;
 use perf_event_vendor::metricgroup::{MetricOptions, MetricSelection, ScaleUnit};
+use perf_event_vendor::Model;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::OnceLock;
@@ -310,11 +311,9 @@ fn both(tree: &Tree, list: &str, extra: &[&str]) -> Result<[(String, String); 2]
     Ok([("perf 6.1".into(), perf.1), ("stat example".into(), ours.1)])
 }
 
-#[test]
-fn metrics_as_perf_computes_and_prints_them() {
-    if !can_run() {
-        return;
-    }
+/// The fake tree, `VendorSystem` over it with Linux 6.1's tables (perf
+/// 6.1's) for [`CPUID`], the skylakex model and the literals of `machine`.
+fn fake_vendor(machine: &LiteralMachine) -> (Tree, &'static Model, ExprInputs) {
     let Some(tables) = perf_event_vendor::tables("6.1") else {
         panic!("the tests are built with perf-event-vendor's linux-6-1");
     };
@@ -322,11 +321,18 @@ fn metrics_as_perf_computes_and_prints_them() {
     let system = System::new(Pmus::read_from(&tree.devices()).unwrap(), None);
     let vendor = VendorSystem::with_kernel_tables(system, tables, Some(CPUID)).unwrap();
     let model = vendor.core_model().expect("skylakex");
-    assert_eq!(model.name, "skylakex");
     let mut literals = ExprInputs::new();
-    vendor
-        .set_literals(&mut literals, &LiteralMachine::running().unwrap())
-        .unwrap();
+    vendor.set_literals(&mut literals, machine).unwrap();
+    (tree, model, literals)
+}
+
+#[test]
+fn metrics_as_perf_computes_and_prints_them() {
+    if !can_run() {
+        return;
+    }
+    let (tree, model, literals) = fake_vendor(&LiteralMachine::running().unwrap());
+    assert_eq!(model.name, "skylakex");
     // One metric, two sharing events, one with duration_time and msr/tsc/,
     // groups, a modifier in the table (`:k`), one whose `#SMT_on` leaves
     // no event but duration_time, top-down ratios with a ScaleUnit.
@@ -349,10 +355,7 @@ fn metrics_as_perf_computes_and_prints_them() {
     ];
     let mut system_wide = LiteralMachine::running().unwrap();
     system_wide.system_wide = true;
-    let mut wide_literals = ExprInputs::new();
-    vendor
-        .set_literals(&mut wide_literals, &system_wide)
-        .unwrap();
+    let (_, _, wide_literals) = fake_vendor(&system_wide);
     let (mut checked, mut selected) = (0, 0);
     for (list, extra) in lists {
         let options = MetricOptions::new().no_merge(extra == no_merge);
@@ -532,17 +535,7 @@ fn metrics_per_interval_as_perf_computes_and_prints_them() {
     if !can_run() {
         return;
     }
-    let Some(tables) = perf_event_vendor::tables("6.1") else {
-        panic!("the tests are built with perf-event-vendor's linux-6-1");
-    };
-    let tree = fake_tree();
-    let system = System::new(Pmus::read_from(&tree.devices()).unwrap(), None);
-    let vendor = VendorSystem::with_kernel_tables(system, tables, Some(CPUID)).unwrap();
-    let model = vendor.core_model().expect("skylakex");
-    let mut literals = ExprInputs::new();
-    vendor
-        .set_literals(&mut literals, &LiteralMachine::running().unwrap())
-        .unwrap();
+    let (tree, model, literals) = fake_vendor(&LiteralMachine::running().unwrap());
     let (mut checked, mut counted_intervals, mut uncounted) = (0, [0, 0], [0, 0]);
     let lists = [
         "IPC,CPI",
@@ -697,17 +690,9 @@ fn metrics_per_cpu_as_perf_computes_and_prints_them() {
     if !can_run() {
         return;
     }
-    let Some(tables) = perf_event_vendor::tables("6.1") else {
-        panic!("the tests are built with perf-event-vendor's linux-6-1");
-    };
-    let tree = fake_tree();
-    let system = System::new(Pmus::read_from(&tree.devices()).unwrap(), None);
-    let vendor = VendorSystem::with_kernel_tables(system, tables, Some(CPUID)).unwrap();
-    let model = vendor.core_model().expect("skylakex");
     let mut machine = LiteralMachine::running().unwrap();
     machine.system_wide = true;
-    let mut literals = ExprInputs::new();
-    vendor.set_literals(&mut literals, &machine).unwrap();
+    let (tree, model, literals) = fake_vendor(&machine);
     let cpus = perf_event_host::sysfs::CpuList::online().map_or(0, |c| c.len());
     let (mut checked, mut groups) = (0, 0);
     let cases: [(&str, usize, &[&str]); 3] = [
