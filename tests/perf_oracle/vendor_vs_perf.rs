@@ -98,22 +98,7 @@ struct PerfListed {
 
 /// perf's `list --details --deprecated` for `cpuid` over `devices`.
 fn perf_list(devices: &Path, cpuid: &str) -> Result<PerfListed, String> {
-    let script = format!(
-        "mount --bind {} /sys/bus/event_source/devices && exec perf list --details --deprecated",
-        devices.display()
-    );
-    let out = Command::new("unshare")
-        .args(["-m", "bash", "-c", &script])
-        .env("PERF_CPUID", cpuid)
-        .output()
-        .map_err(|e| format!("unshare: {e}"))?;
-    if !out.status.success() {
-        return Err(format!(
-            "unshare -m / mount --bind / perf list failed: {}",
-            String::from_utf8_lossy(&out.stderr).trim()
-        ));
-    }
-    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    let text = listing(devices, cpuid, "perf list --details --deprecated")?;
     let mut events = Vec::new();
     let mut bare = Vec::new();
     let mut name: Option<String> = None;
